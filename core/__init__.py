@@ -1,0 +1,1 @@
+"""PokeGym core: everything that runs without Qt."""

@@ -1,0 +1,1 @@
+"""Command-line entry points behind main.py's subcommands."""

@@ -1,0 +1,1 @@
+"""Ground truth from memory: game profiles, block location and decoding, success judging."""

@@ -1,0 +1,156 @@
+"""Game profiles (assets/profiles/*.yaml): how to find and decode a game's state in memory.
+
+See docs/profile-format.md. Loading validates the whole file and reports every problem
+with the file name and the field's path.
+"""
+
+from __future__ import annotations
+
+import struct
+import zlib
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from core.memory.pattern import Pattern, PatternError, parse_pattern
+
+PROFILE_FORMAT_VERSION = 1
+FieldType = Literal["u8", "u16", "u32", "u64", "i32", "f32", "flags64", "flags32"]
+_STRUCT = {"u8": "<B", "u16": "<H", "u32": "<I", "u64": "<Q", "i32": "<i", "f32": "<f", "flags64": "<Q",
+           "flags32": "<I"}
+
+
+class ProfileError(ValueError):
+    """A profile file that cannot be used; the message names the file and the field."""
+
+
+class BlockInvalid(ValueError):
+    """Bytes at a candidate address are not a valid state block (stale copy, torn read, decoy)."""
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Signature(_Model):
+    pattern: str
+    base_offset: int = 0  # block start = match address + base_offset
+
+    @field_validator("pattern")
+    @classmethod
+    def _parses(cls, text: str) -> str:
+        try:
+            parse_pattern(text)
+        except PatternError as exc:
+            raise ValueError(str(exc)) from None
+        return text
+
+
+class FieldSpec(_Model):
+    offset: int = Field(ge=0)
+    type: FieldType
+    range: tuple[float, float] | None = None
+    pointer_chain: list[int] | None = None  # for games whose values sit behind pointers
+
+
+class Checksum(_Model):
+    algorithm: Literal["crc32"]
+    start: int = Field(ge=0)
+    length: int = Field(gt=0)
+    field: str
+
+
+class Equals(_Model):
+    field: str
+    equals: int
+
+
+class Profile(_Model):
+    format_version: Literal[1]
+    name: str
+    game: str
+    status: Literal["working", "template"] = "working"
+    signature: Signature | None
+    block_size: int = Field(gt=0, le=1 << 20)
+    layout_version: Equals | None = None
+    checksum: Checksum | None = None
+    fields: dict[str, FieldSpec]
+    flag_field: str | None = None
+    flags: list[str] = []
+    actions: dict[str, Any] = {}
+    notes: str = ""
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Profile:
+        problems = []
+        for name, spec in self.fields.items():
+            end = spec.offset + struct.calcsize(_STRUCT[spec.type])
+            if end > self.block_size and spec.pointer_chain is None:
+                problems.append(f"field {name!r} ends at byte {end}, past block_size {self.block_size}")
+        referenced = [self.flag_field] if self.flag_field else []
+        if self.checksum:
+            referenced.append(self.checksum.field)
+            if self.checksum.start + self.checksum.length > self.block_size:
+                problems.append("checksum range runs past block_size")
+        if self.layout_version:
+            referenced.append(self.layout_version.field)
+        problems += [f"unknown field {name!r} referenced" for name in referenced if name not in self.fields]
+        if self.status == "working" and self.signature is None:
+            problems.append("a working profile needs a signature")
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self
+
+    def compiled_signature(self) -> Pattern:
+        if self.signature is None:
+            raise ProfileError(f"profile {self.name!r} is a template without a signature; see its notes")
+        return parse_pattern(self.signature.pattern)
+
+    def decode(self, raw: bytes) -> dict[str, Any]:
+        """Decode and validate one block; raises BlockInvalid if anything is off."""
+        if len(raw) < self.block_size:
+            raise BlockInvalid(f"short read: {len(raw)} of {self.block_size} bytes")
+        if self.signature is not None:
+            pattern = self.compiled_signature()
+            if not pattern.matches_at(raw, -self.signature.base_offset):
+                raise BlockInvalid("signature no longer present")
+        values: dict[str, Any] = {}
+        for name, spec in self.fields.items():
+            (value,) = struct.unpack_from(_STRUCT[spec.type], raw, spec.offset)
+            if spec.range is not None and not spec.range[0] <= value <= spec.range[1]:
+                raise BlockInvalid(f"{name}={value} outside {spec.range}")
+            if spec.type == "f32" and value != value:
+                raise BlockInvalid(f"{name} is NaN")
+            values[name] = value
+        if self.layout_version is not None and values[self.layout_version.field] != self.layout_version.equals:
+            raise BlockInvalid(f"layout version {values[self.layout_version.field]} is not "
+                               f"{self.layout_version.equals}")
+        if self.checksum is not None:
+            c = self.checksum
+            if zlib.crc32(raw[c.start:c.start + c.length]) != values[c.field]:
+                raise BlockInvalid("checksum mismatch")
+        return values
+
+    def flag_names(self, bits: int) -> list[str]:
+        return [name for i, name in enumerate(self.flags) if bits >> i & 1]
+
+
+def load_profile(path: Path) -> Profile:
+    try:
+        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ProfileError(f"cannot read profile {path}: {exc.strerror}") from None
+    except yaml.YAMLError as exc:
+        raise ProfileError(f"{path} is not valid YAML: {exc}") from None
+    if not isinstance(data, dict):
+        raise ProfileError(f"{path} must hold a mapping at the top level")
+    try:
+        return Profile.model_validate(data)
+    except ValidationError as exc:
+        lines = [f"{path} is not a valid profile (format {PROFILE_FORMAT_VERSION}):"]
+        for error in exc.errors()[:20]:
+            where = ".".join(str(p) for p in error["loc"]) or "(top level)"
+            lines.append(f"  {where}: {error['msg']}")
+        raise ProfileError("\n".join(lines)) from None

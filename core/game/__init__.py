@@ -1,0 +1,1 @@
+"""The game-facing contracts: pad input, frames, and the GameConnection protocol."""

@@ -1,0 +1,327 @@
+"""BuiltinWorld: the GameConnection to the built-in Panda3D town, run as a child process.
+
+The harness sees only what an emulator would give it: frames from shared memory and a
+virtual pad. Every call first checks that the world process is alive, and every wait is
+bounded, so a dead or hung world raises GameDiedError instead of hanging the caller.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections import deque
+from collections.abc import Sequence
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import IO, Any
+
+import numpy as np
+
+from core.game import ipc
+from core.game.connection import Capability, GameInfo, StepResult
+from core.game.errors import (
+    GameDiedError,
+    GameError,
+    GameStartError,
+    InvalidPadError,
+    RemoteGameError,
+    UnknownStartStateError,
+    UnsupportedCapabilityError,
+)
+from core.game.frames import Frame, FrameRing, check_resolution
+from core.game.pad import Button, PadState
+from core.paths import DEFAULT_WORLD, PROJECT_ROOT
+
+START_TIMEOUT_S = 120.0
+REQUEST_TIMEOUT_S = 120.0
+_REMOTE_ERRORS: dict[str, type[GameError]] = {
+    "InvalidPadError": InvalidPadError,
+    "UnknownStartState": UnknownStartStateError,
+}
+
+
+class BuiltinWorld:
+    """A live connection to the built-in world (implements GameConnection)."""
+
+    def __init__(self, conn: Connection, info: GameInfo, ring: FrameRing,
+                 process: subprocess.Popen[bytes] | None, runtime_dir: Path | None,
+                 stderr_tail: deque[str]) -> None:
+        self._conn = conn
+        self._info = info
+        self._ring = ring
+        self._process = process
+        self._runtime_dir = runtime_dir
+        self._stderr_tail = stderr_tail
+        self._closed = False
+        self._dead_reason: str | None = None
+
+    # -- starting and attaching -----------------------------------------------------------
+    @classmethod
+    def launch(cls, world: Path = DEFAULT_WORLD, width: int = 640, height: int = 360, mode: str = "lockstep",
+               renderer: str = "auto", start_timeout: float = START_TIMEOUT_S) -> BuiltinWorld:
+        """Start a world process owned by this one; it exits if this process dies."""
+        check_resolution(width, height)
+        runtime_dir = ipc.private_runtime_dir()
+        endpoint = ipc.new_endpoint(runtime_dir)
+        endpoint_file = runtime_dir / "endpoint.json"
+        fd = os.open(endpoint_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as handle:
+            json.dump(endpoint.to_json(), handle)
+        command = [sys.executable, "-m", "core.world", "--world", str(world), "--width", str(width),
+                   "--height", str(height), "--mode", mode, "--renderer", renderer,
+                   "--runtime-dir", str(runtime_dir), "--owner-pid", str(os.getpid())]
+        process = subprocess.Popen(command, cwd=PROJECT_ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE)
+        stderr_tail: deque[str] = deque(maxlen=40)
+        try:
+            _wait_ready(process, start_timeout, stderr_tail)
+            conn = ipc.connect(endpoint)
+        except BaseException:
+            _stop(process)
+            shutil.rmtree(runtime_dir, ignore_errors=True)
+            raise
+        endpoint_file.unlink(missing_ok=True)  # the key is no longer needed on disk
+        return cls._handshake(conn, process, runtime_dir, stderr_tail)
+
+    @classmethod
+    def attach(cls, connection_file: Path) -> BuiltinWorld:
+        """Connect to a world started by hand with `python main.py world`."""
+        try:
+            data = json.loads(Path(connection_file).read_text())
+            endpoint = ipc.Endpoint.from_json(data["endpoint"])
+        except (OSError, ValueError, KeyError) as exc:
+            raise GameStartError(f"cannot read world connection file {connection_file}: {exc}") from None
+        try:
+            conn = ipc.connect(endpoint)
+        except (OSError, ipc.AuthenticationError) as exc:
+            raise GameStartError(f"cannot connect to the world at {endpoint.address}: {exc}. "
+                                 "Is `python main.py world` still running?") from None
+        return cls._handshake(conn, None, None, deque(maxlen=1))
+
+    @classmethod
+    def _handshake(cls, conn: Connection, process: subprocess.Popen[bytes] | None, runtime_dir: Path | None,
+                   stderr_tail: deque[str]) -> BuiltinWorld:
+        ipc.send_message(conn, {"op": "hello"})
+        header, _ = ipc.receive_message(conn)
+        info = GameInfo(
+            name=header["name"], pid=header["pid"], mode=header["mode"], tick_hz=header["tick_hz"],
+            width=header["width"], height=header["height"], start_states=tuple(header["start_states"]),
+            capabilities=frozenset(Capability(c) for c in header["capabilities"] if c in Capability._value2member_map_),
+        )
+        ring = FrameRing.attach(Path(header["frames_path"]))
+        return cls(conn, info, ring, process, runtime_dir, stderr_tail)
+
+    # -- GameConnection -------------------------------------------------------------------
+    @property
+    def info(self) -> GameInfo:
+        return self._info
+
+    @property
+    def pid(self) -> int:
+        return self._info.pid
+
+    def latest_frame(self) -> Frame:
+        self._check_alive()
+        frame = self._ring.latest()
+        if frame is None:
+            raise GameError("the world has not published a frame yet")
+        return frame
+
+    def hold(self, pad: PadState, seconds: float) -> StepResult:
+        return self.hold_ticks(pad, self.ticks_for(seconds))
+
+    def hold_ticks(self, pad: PadState, ticks: int) -> StepResult:
+        if not isinstance(pad, PadState):
+            raise InvalidPadError(f"hold() needs a PadState, got {type(pad).__name__}")
+        return self._step({"op": "hold", "pad": pad.to_dict(), "ticks": int(ticks)})
+
+    def press(self, button: Button, seconds: float = 0.1) -> StepResult:
+        button = Button.parse(button) if isinstance(button, str) else button
+        self.hold(PadState(buttons=frozenset({button})), seconds)
+        return self.hold_ticks(PadState(), 1)  # release, so the next press is a new press
+
+    def set_pad(self, pad: PadState) -> None:
+        """Real time only: the pad state to apply on every tick until changed."""
+        self._require(Capability.LIVE_INPUT)
+        self._request({"op": "set_pad", "pad": pad.to_dict()})
+
+    def reset(self, start_state: str) -> StepResult:
+        return self._step({"op": "reset", "start": start_state})
+
+    def snapshot(self) -> bytes:
+        self._require(Capability.SAVE_STATES)
+        header, _ = self._request({"op": "snapshot"})
+        return json.dumps({"world": header["world"], "state": header["state"]}, sort_keys=True).encode()
+
+    def restore(self, blob: bytes) -> StepResult:
+        self._require(Capability.SAVE_STATES)
+        try:
+            data = json.loads(blob)
+            request = {"op": "restore", "world": data["world"], "state": data["state"]}
+        except (ValueError, KeyError, TypeError):
+            raise GameError("this is not a snapshot made by BuiltinWorld.snapshot()") from None
+        return self._step(request)
+
+    def extra_views(self, yaw_offsets_deg: Sequence[float]) -> list[Frame]:
+        self._require(Capability.EXTRA_VIEWS)
+        header, payloads = self._request({"op": "views", "yaw_offsets": [float(y) for y in yaw_offsets_deg]})
+        shape = (header["height"], header["width"], 3)
+        return [Frame(np.frombuffer(p, np.uint8).reshape(shape).copy(), 0, header["tick"]) for p in payloads]
+
+    def ticks_for(self, seconds: float) -> int:
+        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not math.isfinite(seconds):
+            raise InvalidPadError(f"a duration must be a finite number of seconds, got {seconds!r}")
+        if not 0 < seconds <= 600:
+            raise InvalidPadError(f"a duration must be more than 0 and at most 600 seconds, got {seconds}")
+        return max(1, round(seconds * self._info.tick_hz))
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        if self._process is not None and self._process.poll() is None:
+            try:
+                ipc.send_message(self._conn, {"op": "shutdown"})
+                if self._conn.poll(5.0):
+                    ipc.receive_message(self._conn)
+            except (OSError, EOFError):
+                pass  # already gone: nothing to shut down
+        self._conn.close()
+        self._ring.close()
+        if self._process is not None:
+            _stop(self._process)
+        if self._runtime_dir is not None:
+            shutil.rmtree(self._runtime_dir, ignore_errors=True)
+
+    def __enter__(self) -> BuiltinWorld:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- plumbing -------------------------------------------------------------------------
+    def _require(self, capability: Capability) -> None:
+        if capability not in self._info.capabilities:
+            raise UnsupportedCapabilityError(f"this world ({self._info.mode}) does not offer {capability.value}")
+
+    def _step(self, request: dict[str, Any]) -> StepResult:
+        header, _ = self._request(request)
+        return StepResult(frame_no=header["frame"], tick=header["tick"])
+
+    def _check_alive(self) -> None:
+        if self._closed:
+            raise GameError("this world connection is closed")
+        if self._dead_reason is not None:
+            raise GameDiedError(self._dead_reason)
+        if self._process is not None:
+            code = self._process.poll()
+            if code is not None:
+                self._died(f"exited with {_describe_exit(code)}")
+        elif not _pid_alive(self._info.pid):
+            self._died("is no longer running")
+
+    def _died(self, what: str) -> None:
+        tail = "".join(self._stderr_tail).strip()
+        if self._process is not None and self._process.stderr is not None:
+            tail = (tail + _drain(self._process.stderr)).strip()
+        detail = f"\nLast output of the world process:\n{tail[-2000:]}" if tail else ""
+        self._dead_reason = (f"the world process (pid {self._info.pid}) {what}. Start a new one with "
+                             f"BuiltinWorld.launch() or `python main.py world`.{detail}")
+        raise GameDiedError(self._dead_reason)
+
+    def _request(self, header: dict[str, Any]) -> tuple[dict[str, Any], list[bytes]]:
+        self._check_alive()
+        try:
+            ipc.send_message(self._conn, header)
+            deadline = time.monotonic() + REQUEST_TIMEOUT_S
+            while not self._conn.poll(0.2):
+                self._check_alive()
+                if time.monotonic() > deadline:
+                    self._died(f"did not answer {header.get('op')!r} within {REQUEST_TIMEOUT_S:.0f} s")
+            reply, payloads = ipc.receive_message(self._conn)
+        except (EOFError, ConnectionResetError, BrokenPipeError, OSError) as exc:
+            if self._process is not None:
+                with contextlib.suppress(subprocess.TimeoutExpired):  # still running: report the broken channel
+                    self._process.wait(timeout=2.0)
+            self._check_alive()
+            self._died(f"closed the connection ({type(exc).__name__})")
+        if not reply.get("ok", False):
+            error_type = _REMOTE_ERRORS.get(reply.get("kind", ""), RemoteGameError)
+            raise error_type(reply.get("error", "the world rejected the request"))
+        return reply, payloads
+
+
+def _wait_ready(process: subprocess.Popen[bytes], timeout: float, stderr_tail: deque[str]) -> None:
+    assert process.stdout is not None and process.stderr is not None
+    deadline = time.monotonic() + timeout
+    buffer = b""
+    while time.monotonic() < deadline:
+        readable, _, _ = select.select([process.stdout, process.stderr], [], [], 0.2)
+        for stream in readable:
+            chunk = os.read(stream.fileno(), 65536)
+            if stream is process.stderr:
+                stderr_tail.append(chunk.decode(errors="replace"))
+                continue
+            buffer += chunk
+            for line in buffer.split(b"\n"):
+                if line.startswith(b"READY "):
+                    return
+        if process.poll() is not None:
+            stderr_tail.append(_drain(process.stderr))
+            tail = "".join(stderr_tail).strip()[-3000:]
+            raise GameStartError(f"the world process exited during start-up with {_describe_exit(process.returncode)}."
+                                 f"\n{tail}")
+    raise GameStartError(f"the world process did not become ready within {timeout:.0f} s")
+
+
+def _drain(stream: IO[bytes]) -> str:
+    chunks = []
+    while True:
+        readable, _, _ = select.select([stream], [], [], 0)
+        if not readable:
+            break
+        chunk = os.read(stream.fileno(), 65536)
+        if not chunk:
+            break
+        chunks.append(chunk.decode(errors="replace"))
+    return "".join(chunks)
+
+
+def _describe_exit(code: int) -> str:
+    if code < 0:
+        try:
+            return f"signal {signal.Signals(-code).name}"
+        except ValueError:
+            return f"signal {-code}"
+    return f"exit code {code}"
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=5.0)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+    for stream in (process.stdout, process.stderr):
+        if stream is not None:
+            stream.close()

@@ -1,0 +1,91 @@
+"""GameConnection: what the harness may do with a game, whichever backend runs it.
+
+Everything here is something an emulator can do too: look at the screen, hold pad
+input, press buttons, reset. Save states and extra camera views are optional
+capabilities: a backend lists the ones it has in `capabilities`, and the others raise
+UnsupportedCapabilityError. Nothing here returns ground truth: positions and flags are
+read from the game's memory by the evaluator, never through this interface.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import Enum
+from typing import Protocol, runtime_checkable
+
+from core.game.frames import Frame
+from core.game.pad import Button, PadState
+
+
+class Capability(str, Enum):
+    LOCKSTEP = "lockstep"          # time advances only when asked; same inputs give same frames
+    SAVE_STATES = "save_states"    # snapshot() / restore()
+    EXTRA_VIEWS = "extra_views"    # render other camera yaws without advancing the game
+    START_STATES = "start_states"  # reset(name) to a named spawn point
+    LIVE_INPUT = "live_input"      # real time: set_pad() applies until changed
+
+
+@dataclass(frozen=True)
+class StepResult:
+    """What the game answers after input was applied."""
+
+    frame_no: int
+    tick: int
+
+
+@dataclass(frozen=True)
+class GameInfo:
+    name: str
+    pid: int
+    mode: str  # "lockstep" or "realtime"
+    tick_hz: float
+    width: int
+    height: int
+    start_states: tuple[str, ...]
+    capabilities: frozenset[Capability]
+
+
+@runtime_checkable
+class GameConnection(Protocol):
+    """A live game the harness can observe and drive."""
+
+    @property
+    def info(self) -> GameInfo: ...
+
+    @property
+    def pid(self) -> int: ...
+
+    def latest_frame(self) -> Frame:
+        """The newest complete frame (a private copy)."""
+        ...
+
+    def hold(self, pad: PadState, seconds: float) -> StepResult:
+        """Hold `pad` for `seconds` of game time, then release; returns the resulting frame number."""
+        ...
+
+    def press(self, button: Button, seconds: float = 0.1) -> StepResult:
+        """Press and release one button."""
+        ...
+
+    def reset(self, start_state: str) -> StepResult:
+        """Return the game to a named start state."""
+        ...
+
+    def snapshot(self) -> bytes:
+        """Optional (SAVE_STATES): an opaque blob holding the full game state."""
+        ...
+
+    def restore(self, blob: bytes) -> StepResult:
+        """Optional (SAVE_STATES): return to a state captured by snapshot()."""
+        ...
+
+    def extra_views(self, yaw_offsets_deg: Sequence[float]) -> list[Frame]:
+        """Optional (EXTRA_VIEWS): the current state seen with the camera turned by each offset.
+
+        Offsets are degrees clockwise seen from above: -90 is the left view, +90 the right.
+        The game does not advance.
+        """
+        ...
+
+    def close(self) -> None: ...

@@ -1,0 +1,1 @@
+"""Reading another process's memory, read-only: region maps, readers per OS, and scanning."""

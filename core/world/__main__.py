@@ -1,0 +1,10 @@
+"""`python -m core.world`: the world process (what `python main.py world` runs)."""
+
+from __future__ import annotations
+
+import sys
+
+from core.cli.world_cmd import main
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

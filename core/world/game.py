@@ -1,0 +1,82 @@
+"""The world as one object: rules, ground-truth block, renderer and frame ring, tick by tick."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from core.game.frames import FrameRing
+from core.game.pad import PadState
+from core.world.content import WorldSpec
+from core.world.layout import build_layout
+from core.world.overlay import draw_dialogue, draw_prompt
+from core.world.panda_setup import RendererChoice
+from core.world.renderer import Renderer
+from core.world.scene import SceneBuilder
+from core.world.simulation import GameState, Simulation
+from core.world.state_block import StateBlock
+
+
+class UnknownStartState(KeyError):
+    pass
+
+
+class World:
+    def __init__(self, spec: WorldSpec, frames_path: Path, width: int, height: int,
+                 renderer: RendererChoice = "software") -> None:
+        self.spec = spec
+        layout = build_layout(spec)
+        self.simulation = Simulation(spec, layout.terrain, layout.collision, layout.speakers)
+        self.block = StateBlock(spec.map_id)
+        self.renderer = Renderer(spec, layout, SceneBuilder(spec, layout).build(), width, height, renderer)
+        self.ring = FrameRing.create(frames_path, width, height)
+        self.frame_no = 0
+        self.reset(next(iter(spec.start_states)))
+
+    @property
+    def state(self) -> GameState:
+        return self.simulation.state
+
+    def reset(self, start: str) -> int:
+        if start not in self.spec.start_states:
+            known = ", ".join(self.spec.start_states)
+            raise UnknownStartState(f"unknown start state {start!r}; this world defines: {known}")
+        self.simulation.state = self.simulation.start_state(self.spec.start_states[start])
+        self.block.update(self.simulation.state)
+        return self.publish()
+
+    def restore(self, state: GameState) -> int:
+        self.simulation.state = state
+        self.block.update(state)
+        return self.publish()
+
+    def tick(self, pad: PadState) -> None:
+        self.simulation.step(pad)
+        self.block.update(self.simulation.state)
+
+    def advance(self, pad: PadState, ticks: int) -> int:
+        """Lockstep: `ticks` ticks with `pad` held, then one published frame."""
+        for _ in range(ticks):
+            self.tick(pad)
+        return self.publish()
+
+    def compose(self, yaw_offset: float = 0.0) -> np.ndarray:
+        frame = self.renderer.render(self.simulation.state, yaw_offset)
+        dialogue = self.simulation.current_dialogue()
+        if dialogue is not None:
+            draw_dialogue(frame, *dialogue)
+        elif yaw_offset == 0.0:
+            target = self.simulation.speaker_in_reach()
+            if target >= 0:
+                speaker = self.simulation.speakers[target]
+                draw_prompt(frame, f"{speaker.verb}: {speaker.name}")
+        return frame
+
+    def publish(self) -> int:
+        self.frame_no = self.ring.write(self.compose(), self.simulation.state.tick)
+        return self.frame_no
+
+    def close(self) -> None:
+        self.ring.close()
+        self.renderer.close()

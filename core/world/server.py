@@ -1,0 +1,269 @@
+"""The world process: serves the game over the authenticated channel, in lockstep or real time.
+
+Started by a client (`python -m core.world --runtime-dir DIR --owner-pid PID`), it reads the
+endpoint the client prepared in DIR/endpoint.json, creates DIR/frames.bin, and prints one
+READY line. Started by hand (`python main.py world`), it makes its own private directory and
+writes DIR/connection.json for clients to attach with.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+from core.game import ipc
+from core.game.errors import InvalidPadError
+from core.game.pad import PadState
+from core.world.content import WorldSpec
+from core.world.game import UnknownStartState, World
+from core.world.panda_setup import RendererChoice
+from core.world.simulation import GameState
+
+WORLD_VERSION = "1"
+MAX_HOLD_TICKS = 30 * 60 * 10  # ten minutes of game time in one request is surely a bug
+
+
+@dataclass
+class _Pending:
+    """Real time: a hold request still being played out, answered when its ticks are done."""
+
+    pad: PadState
+    ticks_left: int
+
+
+class RequestError(Exception):
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+class WorldServer:
+    def __init__(self, world: World, endpoint: ipc.Endpoint, mode: str, owner_pid: int | None) -> None:
+        self.world = world
+        self.endpoint = endpoint
+        self.mode = mode
+        self.owner_pid = owner_pid
+        self.listener = ipc.listen(endpoint)
+        self.running = True
+        self.live_pad = PadState()
+        self.pending: _Pending | None = None
+
+    # -- request handling ---------------------------------------------------------------
+    def info(self) -> dict[str, Any]:
+        spec = self.world.spec
+        capabilities = ["save_states", "extra_views", "start_states"]
+        capabilities.append("lockstep" if self.mode == "lockstep" else "live_input")
+        return {
+            "name": spec.name, "pid": os.getpid(), "mode": self.mode, "tick_hz": spec.tick_hz,
+            "width": self.world.ring.width, "height": self.world.ring.height,
+            "frames_path": str(self.world.ring.path), "start_states": list(spec.start_states),
+            "capabilities": capabilities, "world_version": WORLD_VERSION,
+            "protocol_version": ipc.IPC_PROTOCOL_VERSION, "renderer": self.world.renderer.display_module,
+        }
+
+    def handle(self, header: dict[str, Any], conn: Connection) -> tuple[dict[str, Any], list[bytes]] | None:
+        op = header.get("op")
+        world = self.world
+        if op == "hello":
+            return self.info(), []
+        if op == "hold":
+            pad = _pad(header.get("pad"))
+            ticks = _ticks(header.get("ticks"))
+            if self.mode == "realtime":
+                self.pending = _Pending(pad, ticks)
+                return None  # answered by the real-time loop when the ticks have elapsed
+            return self._frame_reply(world.advance(pad, ticks)), []
+        if op == "set_pad":
+            self.live_pad = _pad(header.get("pad"))
+            return {"ok": True}, []
+        if op == "reset":
+            start = header.get("start")
+            if not isinstance(start, str):
+                raise RequestError("UnknownStartState", "reset needs a start state name")
+            try:
+                return self._frame_reply(world.reset(start)), []
+            except UnknownStartState as exc:
+                raise RequestError("UnknownStartState", str(exc.args[0])) from None
+        if op == "snapshot":
+            return {"ok": True, "state": world.state.to_dict(), "world": world.spec.name}, []
+        if op == "restore":
+            try:
+                state = GameState.from_dict(header.get("state") or {})
+            except (ValueError, TypeError) as exc:
+                raise RequestError("BadSnapshot", f"cannot restore this snapshot: {exc}") from None
+            if header.get("world") != world.spec.name:
+                raise RequestError("BadSnapshot", f"snapshot was taken in world {header.get('world')!r}, "
+                                                   f"not {world.spec.name!r}")
+            return self._frame_reply(world.restore(state)), []
+        if op == "views":
+            offsets = header.get("yaw_offsets")
+            if not isinstance(offsets, list) or not all(_finite(o) for o in offsets) or len(offsets) > 8:
+                raise RequestError("BadRequest", "yaw_offsets must be a list of at most 8 finite angles in degrees")
+            # Offsets arrive clockwise-positive (+90 = right view); headings turn counter-clockwise.
+            frames = [world.compose(-float(o)) for o in offsets]
+            reply = {"ok": True, "tick": world.state.tick, "width": world.ring.width, "height": world.ring.height}
+            return reply, [f.tobytes() for f in frames]
+        if op == "shutdown":
+            self.running = False
+            return {"ok": True}, []
+        raise RequestError("BadRequest", f"unknown operation {op!r}")
+
+    def _frame_reply(self, frame_no: int) -> dict[str, Any]:
+        return {"ok": True, "frame": frame_no, "tick": self.world.state.tick}
+
+    def _answer(self, conn: Connection, header: dict[str, Any]) -> bool:
+        """Handle one request; False when the client has gone."""
+        try:
+            reply = self.handle(header, conn)
+        except (RequestError, InvalidPadError) as exc:
+            kind = exc.kind if isinstance(exc, RequestError) else "InvalidPadError"
+            reply = ({"ok": False, "kind": kind, "error": str(exc)}, [])
+        if reply is not None:
+            ipc.send_message(conn, *reply)
+        return True
+
+    # -- loops --------------------------------------------------------------------------
+    def owner_alive(self) -> bool:
+        if self.owner_pid is None:
+            return True
+        try:
+            os.kill(self.owner_pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
+
+    def serve(self) -> None:
+        while self.running and self.owner_alive():
+            conn = self._accept()
+            if conn is None:
+                continue
+            try:
+                self._session(conn)
+            except (EOFError, ConnectionResetError, BrokenPipeError):
+                pass  # the client went away; wait for the next one
+            finally:
+                conn.close()
+            if self.owner_pid is not None:
+                break  # a world launched for one client ends with that client
+
+    def _accept(self) -> Connection | None:
+        try:
+            return self.listener.accept()
+        except ipc.AuthenticationError:
+            print("rejected a client that failed authentication", file=sys.stderr, flush=True)
+            return None
+
+    def _session(self, conn: Connection) -> None:
+        if self.mode == "lockstep":
+            while self.running:
+                while not conn.poll(0.5):
+                    if not self.owner_alive():
+                        self.running = False
+                        return
+                header, _ = ipc.receive_message(conn)
+                self._answer(conn, header)
+        else:
+            self._realtime(conn)
+
+    def _realtime(self, conn: Connection) -> None:
+        period = 1.0 / self.world.spec.tick_hz
+        deadline = time.perf_counter()
+        checked_owner = deadline
+        while self.running:
+            while conn.poll(0):
+                header, _ = ipc.receive_message(conn)
+                self._answer(conn, header)
+            pad = self.pending.pad if self.pending is not None else self.live_pad
+            self.world.tick(pad)
+            frame_no = self.world.publish()
+            if self.pending is not None:
+                self.pending.ticks_left -= 1
+                if self.pending.ticks_left <= 0:
+                    self.pending = None
+                    ipc.send_message(conn, self._frame_reply(frame_no))
+            deadline += period
+            now = time.perf_counter()
+            if now - checked_owner > 0.5:
+                checked_owner = now
+                if not self.owner_alive():
+                    self.running = False
+            if deadline > now:
+                time.sleep(deadline - now)
+            else:
+                deadline = now  # running late: drop the backlog rather than racing to catch up
+
+    def close(self) -> None:
+        self.listener.close()
+        self.world.close()
+
+
+def _finite(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _pad(data: object) -> PadState:
+    if not isinstance(data, dict):
+        raise InvalidPadError("the request needs a 'pad' object")
+    return PadState.from_dict(data)
+
+
+def _ticks(value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_HOLD_TICKS:
+        raise RequestError("BadRequest", f"ticks must be an integer from 1 to {MAX_HOLD_TICKS}, got {value!r}")
+    return value
+
+
+def _exit_when_owner_dies(server: WorldServer) -> None:
+    """A world launched for a client must never outlive it, even while blocked in accept()."""
+
+    def watch() -> None:
+        while server.owner_alive():
+            time.sleep(0.5)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="owner-watchdog", daemon=True).start()
+
+
+def run(spec: WorldSpec, *, runtime_dir: Path | None, owner_pid: int | None, width: int, height: int,
+        mode: str, renderer: RendererChoice) -> int:
+    standalone = runtime_dir is None
+    if runtime_dir is None:
+        runtime_dir = ipc.private_runtime_dir("pokegym-world-")
+        endpoint = ipc.new_endpoint(runtime_dir)
+    else:
+        endpoint = ipc.Endpoint.from_json(json.loads((runtime_dir / "endpoint.json").read_text()))
+    world = World(spec, runtime_dir / "frames.bin", width, height, renderer)
+    server = WorldServer(world, endpoint, mode, owner_pid)
+    if standalone:
+        connection_file = runtime_dir / "connection.json"
+        fd = os.open(connection_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as handle:
+            json.dump({"endpoint": endpoint.to_json(), "pid": os.getpid()}, handle)
+        print(f"{spec.name} is running (pid {os.getpid()}, {mode}, {width}x{height}, "
+              f"{world.renderer.display_module}).", flush=True)
+        print(f"Attach with: {connection_file}", flush=True)
+    if owner_pid is not None:
+        _exit_when_owner_dies(server)
+    print("READY " + json.dumps({"pid": os.getpid()}), flush=True)
+    try:
+        server.serve()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.close()
+        if standalone:
+            for leftover in runtime_dir.iterdir():
+                leftover.unlink(missing_ok=True)
+            runtime_dir.rmdir()
+    return 0
+

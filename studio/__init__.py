@@ -1,0 +1,1 @@
+"""The studio application: windows and controllers for live runs, replay, labelling and authoring."""

@@ -1,0 +1,59 @@
+"""Shared fixtures: a live built-in world, and a ground-truth reader that scans its memory."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from core.evaluation.locate import candidates, read_block
+from core.evaluation.profile import Profile, load_profile
+from core.game.builtin import BuiltinWorld
+from core.memory.readers import LinuxReader
+from core.paths import PROFILES_DIR
+
+
+@dataclass
+class GroundTruth:
+    """Reads the world's state block from its memory, as the evaluator will."""
+
+    reader: LinuxReader
+    profile: Profile
+    address: int
+
+    def read(self) -> dict[str, Any]:
+        return read_block(self.reader, self.profile, self.address)
+
+    def raw(self) -> bytes:
+        return self.reader.read(self.address, self.profile.block_size)
+
+    def flags(self) -> list[str]:
+        return self.profile.flag_names(self.read()["flags"])
+
+
+@pytest.fixture(scope="session")
+def builtin_profile() -> Profile:
+    return load_profile(PROFILES_DIR / "builtin_world.yaml")
+
+
+def attach_ground_truth(world: BuiltinWorld, profile: Profile) -> GroundTruth:
+    reader = LinuxReader(world.pid)
+    found = candidates(reader, profile)
+    assert len(found) == 1, f"expected exactly one valid state block, found {len(found)}"
+    return GroundTruth(reader, profile, found[0].address)
+
+
+@pytest.fixture(scope="module")
+def world() -> Iterator[BuiltinWorld]:
+    with BuiltinWorld.launch(renderer="software") as game:
+        yield game
+
+
+@pytest.fixture(scope="module")
+def truth(world: BuiltinWorld, builtin_profile: Profile) -> GroundTruth:
+    return attach_ground_truth(world, builtin_profile)

@@ -1,0 +1,78 @@
+"""The world file: the shipped town is what the issue promised, and bad files get clear messages."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from core.paths import DEFAULT_WORLD, PROJECT_ROOT
+from core.world.content import WorldFileError, load_world
+from core.world.layout import build_layout
+
+
+@pytest.fixture(scope="module")
+def town():
+    return load_world(DEFAULT_WORLD)
+
+
+def test_the_town_has_the_promised_content(town):
+    x0, y0, x1, y1 = town.bounds
+    assert (x1 - x0, y1 - y0) == (200, 200)
+    assert len(town.buildings) >= 12
+    assert len({b.color for b in town.buildings}) == len(town.buildings)
+    assert len({b.roof.shape for b in town.buildings}) >= 4
+    assert sum(b.sign is not None for b in town.buildings) >= 8
+    kinds = {s.type for s in town.structures}
+    assert {"clock_tower", "fountain", "bridge", "pier", "gate"} <= kinds
+    assert any(h.height >= 8 for h in town.terrain.hills)
+    assert {s.type for s in town.segments} >= {"fence", "hedge", "low_wall", "invisible_wall"}
+    assert len(town.npcs) >= 8 and len({n.figure for n in town.npcs}) == len(town.npcs)
+    assert len(town.interactables) >= 6
+    assert {"item", "door", "sign", "lever"} <= {i.kind for i in town.interactables}
+
+
+def test_every_start_state_stands_on_free_ground(town):
+    layout = build_layout(town)
+    for name, start in town.start_states.items():
+        x, y = start.pos
+        moved = layout.collision.move(x, y, 0.0, 0.0, town.character.radius, 0, layout.terrain.on_deck)
+        assert moved == (x, y), f"start state {name} overlaps an obstacle"
+
+
+def _write(tmp_path: Path, data: object) -> Path:
+    path = tmp_path / "world.yaml"
+    path.write_text(yaml.safe_dump(data) if not isinstance(data, str) else data)
+    return path
+
+
+def test_a_missing_file_is_named(tmp_path):
+    with pytest.raises(WorldFileError, match="cannot read world file .*nowhere.yaml"):
+        load_world(tmp_path / "nowhere.yaml")
+
+
+def test_broken_yaml_is_reported_with_the_file(tmp_path):
+    with pytest.raises(WorldFileError, match=r"world.yaml is not valid YAML"):
+        load_world(_write(tmp_path, "buildings: [unclosed\n"))
+
+
+def test_schema_errors_name_the_field(tmp_path):
+    data = yaml.safe_load(DEFAULT_WORLD.read_text())
+    data["buildings"][0]["roof"]["shape"] = "onion"
+    data["npcs"][0]["dialogue"] = "no_such_dialogue"
+    with pytest.raises(WorldFileError, match=r"buildings\.0\.roof\.shape"):
+        load_world(_write(tmp_path, data))
+    data["buildings"][0]["roof"]["shape"] = "gable"
+    with pytest.raises(WorldFileError, match="'baker' uses unknown dialogue 'no_such_dialogue'"):
+        load_world(_write(tmp_path, data))
+
+
+def test_the_world_command_refuses_a_bad_file_without_a_traceback(tmp_path):
+    bad = _write(tmp_path, {"format_version": 1})
+    result = subprocess.run([sys.executable, "main.py", "world", "--world", str(bad)], cwd=PROJECT_ROOT,
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2
+    assert "does not match the world schema" in result.stderr and "Traceback" not in result.stderr
