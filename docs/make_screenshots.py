@@ -12,8 +12,8 @@ import cv2
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from core.game.builtin import BuiltinWorld  # noqa: E402
-from core.game.pad import Button, PadState  # noqa: E402
+from core.game.builtin import BuiltinWorld
+from core.game.pad import Button, PadState
 
 OUT = Path(__file__).resolve().parent / "images"
 
