@@ -130,8 +130,12 @@ def test_bad_requests_are_rejected_clearly(world):
         world.hold(PadState(), float("nan"))
     with pytest.raises(RemoteGameError, match="ticks must be an integer"):
         world._request({"op": "hold", "pad": {}, "ticks": -5})
-    with pytest.raises(RemoteGameError, match="not a snapshot|cannot restore"):
-        world._request({"op": "restore", "world": "Harborvale", "state": {"tick": "soon"}})
+    with pytest.raises(RemoteGameError, match="not a save state of the built-in world"):
+        world.restore(b"garbage")
+    damaged = bytearray(world.snapshot())
+    damaged[-4:] = b"\x00\x00\x00\x00"
+    with pytest.raises(RemoteGameError, match="the save state is damaged"):
+        world.restore(bytes(damaged))
     world.reset("plaza")  # the world is still healthy after all that
 
 

@@ -101,7 +101,7 @@ class BuiltinWorld:
             raise GameStartError(f"cannot read world connection file {connection_file}: {exc}") from None
         try:
             conn = ipc.connect(endpoint)
-        except (OSError, ipc.AuthenticationError) as exc:
+        except (OSError, ipc.AuthenticationError, ipc.ConnectionBusyError) as exc:
             raise GameStartError(f"cannot connect to the world at {endpoint.address}: {exc}. "
                                  "Is `python main.py world` still running?") from None
         return cls._handshake(conn, None, None, deque(maxlen=1))
@@ -158,17 +158,14 @@ class BuiltinWorld:
 
     def snapshot(self) -> bytes:
         self._require(Capability.SAVE_STATES)
-        header, _ = self._request({"op": "snapshot"})
-        return json.dumps({"world": header["world"], "state": header["state"]}, sort_keys=True).encode()
+        _, payloads = self._request({"op": "snapshot"})
+        return payloads[0]
 
     def restore(self, blob: bytes) -> StepResult:
         self._require(Capability.SAVE_STATES)
-        try:
-            data = json.loads(blob)
-            request = {"op": "restore", "world": data["world"], "state": data["state"]}
-        except (ValueError, KeyError, TypeError):
-            raise GameError("this is not a snapshot made by BuiltinWorld.snapshot()") from None
-        return self._step(request)
+        if not isinstance(blob, (bytes, bytearray)):
+            raise GameError("restore() needs the bytes returned by snapshot()")
+        return self._step({"op": "restore"}, [bytes(blob)])
 
     def extra_views(self, yaw_offsets_deg: Sequence[float]) -> list[Frame]:
         self._require(Capability.EXTRA_VIEWS)
@@ -212,8 +209,8 @@ class BuiltinWorld:
         if capability not in self._info.capabilities:
             raise UnsupportedCapabilityError(f"this world ({self._info.mode}) does not offer {capability.value}")
 
-    def _step(self, request: dict[str, Any]) -> StepResult:
-        header, _ = self._request(request)
+    def _step(self, request: dict[str, Any], payloads: list[bytes] | None = None) -> StepResult:
+        header, _ = self._request(request, payloads)
         return StepResult(frame_no=header["frame"], tick=header["tick"])
 
     def _check_alive(self) -> None:
@@ -237,10 +234,11 @@ class BuiltinWorld:
                              f"BuiltinWorld.launch() or `python main.py world`.{detail}")
         raise GameDiedError(self._dead_reason)
 
-    def _request(self, header: dict[str, Any]) -> tuple[dict[str, Any], list[bytes]]:
+    def _request(self, header: dict[str, Any],
+                 payloads: list[bytes] | None = None) -> tuple[dict[str, Any], list[bytes]]:
         self._check_alive()
         try:
-            ipc.send_message(self._conn, header)
+            ipc.send_message(self._conn, header, payloads)
             deadline = time.monotonic() + REQUEST_TIMEOUT_S
             while not self._conn.poll(0.2):
                 self._check_alive()

@@ -73,7 +73,7 @@ class GameConnection(Protocol):
         ...
 
     def snapshot(self) -> bytes:
-        """Optional (SAVE_STATES): an opaque blob holding the full game state."""
+        """Optional (SAVE_STATES): an opaque save state, like an emulator's. Store it; never parse it."""
         ...
 
     def restore(self, blob: bytes) -> StepResult:

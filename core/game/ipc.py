@@ -14,6 +14,7 @@ import os
 import secrets
 import sys
 import tempfile
+import threading
 from dataclasses import dataclass
 from multiprocessing import AuthenticationError
 from multiprocessing.connection import Client, Connection, Listener
@@ -22,6 +23,10 @@ from typing import Any
 
 IPC_PROTOCOL_VERSION = 1
 MAX_HEADER_BYTES = 1 << 20
+
+
+class ConnectionBusyError(TimeoutError):
+    """The game accepted the connection but never authenticated it (busy with another client)."""
 
 
 class ProtocolError(RuntimeError):
@@ -63,8 +68,29 @@ def listen(endpoint: Endpoint) -> Listener:
     return Listener(address=endpoint.address, family=endpoint.family, authkey=endpoint.authkey)
 
 
-def connect(endpoint: Endpoint) -> Connection:
-    return Client(address=endpoint.address, family=endpoint.family, authkey=endpoint.authkey)
+def connect(endpoint: Endpoint, timeout: float = 10.0) -> Connection:
+    """Connect and authenticate, or fail within `timeout` seconds.
+
+    multiprocessing's Client has no timeout, and a world busy with another client leaves a new
+    one waiting in the listen backlog; the handshake therefore runs in a helper thread.
+    """
+    outcome: dict[str, Any] = {}
+
+    def attempt() -> None:
+        try:
+            outcome["conn"] = Client(address=endpoint.address, family=endpoint.family, authkey=endpoint.authkey)
+        except BaseException as exc:  # handed to the caller below
+            outcome["error"] = exc
+
+    worker = threading.Thread(target=attempt, name="ipc-connect", daemon=True)
+    worker.start()
+    worker.join(timeout)
+    if worker.is_alive():
+        raise ConnectionBusyError(f"no answer from {endpoint.address} within {timeout:.0f} s: "
+                                  "the game is serving another client, or is stuck")
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["conn"]
 
 
 def send_message(conn: Connection, header: dict[str, Any], payloads: list[bytes] | None = None) -> None:
@@ -94,5 +120,5 @@ def receive_message(conn: Connection) -> tuple[dict[str, Any], list[bytes]]:
     return header, payloads
 
 
-__all__ = ["AuthenticationError", "Endpoint", "ProtocolError", "connect", "listen", "new_endpoint",
-           "private_runtime_dir", "receive_message", "send_message"]
+__all__ = ["AuthenticationError", "ConnectionBusyError", "Endpoint", "ProtocolError", "connect", "listen",
+           "new_endpoint", "private_runtime_dir", "receive_message", "send_message"]

@@ -14,6 +14,7 @@ import os
 import sys
 import threading
 import time
+import zlib
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -93,16 +94,12 @@ class WorldServer:
             except UnknownStartState as exc:
                 raise RequestError("UnknownStartState", str(exc.args[0])) from None
         if op == "snapshot":
-            return {"ok": True, "state": world.state.to_dict(), "world": world.spec.name}, []
+            return {"ok": True}, [seal_state(world.spec.name, world.state)]
         if op == "restore":
-            try:
-                state = GameState.from_dict(header.get("state") or {})
-            except (ValueError, TypeError) as exc:
-                raise RequestError("BadSnapshot", f"cannot restore this snapshot: {exc}") from None
-            if header.get("world") != world.spec.name:
-                raise RequestError("BadSnapshot", f"snapshot was taken in world {header.get('world')!r}, "
-                                                   f"not {world.spec.name!r}")
-            return self._frame_reply(world.restore(state)), []
+            payloads = header.get("_payloads") or []
+            if len(payloads) != 1:
+                raise RequestError("BadSnapshot", "restore needs exactly one save-state payload")
+            return self._frame_reply(world.restore(unseal_state(world.spec.name, payloads[0]))), []
         if op == "views":
             offsets = header.get("yaw_offsets")
             if not isinstance(offsets, list) or not all(_finite(o) for o in offsets) or len(offsets) > 8:
@@ -147,6 +144,10 @@ class WorldServer:
             conn = self._accept()
             if conn is None:
                 continue
+            if self.owner_pid is not None:
+                # A world launched for one client serves only that client: stop listening, which
+                # also removes the socket file, so nobody else can even knock.
+                self.listener.close()
             try:
                 self._session(conn)
             except (EOFError, ConnectionResetError, BrokenPipeError):
@@ -170,8 +171,8 @@ class WorldServer:
                     if not self.owner_alive():
                         self.running = False
                         return
-                header, _ = ipc.receive_message(conn)
-                self._answer(conn, header)
+                header, payloads = ipc.receive_message(conn)
+                self._answer(conn, {**header, "_payloads": payloads})
         else:
             self._realtime(conn)
 
@@ -181,8 +182,8 @@ class WorldServer:
         checked_owner = deadline
         while self.running:
             while conn.poll(0):
-                header, _ = ipc.receive_message(conn)
-                self._answer(conn, header)
+                header, payloads = ipc.receive_message(conn)
+                self._answer(conn, {**header, "_payloads": payloads})
             pad = self.pending.pad if self.pending is not None else self.live_pad
             self.world.tick(pad)
             frame_no = self.world.publish()
@@ -205,6 +206,28 @@ class WorldServer:
     def close(self) -> None:
         self.listener.close()
         self.world.close()
+
+
+_SAVE_MAGIC = b"PGSAVE1\n"
+
+
+def seal_state(world_name: str, state: GameState) -> bytes:
+    """An opaque save state, like an emulator's: the harness stores it, never reads it."""
+    body = json.dumps({"world": world_name, "state": state.to_dict()}, sort_keys=True).encode()
+    return _SAVE_MAGIC + zlib.compress(body, 6)
+
+
+def unseal_state(world_name: str, blob: bytes) -> GameState:
+    if not blob.startswith(_SAVE_MAGIC):
+        raise RequestError("BadSnapshot", "this is not a save state of the built-in world")
+    try:
+        data = json.loads(zlib.decompress(blob[len(_SAVE_MAGIC):]))
+        state = GameState.from_dict(data["state"])
+    except (zlib.error, ValueError, KeyError, TypeError) as exc:
+        raise RequestError("BadSnapshot", f"the save state is damaged: {exc}") from None
+    if data.get("world") != world_name:
+        raise RequestError("BadSnapshot", f"the save state belongs to world {data.get('world')!r}, not {world_name!r}")
+    return state
 
 
 def _finite(value: object) -> bool:

@@ -1,0 +1,93 @@
+"""Real-time mode, a world started by hand and attached to, and the channel's authentication."""
+
+from __future__ import annotations
+
+import json
+import signal
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from core.game import ipc
+from core.game.builtin import BuiltinWorld
+from core.game.connection import Capability
+from core.game.errors import UnsupportedCapabilityError
+from core.game.pad import PadState
+from core.paths import PROJECT_ROOT
+
+
+def _wait_for(condition, timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            pytest.fail("condition not reached in time")
+
+
+def test_realtime_mode_runs_the_clock_without_requests():
+    with BuiltinWorld.launch(mode="realtime", width=320, height=180, renderer="software") as world:
+        assert world.info.mode == "realtime" and Capability.LIVE_INPUT in world.info.capabilities
+        first = world.latest_frame()
+        assert first.pixels.shape == (180, 320, 3)
+        _wait_for(lambda: world.latest_frame().tick >= first.tick + 15)  # time moves on its own
+        started = time.monotonic()
+        result = world.hold(PadState(left_y=1.0), 0.5)
+        assert time.monotonic() - started >= 0.4  # a hold plays out in game time, about wall time
+        assert result.tick >= first.tick + 15
+        world.set_pad(PadState(right_x=1.0))      # a human holding the right stick
+        turned = world.latest_frame()
+        _wait_for(lambda: world.latest_frame().tick >= turned.tick + 10)
+        assert (world.latest_frame().pixels != turned.pixels).any()
+
+
+def test_lockstep_worlds_refuse_live_input(world):
+    with pytest.raises(UnsupportedCapabilityError, match="live_input"):
+        world.set_pad(PadState())
+
+
+def test_a_world_started_by_hand_can_be_attached_to_and_cleans_up():
+    process = subprocess.Popen([sys.executable, "main.py", "world", "--renderer", "software"], cwd=PROJECT_ROOT,
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        connection_file = None
+        for line in process.stdout:
+            if line.startswith("Attach with: "):
+                connection_file = Path(line.removeprefix("Attach with: ").strip())
+                break
+        assert connection_file is not None and connection_file.exists()
+        runtime_dir = connection_file.parent
+        assert stat.S_IMODE(runtime_dir.stat().st_mode) == 0o700
+        assert stat.S_IMODE(connection_file.stat().st_mode) == 0o600
+        with BuiltinWorld.attach(connection_file) as world:
+            world.reset("plaza")
+            assert world.hold(PadState(left_y=1.0), 0.5).tick == 15
+        endpoint = ipc.Endpoint.from_json(json.loads(connection_file.read_text())["endpoint"])
+        impostor = ipc.Endpoint(endpoint.address, endpoint.family, b"not the key" * 3)
+        with pytest.raises(ipc.AuthenticationError):
+            ipc.connect(impostor)
+        with BuiltinWorld.attach(connection_file) as again:  # turned the impostor away, serves the next client
+            assert again.reset("harbor").tick == 0
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=60) == 0
+        assert not runtime_dir.exists()
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+def test_a_world_launched_for_one_client_admits_no_other(world):
+    socket_path = Path(world._ring.path).parent / "game.sock"
+    assert not socket_path.exists()  # it stopped listening once its owner connected
+    assert world.reset("plaza").tick == 0
+
+
+def test_the_frame_file_and_socket_are_private(world):
+    folder = Path(world._ring.path).parent
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    assert stat.S_IMODE(Path(world._ring.path).stat().st_mode) == 0o600
+    assert not (folder / "endpoint.json").exists()  # the key file is deleted once connected
+    assert json.loads(json.dumps(world.info.start_states))  # info is plain data
