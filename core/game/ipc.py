@@ -79,7 +79,7 @@ def connect(endpoint: Endpoint, timeout: float = 10.0) -> Connection:
     def attempt() -> None:
         try:
             outcome["conn"] = Client(address=endpoint.address, family=endpoint.family, authkey=endpoint.authkey)
-        except BaseException as exc:  # handed to the caller below
+        except BaseException as exc:  # noqa: BLE001 - handed to the calling thread and raised there
             outcome["error"] = exc
 
     worker = threading.Thread(target=attempt, name="ipc-connect", daemon=True)

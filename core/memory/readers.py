@@ -15,12 +15,17 @@ import sys
 from typing import Protocol
 
 from core.memory.regions import MemoryAccessError, Region, permission_advice, read_maps
+from core.memory.shm import ShmFile, is_shared_file_mapping, open_backing_file
 
 
 class MemoryReader(Protocol):
     pid: int
 
     def regions(self) -> list[Region]: ...
+
+    def extents(self, region: Region) -> list[tuple[int, int]]:
+        """Address ranges of `region` worth reading (all of it, unless holes can be skipped)."""
+        ...
 
     def read_into(self, address: int, buffer: bytearray | memoryview) -> int:
         """Fill `buffer` from `address`; returns how many bytes were read (0 if unmapped)."""
@@ -54,10 +59,12 @@ _PROCESS_VM_READV = _load_process_vm_readv()
 class LinuxReader:
     """process_vm_readv when the kernel allows it, else /proc/PID/mem."""
 
-    def __init__(self, pid: int, prefer_proc_mem: bool = False) -> None:
+    def __init__(self, pid: int, prefer_proc_mem: bool = False, shm_through_files: bool = True) -> None:
         self.pid = pid
         self._mem: int | None = None
         self._use_vm_readv = _PROCESS_VM_READV is not None and not prefer_proc_mem
+        self._shm_through_files = shm_through_files
+        self._shm: dict[tuple[int, int], tuple[Region, ShmFile | None]] = {}
         if not os.path.exists(f"/proc/{pid}"):
             raise ProcessLookupError(f"no process with pid {pid}")
 
@@ -66,10 +73,35 @@ class LinuxReader:
         return "process_vm_readv" if self._use_vm_readv else "/proc/PID/mem"
 
     def regions(self) -> list[Region]:
-        return read_maps(self.pid)
+        regions = read_maps(self.pid)
+        if self._shm_through_files:
+            for region in regions:
+                if is_shared_file_mapping(region) and (region.start, region.end) not in self._shm:
+                    self._shm[(region.start, region.end)] = (region, open_backing_file(self.pid, region))
+        return regions
+
+    def _backing(self, address: int) -> tuple[Region, ShmFile] | None:
+        for (start, end), (region, backing) in self._shm.items():
+            if start <= address < end and backing is not None:
+                return region, backing
+        return None
+
+    def extents(self, region: Region) -> list[tuple[int, int]]:
+        found = self._shm.get((region.start, region.end))
+        if found is None or found[1] is None:
+            return [(region.start, region.end)]
+        backing = found[1]
+        file_end = min(region.offset + region.size, backing.size)
+        shift = region.start - region.offset
+        return [(a + shift, b + shift) for a, b in backing.data_extents(region.offset, file_end)]
 
     def read_into(self, address: int, buffer: bytearray | memoryview) -> int:
         view = memoryview(buffer).cast("B")
+        backed = self._backing(address) if self._shm else None
+        if backed is not None:
+            region, backing = backed
+            size = min(len(view), region.end - address)
+            return os.preadv(backing.fd, [view[:size]], region.offset + address - region.start)
         if self._use_vm_readv:
             got = self._vm_readv(address, view)
             if got is not None:
@@ -123,9 +155,17 @@ class LinuxReader:
         if self._mem is not None:
             os.close(self._mem)
             self._mem = None
+        for _, backing in self._shm.values():
+            if backing is not None:
+                backing.close()
+        self._shm.clear()
 
 
 def open_reader(pid: int) -> MemoryReader:
     if sys.platform.startswith("linux"):
         return LinuxReader(pid)
-    raise NotImplementedError(f"reading process memory on {sys.platform} arrives with the Windows reader (pymem)")
+    if sys.platform == "win32":
+        from core.memory.windows import WindowsReader
+
+        return WindowsReader(pid)
+    raise NotImplementedError(f"reading process memory is not supported on {sys.platform}")
