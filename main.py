@@ -2,6 +2,7 @@
 
     python main.py demo          walk the built-in world through the gamepad and save what it saw
     python main.py world         run the built-in 3D world as its own process
+    python main.py scan          find an AOB pattern in a live process's memory
     python main.py bench world   measure rendering and stepping (JSON lines with --json)
 """
 
@@ -39,7 +40,16 @@ def _demo(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=demo_cmd.run)
 
 
-_COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [_demo, _world, _bench]
+def _scan(subparsers: argparse._SubParsersAction) -> None:
+    from core.cli import scan_cmd
+
+    parser = subparsers.add_parser("scan", help="find an AOB pattern in a live process's memory (read-only)",
+                                   description=scan_cmd.__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    scan_cmd.add_arguments(parser)
+    parser.set_defaults(handler=scan_cmd.run)
+
+
+_COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [_demo, _world, _scan, _bench]
 
 
 def build_parser() -> argparse.ArgumentParser:
