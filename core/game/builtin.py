@@ -10,22 +10,18 @@ from __future__ import annotations
 import contextlib
 import json
 import math
-import os
-import select
 import shutil
-import signal
 import subprocess
-import sys
 import time
 from collections import deque
 from collections.abc import Sequence
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import numpy as np
 
-from core.game import ipc
+from core.game import child, ipc
 from core.game.connection import Capability, GameInfo, StepResult
 from core.game.errors import (
     GameDiedError,
@@ -38,7 +34,7 @@ from core.game.errors import (
 )
 from core.game.frames import Frame, FrameRing, check_resolution
 from core.game.pad import Button, PadState
-from core.paths import DEFAULT_WORLD, PROJECT_ROOT
+from core.paths import DEFAULT_WORLD
 
 START_TIMEOUT_S = 120.0
 REQUEST_TIMEOUT_S = 120.0
@@ -70,25 +66,20 @@ class BuiltinWorld:
         """Start a world process owned by this one; it exits if this process dies."""
         check_resolution(width, height)
         runtime_dir = ipc.private_runtime_dir()
-        endpoint = ipc.new_endpoint(runtime_dir)
-        endpoint_file = runtime_dir / "endpoint.json"
-        fd = os.open(endpoint_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "w") as handle:
-            json.dump(endpoint.to_json(), handle)
-        command = [sys.executable, "-m", "core.world", "--world", str(world), "--width", str(width),
-                   "--height", str(height), "--mode", mode, "--renderer", renderer,
-                   "--runtime-dir", str(runtime_dir), "--owner-pid", str(os.getpid())]
-        process = subprocess.Popen(command, cwd=PROJECT_ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                   stderr=subprocess.PIPE)
         stderr_tail: deque[str] = deque(maxlen=40)
+        process = None
         try:
-            _wait_ready(process, start_timeout, stderr_tail)
+            endpoint = child.write_endpoint(runtime_dir)
+            args = ["--world", str(world), "--width", str(width), "--height", str(height), "--mode", mode,
+                    "--renderer", renderer, "--runtime-dir", str(runtime_dir)]
+            process = child.start_child("core.world", args, start_timeout, stderr_tail, "world")
             conn = ipc.connect(endpoint)
         except BaseException:
-            _stop(process)
+            if process is not None:
+                child.stop(process)
             shutil.rmtree(runtime_dir, ignore_errors=True)
             raise
-        endpoint_file.unlink(missing_ok=True)  # the key is no longer needed on disk
+        (runtime_dir / "endpoint.json").unlink(missing_ok=True)  # the key is no longer needed on disk
         return cls._handshake(conn, process, runtime_dir, stderr_tail)
 
     @classmethod
@@ -173,6 +164,11 @@ class BuiltinWorld:
         shape = (header["height"], header["width"], 3)
         return [Frame(np.frombuffer(p, np.uint8).reshape(shape).copy(), 0, header["tick"]) for p in payloads]
 
+    def simulate_game_restart(self) -> StepResult:
+        """Built-in world only: move the state block in memory, as restarting a game in an emulator
+        does, so that evaluators must find it again."""
+        return self._step({"op": "relocate_state"})
+
     def ticks_for(self, seconds: float) -> int:
         if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not math.isfinite(seconds):
             raise InvalidPadError(f"a duration must be a finite number of seconds, got {seconds!r}")
@@ -194,7 +190,7 @@ class BuiltinWorld:
         self._conn.close()
         self._ring.close()
         if self._process is not None:
-            _stop(self._process)
+            child.stop(self._process)
         if self._runtime_dir is not None:
             shutil.rmtree(self._runtime_dir, ignore_errors=True)
 
@@ -221,14 +217,14 @@ class BuiltinWorld:
         if self._process is not None:
             code = self._process.poll()
             if code is not None:
-                self._died(f"exited with {_describe_exit(code)}")
-        elif not _pid_alive(self._info.pid):
+                self._died(f"exited with {child.describe_exit(code)}")
+        elif not child.pid_alive(self._info.pid):
             self._died("is no longer running")
 
     def _died(self, what: str) -> None:
         tail = "".join(self._stderr_tail).strip()
         if self._process is not None and self._process.stderr is not None:
-            tail = (tail + _drain(self._process.stderr)).strip()
+            tail = (tail + child.drain(self._process.stderr)).strip()
         detail = f"\nLast output of the world process:\n{tail[-2000:]}" if tail else ""
         self._dead_reason = (f"the world process (pid {self._info.pid}) {what}. Start a new one with "
                              f"BuiltinWorld.launch() or `python main.py world`.{detail}")
@@ -255,71 +251,3 @@ class BuiltinWorld:
             error_type = _REMOTE_ERRORS.get(reply.get("kind", ""), RemoteGameError)
             raise error_type(reply.get("error", "the world rejected the request"))
         return reply, payloads
-
-
-def _wait_ready(process: subprocess.Popen[bytes], timeout: float, stderr_tail: deque[str]) -> None:
-    assert process.stdout is not None and process.stderr is not None
-    deadline = time.monotonic() + timeout
-    buffer = b""
-    while time.monotonic() < deadline:
-        readable, _, _ = select.select([process.stdout, process.stderr], [], [], 0.2)
-        for stream in readable:
-            chunk = os.read(stream.fileno(), 65536)
-            if stream is process.stderr:
-                stderr_tail.append(chunk.decode(errors="replace"))
-                continue
-            buffer += chunk
-            for line in buffer.split(b"\n"):
-                if line.startswith(b"READY "):
-                    return
-        if process.poll() is not None:
-            stderr_tail.append(_drain(process.stderr))
-            tail = "".join(stderr_tail).strip()[-3000:]
-            raise GameStartError(f"the world process exited during start-up with {_describe_exit(process.returncode)}."
-                                 f"\n{tail}")
-    raise GameStartError(f"the world process did not become ready within {timeout:.0f} s")
-
-
-def _drain(stream: IO[bytes]) -> str:
-    chunks = []
-    while True:
-        readable, _, _ = select.select([stream], [], [], 0)
-        if not readable:
-            break
-        chunk = os.read(stream.fileno(), 65536)
-        if not chunk:
-            break
-        chunks.append(chunk.decode(errors="replace"))
-    return "".join(chunks)
-
-
-def _describe_exit(code: int) -> str:
-    if code < 0:
-        try:
-            return f"signal {signal.Signals(-code).name}"
-        except ValueError:
-            return f"signal {-code}"
-    return f"exit code {code}"
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def _stop(process: subprocess.Popen[bytes]) -> None:
-    if process.poll() is None:
-        process.terminate()
-        try:
-            process.wait(timeout=5.0)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-    for stream in (process.stdout, process.stderr):
-        if stream is not None:
-            stream.close()

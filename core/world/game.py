@@ -51,6 +51,14 @@ class World:
         self.block.update(state)
         return self.publish()
 
+    def relocate_state(self) -> int:
+        """Move the state block to a new allocation, as a game does when it is restarted in place."""
+        old = self.block
+        self.block = StateBlock(self.spec.map_id)
+        old.wipe()
+        self.block.update(self.simulation.state)
+        return self.publish()
+
     def tick(self, pad: PadState) -> None:
         self.simulation.step(pad)
         self.block.update(self.simulation.state)

@@ -108,6 +108,8 @@ class WorldServer:
             frames = [world.compose(-float(o)) for o in offsets]
             reply = {"ok": True, "tick": world.state.tick, "width": world.ring.width, "height": world.ring.height}
             return reply, [f.tobytes() for f in frames]
+        if op == "relocate_state":
+            return self._frame_reply(world.relocate_state()), []
         if op == "shutdown":
             self.running = False
             return {"ok": True}, []

@@ -40,6 +40,10 @@ class StateBlock:
         for index, scrambled in enumerate(_SCRAMBLED):
             self._view[index] = scrambled ^ _KEY
 
+    def wipe(self) -> None:
+        """Zero the block, as a game's allocator would on freeing its state."""
+        ctypes.memset(self._buffer, 0, BLOCK_SIZE)
+
     @property
     def address(self) -> int:
         """Where the block sits in this process (for diagnostics only; never sent to clients)."""

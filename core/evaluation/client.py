@@ -1,0 +1,169 @@
+"""EvaluatorClient: start the evaluator process for a game's pid and subscribe to what it reports.
+
+The runner and the studio use this; an agent never does. Messages arrive on a background
+thread and are kept (every sample, for the episode file) and passed to callbacks.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import subprocess
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from core.evaluation.sample import StateSample
+from core.game import child, ipc
+from core.game.errors import GameError
+from core.paths import PROFILES_DIR
+
+BUILTIN_PROFILE = PROFILES_DIR / "builtin_world.yaml"
+
+
+class EvaluatorError(GameError):
+    """The evaluator failed, or did not report what was waited for in time."""
+
+
+Listener = Callable[[dict[str, Any]], None]
+
+
+class EvaluatorClient:
+    def __init__(self, conn: Any, process: subprocess.Popen[bytes], runtime_dir: Path) -> None:
+        self._conn = conn
+        self._process = process
+        self._runtime_dir = runtime_dir
+        self._changed = threading.Condition()
+        self._send_lock = threading.Lock()
+        self.samples: list[StateSample] = []
+        self.status: dict[str, Any] = {"state": "starting"}
+        self.successes: list[dict[str, Any]] = []
+        self.errors: list[str] = []
+        self._task_acks = 0
+        self._listeners: list[Listener] = []
+        self._closed = False
+        self._thread = threading.Thread(target=self._receive, name="evaluator-client", daemon=True)
+        self._thread.start()
+
+    @classmethod
+    def launch(cls, game_pid: int, profile: Path = BUILTIN_PROFILE, hz: float = 60.0,
+               start_timeout: float = 60.0) -> EvaluatorClient:
+        runtime_dir = ipc.private_runtime_dir("pokegym-eval-")
+        process = None
+        try:
+            endpoint = child.write_endpoint(runtime_dir)
+            args = ["--pid", str(game_pid), "--profile", str(profile), "--runtime-dir", str(runtime_dir),
+                    "--hz", str(hz)]
+            process = child.start_child("core.evaluation", args, start_timeout, deque(maxlen=40), "evaluator")
+            conn = ipc.connect(endpoint)
+        except BaseException:
+            if process is not None:
+                child.stop(process)
+            shutil.rmtree(runtime_dir, ignore_errors=True)
+            raise
+        (runtime_dir / "endpoint.json").unlink(missing_ok=True)
+        return cls(conn, process, runtime_dir)
+
+    # -- receiving ----------------------------------------------------------------------
+    def subscribe(self, listener: Listener) -> None:
+        """Call `listener(message)` on the receiving thread for every message from now on."""
+        self._listeners.append(listener)
+
+    def _receive(self) -> None:
+        while not self._closed:
+            try:
+                message, _ = ipc.receive_message(self._conn)
+            except (EOFError, OSError, ipc.ProtocolError):
+                with self._changed:
+                    if not self._closed:
+                        self.status = {"state": "disconnected", "message": "the evaluator process went away"}
+                    self._changed.notify_all()
+                return
+            kind = message.get("type")
+            with self._changed:
+                if kind == "sample":
+                    message.pop("type")
+                    self.samples.append(StateSample.from_json(message))
+                    message["type"] = "sample"
+                elif kind == "status":
+                    self.status = message
+                elif kind == "success":
+                    self.successes.append(message)
+                elif kind == "task_set":
+                    self._task_acks += 1
+                elif kind == "error":
+                    self.errors.append(message["error"])
+                self._changed.notify_all()
+            for listener in list(self._listeners):
+                listener(message)
+
+    def wait_until(self, predicate: Callable[[], bool], timeout: float = 30.0, what: str = "the evaluator") -> None:
+        deadline = time.monotonic() + timeout
+        with self._changed:
+            while not predicate():
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise EvaluatorError(f"timed out after {timeout:.0f} s waiting for {what} "
+                                         f"(evaluator status: {self.status.get('message', self.status['state'])})")
+                self._changed.wait(remaining)
+
+    def latest(self) -> StateSample | None:
+        with self._changed:
+            return self.samples[-1] if self.samples else None
+
+    def sample_after(self, moment: float, timeout: float = 10.0) -> StateSample:
+        """The first sample taken after `moment` (time.time()): what the game looks like now."""
+        self.wait_until(lambda: bool(self.samples) and self.samples[-1].time > moment, timeout, "a fresh sample")
+        latest = self.latest()
+        assert latest is not None
+        return latest
+
+    def wait_locked(self, timeout: float = 60.0) -> None:
+        self.wait_until(lambda: self.status.get("state") == "locked" and bool(self.samples), timeout,
+                        "the state block to be found")
+
+    # -- sending ------------------------------------------------------------------------
+    def _send(self, message: dict[str, Any]) -> None:
+        with self._send_lock:
+            try:
+                ipc.send_message(self._conn, message)
+            except OSError as exc:
+                raise EvaluatorError(f"the evaluator process is gone ({exc})") from None
+
+    def set_task(self, success: dict[str, Any], step: int = 0, timeout: float = 10.0) -> None:
+        with self._changed:
+            acks, errors = self._task_acks, len(self.errors)
+            self.successes.clear()
+        self._send({"op": "set_task", "success": success, "step": step})
+        self.wait_until(lambda: self._task_acks > acks or len(self.errors) > errors, timeout, "the task to be set")
+        if len(self.errors) > errors:
+            raise EvaluatorError(self.errors[-1])
+
+    def mark_step(self, step: int) -> None:
+        self._send({"op": "step", "step": step})
+
+    def clear_task(self) -> None:
+        self._send({"op": "clear_task"})
+
+    @property
+    def pid(self) -> int:
+        return self._process.pid
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        with contextlib.suppress(EvaluatorError):  # already gone: nothing to shut down
+            self._send({"op": "shutdown"})
+        self._conn.close()
+        child.stop(self._process)
+        shutil.rmtree(self._runtime_dir, ignore_errors=True)
+
+    def __enter__(self) -> EvaluatorClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

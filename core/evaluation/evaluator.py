@@ -1,0 +1,201 @@
+"""The evaluator process: attach to a game's pid, track its state block, stream samples, judge success.
+
+It runs apart from the harness and the agent (code-level isolation): samples leave this process
+only over its authenticated channel, to subscribers such as the runner and the studio, never to
+an agent. Subscribers may set the active task's success condition and report the agent's step
+number, so success is reported with the step and time at which it happened.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+from pydantic import TypeAdapter, ValidationError
+
+from core.evaluation.conditions import Condition, Judge
+from core.evaluation.profile import Profile
+from core.evaluation.tracker import BlockTracker
+from core.game import ipc
+from core.memory.readers import open_reader
+from core.memory.regions import MemoryAccessError
+
+_CONDITION = TypeAdapter(Condition)
+
+
+@dataclass
+class _Subscriber:
+    conn: Connection
+    wants_samples: bool = True
+
+
+@dataclass
+class _Task:
+    judge: Judge
+    step: int = 0
+    reported: bool = False
+    started: float = field(default_factory=time.time)
+
+
+class EvaluatorServer:
+    def __init__(self, pid: int, profile: Profile, endpoint: ipc.Endpoint, hz: float,
+                 owner_pid: int | None) -> None:
+        self.pid = pid
+        self.profile = profile
+        self.hz = hz
+        self.owner_pid = owner_pid
+        self.listener = ipc.listen(endpoint)
+        self.subscribers: list[_Subscriber] = []
+        self.lock = threading.Lock()
+        self.task: _Task | None = None
+        self.running = True
+        self.flag_bits = {name: i for i, name in enumerate(profile.flags)}
+
+    def _accept_forever(self) -> None:
+        while self.running:
+            try:
+                conn = self.listener.accept()
+            except ipc.AuthenticationError:
+                continue  # a client without the key: drop it, keep serving
+            except OSError:
+                return  # listener closed at shutdown
+            with self.lock:
+                self.subscribers.append(_Subscriber(conn))
+
+    def broadcast(self, message: dict[str, Any], samples_only: bool = False) -> None:
+        with self.lock:
+            alive = []
+            for subscriber in self.subscribers:
+                if samples_only and not subscriber.wants_samples:
+                    alive.append(subscriber)
+                    continue
+                try:
+                    ipc.send_message(subscriber.conn, message)
+                    alive.append(subscriber)
+                except OSError:
+                    subscriber.conn.close()
+            self.subscribers = alive
+
+    def _handle_requests(self) -> None:
+        with self.lock:
+            subscribers = list(self.subscribers)
+        for subscriber in subscribers:
+            try:
+                while subscriber.conn.poll(0):
+                    header, _ = ipc.receive_message(subscriber.conn)
+                    self._handle(subscriber, header)
+            except (EOFError, OSError, ipc.ProtocolError):
+                with self.lock:
+                    if subscriber in self.subscribers:
+                        self.subscribers.remove(subscriber)
+                subscriber.conn.close()
+
+    def _handle(self, subscriber: _Subscriber, header: dict[str, Any]) -> None:
+        op = header.get("op")
+        if op == "set_task":
+            try:
+                condition = _CONDITION.validate_python(header.get("success"))
+                self.task = _Task(Judge(condition, self.flag_bits), step=int(header.get("step", 0)))
+            except (ValidationError, ValueError) as exc:
+                ipc.send_message(subscriber.conn, {"type": "error", "error": f"bad success condition: {exc}"})
+                return
+            ipc.send_message(subscriber.conn, {"type": "task_set"})
+        elif op == "step" and self.task is not None:
+            self.task.step = int(header.get("step", 0))
+        elif op == "clear_task":
+            self.task = None
+        elif op == "samples":
+            subscriber.wants_samples = bool(header.get("on", True))
+        elif op == "shutdown":
+            self.running = False
+
+    def _game_alive(self) -> bool:
+        try:
+            os.kill(self.pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
+
+    def _owner_alive(self) -> bool:
+        if self.owner_pid is None:
+            return True
+        try:
+            os.kill(self.owner_pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
+
+    def serve(self) -> int:
+        threading.Thread(target=self._accept_forever, name="evaluator-accept", daemon=True).start()
+        try:
+            reader = open_reader(self.pid)
+        except (ProcessLookupError, MemoryAccessError) as exc:
+            self._fatal(str(exc))
+            return 3
+        tracker = BlockTracker(reader, self.profile)
+        period = 1.0 / self.hz
+        last_state = ""
+        deadline = time.perf_counter()
+        while self.running and self._owner_alive():
+            self._handle_requests()
+            if not self._game_alive():
+                self.broadcast({"type": "status", "state": "game_exited",
+                                "message": f"game process {self.pid} has exited"})
+                return 0
+            try:
+                sample = tracker.sample()
+            except ProcessLookupError:
+                continue  # the game exited between the check above and the read: reported next turn
+            except MemoryAccessError as exc:
+                self._fatal(str(exc))
+                return 3
+            status = tracker.status
+            if status.state != last_state:
+                last_state = status.state
+                self.broadcast({"type": "status", "state": status.state, "address": status.address,
+                                "candidates": status.candidates, "message": status.message,
+                                "scan_seconds": status.last_scan_s})
+            if sample is not None:
+                self.broadcast({"type": "sample", **sample.to_json()}, samples_only=True)
+                task = self.task
+                if task is not None and not task.reported and task.judge.update(sample):
+                    task.reported = True
+                    self.broadcast({"type": "success", "step": task.step, "time": sample.time,
+                                    "elapsed": sample.time - task.started, "tick": sample.tick})
+            deadline += period
+            delay = deadline - time.perf_counter()
+            if delay > 0:
+                time.sleep(delay)  # pacing the sampler, not waiting for an event
+            else:
+                deadline = time.perf_counter()
+        return 0
+
+    def _fatal(self, message: str) -> None:
+        self.broadcast({"type": "status", "state": "failed", "message": message})
+
+    def close(self) -> None:
+        self.running = False
+        self.listener.close()
+        with self.lock:
+            for subscriber in self.subscribers:
+                subscriber.conn.close()
+
+
+def run(pid: int, profile: Profile, runtime_dir: Path, hz: float, owner_pid: int | None) -> int:
+    endpoint = ipc.Endpoint.from_json(json.loads((runtime_dir / "endpoint.json").read_text()))
+    server = EvaluatorServer(pid, profile, endpoint, hz, owner_pid)
+    print("READY " + json.dumps({"pid": os.getpid()}), flush=True)
+    try:
+        return server.serve()
+    finally:
+        server.close()

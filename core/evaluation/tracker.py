@@ -1,0 +1,61 @@
+"""Keeps hold of a game's state block: finds it, reads it, and finds it again when it moves."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from core.evaluation.locate import candidates, read_block
+from core.evaluation.profile import BlockInvalid, Profile
+from core.evaluation.sample import StateSample
+from core.memory.readers import MemoryReader
+from core.memory.scanner import ScanStats
+
+
+@dataclass
+class TrackerStatus:
+    state: str = "scanning"      # scanning, locked, lost
+    address: int | None = None
+    candidates: int = 0
+    scans: int = 0
+    last_scan_s: float = 0.0
+    message: str = ""
+
+
+class BlockTracker:
+    def __init__(self, reader: MemoryReader, profile: Profile) -> None:
+        self.reader = reader
+        self.profile = profile
+        self.status = TrackerStatus()
+        self._last_tick: int | None = None
+
+    def scan(self) -> bool:
+        """Look for the block; True once exactly one live candidate remains."""
+        stats = ScanStats()
+        found = candidates(self.reader, self.profile, stats=stats)
+        self.status.scans += 1
+        self.status.last_scan_s = stats.seconds
+        self.status.candidates = len(found)
+        if len(found) > 1 and "tick" in self.profile.fields:
+            # Stale copies stop changing; the live block's tick moves on (or is the newest).
+            found.sort(key=lambda block: block.values["tick"], reverse=True)
+        if found:
+            self.status.state, self.status.address = "locked", found[0].address
+            self.status.message = f"locked at {found[0].address:#x} ({len(found)} valid candidate(s))"
+            return True
+        self.status.state, self.status.address = "scanning", None
+        self.status.message = f"signature not found yet (scan {self.status.scans}, {stats.bytes_read >> 20} MiB)"
+        return False
+
+    def sample(self) -> StateSample | None:
+        """The current state, or None after losing the block (the next call rescans)."""
+        if self.status.address is None and not self.scan():
+            return None
+        assert self.status.address is not None
+        try:
+            values = read_block(self.reader, self.profile, self.status.address)
+        except BlockInvalid as exc:
+            self.status.state, self.status.address = "lost", None
+            self.status.message = f"block stopped validating ({exc}); rescanning"
+            return None
+        return StateSample.from_values(values, time.time())

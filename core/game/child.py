@@ -1,0 +1,107 @@
+"""Starting helper processes (the world, the evaluator) that announce readiness with a READY line."""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import time
+from collections import deque
+from pathlib import Path
+from typing import IO
+
+from core.game import ipc
+from core.game.errors import GameStartError
+from core.paths import PROJECT_ROOT
+
+
+def write_endpoint(runtime_dir: Path) -> ipc.Endpoint:
+    """A fresh key and address, handed to the child in a 0600 file (never on its command line)."""
+    endpoint = ipc.new_endpoint(runtime_dir)
+    fd = os.open(runtime_dir / "endpoint.json", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        json.dump(endpoint.to_json(), handle)
+    return endpoint
+
+
+def start_child(module: str, args: list[str], timeout: float, stderr_tail: deque[str],
+                what: str) -> subprocess.Popen[bytes]:
+    command = [sys.executable, "-m", module, *args, "--owner-pid", str(os.getpid())]
+    process = subprocess.Popen(command, cwd=PROJECT_ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE)
+    try:
+        _wait_ready(process, timeout, stderr_tail, what)
+    except BaseException:
+        stop(process)
+        raise
+    return process
+
+
+def _wait_ready(process: subprocess.Popen[bytes], timeout: float, stderr_tail: deque[str], what: str) -> None:
+    assert process.stdout is not None and process.stderr is not None
+    deadline = time.monotonic() + timeout
+    buffer = b""
+    while time.monotonic() < deadline:
+        readable, _, _ = select.select([process.stdout, process.stderr], [], [], 0.2)
+        for stream in readable:
+            chunk = os.read(stream.fileno(), 65536)
+            if stream is process.stderr:
+                stderr_tail.append(chunk.decode(errors="replace"))
+                continue
+            buffer += chunk
+            if any(line.startswith(b"READY ") for line in buffer.split(b"\n")):
+                return
+        if process.poll() is not None:
+            stderr_tail.append(drain(process.stderr))
+            tail = "".join(stderr_tail).strip()[-3000:]
+            raise GameStartError(f"the {what} process exited during start-up with "
+                                 f"{describe_exit(process.returncode)}.\n{tail}")
+    raise GameStartError(f"the {what} process did not become ready within {timeout:.0f} s")
+
+
+def drain(stream: IO[bytes]) -> str:
+    chunks = []
+    while True:
+        readable, _, _ = select.select([stream], [], [], 0)
+        if not readable:
+            break
+        chunk = os.read(stream.fileno(), 65536)
+        if not chunk:
+            break
+        chunks.append(chunk.decode(errors="replace"))
+    return "".join(chunks)
+
+
+def describe_exit(code: int) -> str:
+    if code < 0:
+        try:
+            return f"signal {signal.Signals(-code).name}"
+        except ValueError:
+            return f"signal {-code}"
+    return f"exit code {code}"
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=5.0)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+    for stream in (process.stdout, process.stderr):
+        if stream is not None:
+            stream.close()
