@@ -3,6 +3,7 @@
     python main.py demo          walk the built-in world through the gamepad and save what it saw
     python main.py world         run the built-in 3D world as its own process
     python main.py scan          find an AOB pattern in a live process's memory
+    python main.py tasks list    the 30-task suite; `tasks validate --all` drives every task
     python main.py bench world   measure rendering and stepping (JSON lines with --json)
 """
 
@@ -49,7 +50,16 @@ def _scan(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=scan_cmd.run)
 
 
-_COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [_demo, _world, _scan, _bench]
+def _tasks(subparsers: argparse._SubParsersAction) -> None:
+    from core.cli import tasks_cmd
+
+    parser = subparsers.add_parser("tasks", help="list and validate the task suite",
+                                   description=tasks_cmd.__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    tasks_cmd.add_arguments(parser)
+    parser.set_defaults(handler=tasks_cmd.run)
+
+
+_COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [_demo, _world, _scan, _tasks, _bench]
 
 
 def build_parser() -> argparse.ArgumentParser:

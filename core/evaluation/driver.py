@@ -1,0 +1,110 @@
+"""The scripted driver: proves a task solvable by following its reference route.
+
+PRIVILEGED. It steers with ground-truth samples from the evaluator, so it is a validation tool,
+never an agent; anything it records must be marked privileged. Each pad action it takes counts
+as one agent step, so the steps it needs are the task's reference path length.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+from core.evaluation.client import EvaluatorClient
+from core.evaluation.tasks import Goto, Interact, Task
+from core.game.connection import GameConnection
+from core.game.pad import Button, PadState
+
+ARRIVE_M = 0.6
+WALK_MPS = 4.0
+STEP_S = 0.5
+STUCK_STEPS = 4
+
+
+@dataclass
+class DriveResult:
+    task_id: str
+    success: bool
+    steps: int
+    success_step: int | None
+    message: str = ""
+    positions: list[tuple[float, float]] = field(default_factory=list)
+    privileged: bool = True
+
+
+class RouteBlocked(RuntimeError):
+    pass
+
+
+class ScriptedDriver:
+    def __init__(self, game: GameConnection, evaluator: EvaluatorClient) -> None:
+        self.game = game
+        self.evaluator = evaluator
+        self.steps = 0
+        self.positions: list[tuple[float, float]] = []
+
+    def _now(self) -> tuple[float, float, float, bool]:
+        sample = self.evaluator.sample_after(time.time())
+        return sample.x, sample.y, sample.camera_yaw, sample.dialogue_active
+
+    def _act(self, pad: PadState, seconds: float) -> None:
+        self.steps += 1
+        self.evaluator.mark_step(self.steps)  # before acting, so success is credited to this step
+        self.game.hold(pad, seconds)
+        if pad.buttons:
+            self.game.hold(PadState(), 1.0 / 30.0)  # release, so the next press counts
+
+    def _stick_towards(self, x: float, y: float, tx: float, ty: float, camera_yaw: float,
+                       magnitude: float = 1.0) -> PadState:
+        heading = math.degrees(math.atan2(-(tx - x), ty - y))
+        relative = math.radians(heading - camera_yaw)
+        return PadState(left_x=-math.sin(relative) * magnitude, left_y=math.cos(relative) * magnitude)
+
+    def goto(self, tx: float, ty: float, arrive: float = ARRIVE_M) -> None:
+        stuck = 0
+        while True:
+            x, y, yaw, _ = self._now()
+            self.positions.append((x, y))
+            distance = math.hypot(tx - x, ty - y)
+            if distance <= arrive:
+                return
+            self._act(self._stick_towards(x, y, tx, ty, yaw), min(STEP_S, max(distance / WALK_MPS, 1 / 30)))
+            nx, ny, _, _ = self._now()
+            stuck = stuck + 1 if math.hypot(nx - x, ny - y) < 0.05 else 0
+            if stuck >= STUCK_STEPS:
+                raise RouteBlocked(f"blocked at ({nx:.1f}, {ny:.1f}) heading for ({tx:.1f}, {ty:.1f})")
+
+    def interact(self, spec: Interact) -> None:
+        target = spec.interact.target
+        if spec.interact.approach is not None:
+            self.goto(*spec.interact.approach)
+        x, y, yaw, _ = self._now()
+        # A short nudge toward the target turns the character to face it.
+        self._act(self._stick_towards(x, y, *target, yaw, magnitude=0.5), 0.2)
+        for _ in range(spec.interact.presses):
+            self._act(PadState(buttons=frozenset({Button.A})), 1.0 / 30.0)
+            if not self._now()[3]:
+                return
+        raise RouteBlocked(f"the dialogue at {target} did not close after {spec.interact.presses} presses")
+
+    def drive(self, task: Task) -> DriveResult:
+        self.game.reset(task.start_state)
+        self.evaluator.set_task(task.success.model_dump(exclude_none=True), step=0)
+        message = ""
+        try:
+            for step in task.reference_route:
+                if isinstance(step, Goto):
+                    self.goto(*step.goto)
+                else:
+                    self.interact(step)
+                if self.evaluator.successes:
+                    break
+        except RouteBlocked as exc:
+            message = str(exc)
+        self.evaluator.sample_after(time.time())
+        success = bool(self.evaluator.successes)
+        step = self.evaluator.successes[0]["step"] if success else None
+        if not success and not message:
+            message = "the route ended without meeting the success condition"
+        return DriveResult(task.id, success, self.steps, step, message, self.positions)

@@ -1,0 +1,148 @@
+"""Task files (assets/tasks/*.yaml): schema, strict validation with file and line, and loading.
+
+See docs/task-format.md.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from core.evaluation.conditions import Condition, flags_named
+from core.paths import TASKS_DIR
+
+TASK_FORMAT_VERSION = 1
+Category = Literal["navigation", "interaction", "mixed"]
+GRANULARITIES = ("visual_guided", "step_guided", "goal_only")
+
+
+class TaskFileError(ValueError):
+    """A task file that cannot be used; the message names the file and line."""
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Instructions(_Model):
+    visual_guided: str = Field(min_length=10, description="names visual anchors along the way")
+    step_guided: str = Field(min_length=10, description="ordered sub-goals, no visual cues")
+    goal_only: str = Field(min_length=5, description="the objective alone")
+
+
+class Goto(_Model):
+    goto: tuple[float, float]
+
+
+class InteractSpec(_Model):
+    target: tuple[float, float]
+    approach: tuple[float, float] | None = None
+    presses: int = Field(12, ge=1, le=40)
+
+
+class Interact(_Model):
+    interact: InteractSpec
+
+
+RouteStep = Goto | Interact
+
+
+class Task(_Model):
+    format_version: Literal[1] = 1
+    id: str = Field(pattern=r"^[a-z0-9_]+$")
+    quest: str = Field(pattern=r"^[a-z0-9_]+$")
+    category: Category
+    title: str
+    start_state: str
+    step_budget: int = Field(ge=1, le=2000)
+    instructions: Instructions
+    success: Condition
+    reference_route: list[RouteStep] = []
+    reference_steps: int | None = Field(None, ge=1, description="steps the scripted driver took")
+
+    @field_validator("reference_route")
+    @classmethod
+    def _route_ends_somewhere(cls, route: list[RouteStep]) -> list[RouteStep]:
+        return route
+
+    def instruction(self, granularity: str) -> str:
+        if granularity not in GRANULARITIES:
+            raise ValueError(f"granularity must be one of {GRANULARITIES}, got {granularity!r}")
+        return str(getattr(self.instructions, granularity))
+
+
+def _line_of(node: yaml.Node | None, location: tuple[Any, ...]) -> int | None:
+    """The 1-based line of the YAML node at a pydantic error location, as deep as it resolves."""
+    line = node.start_mark.line + 1 if node is not None else None
+    for key in location:
+        if isinstance(node, yaml.MappingNode):
+            match = next((v for k, v in node.value if getattr(k, "value", None) == str(key)), None)
+            if match is None:
+                break
+            node = match
+        elif isinstance(node, yaml.SequenceNode) and isinstance(key, int) and key < len(node.value):
+            node = node.value[key]
+        else:
+            continue  # pydantic adds union-member names to the path; they have no YAML node
+        line = node.start_mark.line + 1
+    return line
+
+
+def parse_task(text: str, path: Path, known_flags: list[str] | None = None,
+               start_states: list[str] | None = None) -> Task:
+    try:
+        data = yaml.safe_load(text)
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
+        raise TaskFileError(f"{where}: not valid YAML: {getattr(exc, 'problem', exc)}") from None
+    if not isinstance(data, dict):
+        raise TaskFileError(f"{path}:1: a task file holds one mapping (id, quest, category, ...)")
+    try:
+        task = Task.model_validate(data)
+    except ValidationError as exc:
+        lines = [f"{path} is not a valid task (format {TASK_FORMAT_VERSION}):"]
+        seen = set()
+        for error in exc.errors():
+            location = tuple(error["loc"])
+            line = _line_of(root, location)
+            field = ".".join(str(p) for p in location if not str(p)[:1].isupper())
+            key = (line, error["msg"])
+            if key in seen:
+                continue
+            seen.add(key)
+            lines.append(f"  {path}:{line}: {field}: {error['msg']}")
+        raise TaskFileError("\n".join(lines[:16])) from None
+    problems = []
+    if known_flags is not None:
+        unknown = flags_named(task.success) - set(known_flags)
+        if unknown:
+            problems.append(f"success names unknown flags {sorted(unknown)}")
+    if start_states is not None and task.start_state not in start_states:
+        problems.append(f"start_state {task.start_state!r} is not one of {start_states}")
+    if task.id != path.stem:
+        problems.append(f"id {task.id!r} must match the file name {path.stem!r}")
+    if problems:
+        raise TaskFileError(f"{path}: " + "; ".join(problems))
+    return task
+
+
+def load_task(path: Path, known_flags: list[str] | None = None, start_states: list[str] | None = None) -> Task:
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise TaskFileError(f"cannot read task file {path}: {exc.strerror}") from None
+    return parse_task(text, Path(path), known_flags, start_states)
+
+
+def task_files(folder: Path = TASKS_DIR) -> list[Path]:
+    return sorted(p for p in folder.glob("*.yaml") if not p.name.startswith("_"))
+
+
+def load_suite(folder: Path = TASKS_DIR, known_flags: list[str] | None = None,
+               start_states: list[str] | None = None) -> list[Task]:
+    return [load_task(p, known_flags, start_states) for p in task_files(folder)]
