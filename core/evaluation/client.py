@@ -78,7 +78,8 @@ class EvaluatorClient:
                 message, _ = ipc.receive_message(self._conn)
             except (EOFError, OSError, ipc.ProtocolError):
                 with self._changed:
-                    if not self._closed:
+                    final = self.status.get("state") in ("game_exited", "failed")
+                    if not self._closed and not final:  # keep the evaluator's own last word
                         self.status = {"state": "disconnected", "message": "the evaluator process went away"}
                     self._changed.notify_all()
                 return

@@ -22,7 +22,7 @@ from pydantic import TypeAdapter, ValidationError
 from core.evaluation.conditions import Condition, Judge
 from core.evaluation.profile import Profile
 from core.evaluation.tracker import BlockTracker
-from core.game import ipc
+from core.game import child, ipc
 from core.memory.readers import open_reader
 from core.memory.regions import MemoryAccessError
 
@@ -116,24 +116,10 @@ class EvaluatorServer:
             self.running = False
 
     def _game_alive(self) -> bool:
-        try:
-            os.kill(self.pid, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            return True
-        return True
+        return child.pid_alive(self.pid)
 
     def _owner_alive(self) -> bool:
-        if self.owner_pid is None:
-            return True
-        try:
-            os.kill(self.owner_pid, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            return True
-        return True
+        return self.owner_pid is None or child.pid_alive(self.owner_pid)
 
     def serve(self) -> int:
         threading.Thread(target=self._accept_forever, name="evaluator-accept", daemon=True).start()
@@ -148,14 +134,14 @@ class EvaluatorServer:
         deadline = time.perf_counter()
         while self.running and self._owner_alive():
             self._handle_requests()
-            if not self._game_alive():
+            try:
+                if not self._game_alive():
+                    raise ProcessLookupError(self.pid)
+                sample = tracker.sample()
+            except ProcessLookupError:
                 self.broadcast({"type": "status", "state": "game_exited",
                                 "message": f"game process {self.pid} has exited"})
                 return 0
-            try:
-                sample = tracker.sample()
-            except ProcessLookupError:
-                continue  # the game exited between the check above and the read: reported next turn
             except MemoryAccessError as exc:
                 self._fatal(str(exc))
                 return 3

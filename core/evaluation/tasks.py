@@ -97,9 +97,11 @@ def parse_task(text: str, path: Path, known_flags: list[str] | None = None,
         data = yaml.safe_load(text)
         root = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
-        raise TaskFileError(f"{where}: not valid YAML: {getattr(exc, 'problem', exc)}") from None
+        problem = getattr(exc, "problem_mark", None)
+        context = getattr(exc, "context_mark", None) or problem  # where the broken construct began
+        where = f"{path}:{context.line + 1}" if context is not None else str(path)
+        detected = f" (noticed at line {problem.line + 1})" if problem is not None and problem is not context else ""
+        raise TaskFileError(f"{where}: not valid YAML: {getattr(exc, 'problem', exc)}{detected}") from None
     if not isinstance(data, dict):
         raise TaskFileError(f"{path}:1: a task file holds one mapping (id, quest, category, ...)")
     try:

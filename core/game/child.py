@@ -85,13 +85,21 @@ def describe_exit(code: int) -> str:
 
 
 def pid_alive(pid: int) -> bool:
+    """True while `pid` runs. A zombie (exited, not yet reaped by its parent) counts as gone."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
+        pass  # exists, owned by someone else
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            state = handle.read().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, IndexError):
+        return os.name == "nt"  # no /proc: trust the signal check above
+    except PermissionError:
         return True
-    return True
+    return state not in ("Z", "X")
 
 
 def stop(process: subprocess.Popen[bytes]) -> None:

@@ -1,0 +1,99 @@
+"""The evaluator process on the real built-in world: it finds the block, follows it, judges tasks."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+import pytest
+
+from core.evaluation.client import EvaluatorClient, EvaluatorError
+from core.evaluation.driver import ScriptedDriver
+from core.evaluation.tasks import load_task
+from core.game.builtin import BuiltinWorld
+from core.game.pad import Button, PadState
+from core.paths import TASKS_DIR
+
+
+@pytest.fixture(scope="module")
+def evaluator(world):
+    with EvaluatorClient.launch(world.pid) as client:
+        client.wait_locked()
+        yield client
+
+
+def test_it_finds_the_block_and_follows_the_character(world, evaluator):
+    world.reset("plaza_north")
+    before = evaluator.sample_after(time.time())
+    assert (before.x, before.y, before.tick) == (0.0, 9.0, 0)
+    world.hold(PadState(left_y=1.0), 1.0)
+    after = evaluator.sample_after(time.time())
+    assert after.y == pytest.approx(13.0, abs=0.05) and after.tick == 30
+
+
+def test_it_samples_at_sixty_hertz_or_more(evaluator):
+    start = len(evaluator.samples)
+    evaluator.wait_until(lambda: len(evaluator.samples) >= start + 61, timeout=10, what="61 samples")
+    window = evaluator.samples[start:start + 61]
+    rate = 60 / (window[-1].time - window[0].time)
+    assert rate >= 55, f"sampled at {rate:.1f} Hz"
+
+
+def test_an_interaction_flips_the_right_flag(world, evaluator, builtin_profile):
+    world.reset("plaza_north")
+    world.hold(PadState(left_x=0.93, left_y=0.36), 1.4)
+    for _ in range(3):
+        world.press(Button.A)
+    flags = evaluator.sample_after(time.time()).flags
+    assert builtin_profile.flag_names(flags) == ["talked_old_man"]
+
+
+@pytest.mark.parametrize("task_id", ["q08_site_navigation", "q04_clock_interaction", "q01_bread_mixed"])
+def test_success_fires_when_the_reference_route_completes(world, evaluator, builtin_profile, task_id):
+    task = load_task(TASKS_DIR / f"{task_id}.yaml", builtin_profile.flags)
+    result = ScriptedDriver(world, evaluator).drive(task)
+    assert result.success, result.message
+    assert result.success_step == task.reference_steps
+    assert evaluator.successes[0]["step"] == result.success_step and result.privileged
+
+
+def test_success_does_not_fire_for_a_route_not_taken(world, evaluator):
+    world.reset("plaza")
+    evaluator.set_task({"reach": {"x": 56, "y": 64, "radius": 3}})
+    world.hold(PadState(left_y=1.0), 2.0)
+    evaluator.sample_after(time.time())
+    assert evaluator.successes == []
+
+
+def test_a_bad_condition_is_refused_with_a_reason(evaluator):
+    with pytest.raises(EvaluatorError, match="bad success condition"):
+        evaluator.set_task({"teleport": {"x": 1}})
+    with pytest.raises(EvaluatorError, match="does not define"):
+        evaluator.set_task({"flag": {"name": "became_champion"}})
+
+
+def test_it_rescans_when_the_block_moves(world, evaluator):
+    first = evaluator.status["address"]
+    states = []
+    evaluator.subscribe(lambda message: states.append(message["state"]) if message["type"] == "status" else None)
+    world.simulate_game_restart()
+    evaluator.wait_until(lambda: "lost" in states and evaluator.status["state"] == "locked", timeout=30,
+                         what="a rescan")
+    assert evaluator.status["address"] != first
+    world.hold(PadState(left_y=1.0), 0.5)
+    assert evaluator.sample_after(time.time()).tick == world.latest_frame().tick
+
+
+def test_it_reports_when_the_game_exits():
+    game = BuiltinWorld.launch(renderer="software")
+    try:
+        with EvaluatorClient.launch(game.pid) as client:
+            client.wait_locked()
+            os.kill(game.pid, signal.SIGKILL)
+            client.wait_until(lambda: client.status["state"] in ("game_exited", "disconnected"), timeout=20,
+                              what="the game's exit to be reported")
+            assert client.status["state"] == "game_exited"
+            assert f"game process {game.pid} has exited" in client.status["message"]
+    finally:
+        game.close()
