@@ -20,13 +20,12 @@ class BlockNotFound(LookupError):
     pass
 
 
-WRITABLE = RegionFilter(perms="rw")  # live game state is in writable memory, never in code
-
-
-def candidates(reader: MemoryReader, profile: Profile, region_filter: RegionFilter = WRITABLE,
+def candidates(reader: MemoryReader, profile: Profile, region_filter: RegionFilter | None = None,
                stats: ScanStats | None = None) -> list[LocatedBlock]:
-    """Every signature match whose block decodes and validates."""
+    """Every signature match whose block decodes and validates (regions from the profile by default)."""
     pattern = profile.compiled_signature()
+    if region_filter is None:
+        region_filter = RegionFilter(perms=profile.scan_regions.perms, path_contains=profile.scan_regions.path_contains)
     offset = profile.signature.base_offset if profile.signature else 0
     found = []
     for match in scan(reader, pattern, region_filter, stats=stats):

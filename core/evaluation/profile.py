@@ -49,7 +49,7 @@ class Signature(_Model):
 
 
 class FieldSpec(_Model):
-    offset: int = Field(ge=0)
+    offset: int | None = Field(ge=0, description="None only in templates: the user must find it")
     type: FieldType
     range: tuple[float, float] | None = None
     pointer_chain: list[int] | None = None  # for games whose values sit behind pointers
@@ -60,6 +60,13 @@ class Checksum(_Model):
     start: int = Field(ge=0)
     length: int = Field(gt=0)
     field: str
+
+
+class ScanRegions(_Model):
+    """Where the block can live; narrowing this makes scans of multi-GiB emulators fast."""
+
+    perms: str = "rw"
+    path_contains: str | None = None
 
 
 class Equals(_Model):
@@ -74,6 +81,7 @@ class Profile(_Model):
     status: Literal["working", "template"] = "working"
     signature: Signature | None
     block_size: int = Field(gt=0, le=1 << 20)
+    scan_regions: ScanRegions = ScanRegions()
     layout_version: Equals | None = None
     checksum: Checksum | None = None
     fields: dict[str, FieldSpec]
@@ -86,6 +94,10 @@ class Profile(_Model):
     def _consistent(self) -> Profile:
         problems = []
         for name, spec in self.fields.items():
+            if spec.offset is None:
+                if self.status == "working":
+                    problems.append(f"field {name!r} has no offset; only a template may leave it open")
+                continue
             end = spec.offset + struct.calcsize(_STRUCT[spec.type])
             if end > self.block_size and spec.pointer_chain is None:
                 problems.append(f"field {name!r} ends at byte {end}, past block_size {self.block_size}")
@@ -104,8 +116,9 @@ class Profile(_Model):
         return self
 
     def compiled_signature(self) -> Pattern:
-        if self.signature is None:
-            raise ProfileError(f"profile {self.name!r} is a template without a signature; see its notes")
+        if self.signature is None or self.status == "template":
+            raise ProfileError(f"profile {self.name!r} is a template: fill in its signature and field offsets "
+                               "for your game version first (see its notes and docs/profile-format.md)")
         return parse_pattern(self.signature.pattern)
 
     def decode(self, raw: bytes) -> dict[str, Any]:
@@ -118,6 +131,8 @@ class Profile(_Model):
                 raise BlockInvalid("signature no longer present")
         values: dict[str, Any] = {}
         for name, spec in self.fields.items():
+            if spec.offset is None:
+                raise BlockInvalid(f"field {name!r} has no offset (template profile)")
             (value,) = struct.unpack_from(_STRUCT[spec.type], raw, spec.offset)
             if spec.range is not None and not spec.range[0] <= value <= spec.range[1]:
                 raise BlockInvalid(f"{name}={value} outside {spec.range}")

@@ -1,0 +1,43 @@
+"""Observation: everything an agent is given at a step, and nothing else.
+
+It holds images, the instruction text for the chosen granularity, and the agent's own history.
+There is deliberately no field for coordinates, flags, map ids or any other evaluator output.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+OBSERVATION_FORMAT_VERSION = 1
+
+
+@dataclass(frozen=True)
+class HistoryEntry:
+    """One earlier step, as the agent itself saw and decided it."""
+
+    step: int
+    action: str
+    thought: str = ""
+    self_assessment: str = ""
+    feedback: str = ""  # text the harness chose to show the agent (a hint), never ground truth
+
+
+@dataclass(frozen=True)
+class Observation:
+    step: int
+    instruction: str
+    frame: np.ndarray                      # current frame, RGB uint8 (H, W, 3)
+    previous_frame: np.ndarray | None = None
+    left_view: np.ndarray | None = None
+    right_view: np.ndarray | None = None
+    history: tuple[HistoryEntry, ...] = field(default_factory=tuple)
+
+    def __post_init__(self) -> None:
+        for name in ("frame", "previous_frame", "left_view", "right_view"):
+            image = getattr(self, name)
+            if image is None:
+                continue
+            if not isinstance(image, np.ndarray) or image.dtype != np.uint8 or image.ndim != 3 or image.shape[2] != 3:
+                raise TypeError(f"Observation.{name} must be an RGB uint8 image (H, W, 3)")
