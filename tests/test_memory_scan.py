@@ -24,7 +24,7 @@ SIGNATURE = "50 4B 47 59 4D 5A A5 01"
 
 @contextmanager
 def planted(*args: str) -> Iterator[dict]:
-    helper = subprocess.Popen([sys.executable, "-m", "tests.helpers.planted", *args], cwd=PROJECT_ROOT,
+    helper = subprocess.Popen([sys.executable, "-m", "core.memory.bench_target", *args], cwd=PROJECT_ROOT,
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         yield json.loads(helper.stdout.readline())

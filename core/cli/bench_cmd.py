@@ -1,11 +1,13 @@
-"""`python main.py bench world`: measure the built-in world. Figures are relative to baselines
-measured in the same run, because shared machines are noisy.
+"""`python main.py bench world|scan`: measure the built-in world, or memory scanning and the evaluator.
+
+Figures are relative to baselines measured in the same run, because shared machines are noisy.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import time
@@ -16,10 +18,11 @@ from core.paths import PROJECT_ROOT
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("suite", choices=["world"], help="what to measure")
+    parser.add_argument("suite", choices=["world", "scan"], help="what to measure")
     parser.add_argument("--json", action="store_true", help="one JSON object per line")
     parser.add_argument("--steps", type=int, default=200, help="lockstep steps to time (default %(default)s)")
     parser.add_argument("--frames", type=int, default=400, help="frames to render per size (default %(default)s)")
+    parser.add_argument("--scan-mib", type=int, default=1024, help="memory the scan target holds (default 1 GiB)")
 
 
 def _emit(args: argparse.Namespace, name: str, value: float, unit: str, baseline: float | None = None,
@@ -83,4 +86,82 @@ def bench_world(args: argparse.Namespace) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.suite == "world":
         bench_world(args)
+    elif args.suite == "scan":
+        bench_scan(args)
     return 0
+
+
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def bench_scan(args: argparse.Namespace) -> None:
+    import re
+
+    from core.evaluation.client import EvaluatorClient
+    from core.game.builtin import BuiltinWorld
+    from core.memory.pattern import parse_pattern
+    from core.memory.readers import LinuxReader
+    from core.memory.scanner import DEFAULT_CHUNK, RegionFilter, ScanStats, find_all, scan
+
+    size = args.scan_mib << 20
+    target = subprocess.Popen([sys.executable, "-m", "core.memory.bench_target", "--mode", "anon", "--size",
+                               str(size), "--fill", "--count", "16"], cwd=PROJECT_ROOT, stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        info = json.loads(target.stdout.readline())
+        reader = LinuxReader(info["pid"])
+        regions = [r for r in reader.regions() if RegionFilter(perms="rw", min_size=size).accepts(r)]
+        buffer = bytearray(DEFAULT_CHUNK)
+
+        def plain_read() -> float:
+            started = time.perf_counter()
+            for region in regions:
+                for address in range(region.start, region.end, DEFAULT_CHUNK):
+                    reader.read_into(address, memoryview(buffer)[:min(DEFAULT_CHUNK, region.end - address)])
+            return time.perf_counter() - started
+
+        pattern = parse_pattern("50 4B 47 59 4D 5A A5 01")
+        read_s = min(plain_read() for _ in range(3))
+        scan_times = []
+        for _ in range(3):
+            stats = ScanStats()
+            found = scan(reader, pattern, regions=regions, stats=stats)
+            scan_times.append(stats.seconds)
+        scan_s = min(scan_times)
+        assert len(found) == 2 + 16 + 3, f"the scan found {len(found)} of the 21 planted signatures"
+        gib = sum(r.size for r in regions) / (1 << 30)
+        _emit(args, "read_gib_per_s", gib / read_s, "GiB/s")
+        _emit(args, "scan_gib_per_s", gib / scan_s, "GiB/s", gib / read_s, "read_gib_per_s")
+        _emit(args, "scan_over_read_ratio", scan_s / read_s, "ratio", read_s, "read_s", ratio=scan_s / read_s)
+        # The naive alternative: one regex with the leading wildcards compiled in, on 128 MiB.
+        sample = bytearray(min(size, 128 << 20))
+        reader.read_into(regions[0].start, sample)
+        wildcard = parse_pattern("?? ?? 47 59 4D 5A A5 01")
+        naive = re.compile(b"(?s)..GYMZ\xa5\x01")
+        started = time.perf_counter()
+        naive_hits = [m.start() for m in naive.finditer(sample)]
+        naive_s = time.perf_counter() - started
+        started = time.perf_counter()
+        ours = find_all(wildcard, sample)
+        ours_s = time.perf_counter() - started
+        assert ours == naive_hits
+        per_gib = (1 << 30) / len(sample)
+        _emit(args, "regex_leading_wildcards_gib_per_s", 1 / (naive_s * per_gib), "GiB/s",
+              1 / (ours_s * per_gib), "anchored_search_gib_per_s")
+        reader.close()
+    finally:
+        target.stdin.close()
+        target.wait(timeout=30)
+    with BuiltinWorld.launch(renderer="software") as world, EvaluatorClient.launch(world.pid) as evaluator:
+        evaluator.wait_locked()
+        world.reset("plaza")
+        first = len(evaluator.samples)
+        cpu_before, wall_before = _cpu_seconds(evaluator.pid), time.perf_counter()
+        evaluator.wait_until(lambda: len(evaluator.samples) >= first + 180, timeout=30, what="180 samples")
+        cpu_after, wall_after = _cpu_seconds(evaluator.pid), time.perf_counter()
+        window = evaluator.samples[first:first + 181]
+        hz = (len(window) - 1) / (window[-1].time - window[0].time)
+        _emit(args, "sample_hz", hz, "samples/s")
+        _emit(args, "sampler_cpu_percent", 100 * (cpu_after - cpu_before) / (wall_after - wall_before), "%")

@@ -1,7 +1,7 @@
-"""A helper process for scanner tests and the scan bench: memory with patterns planted in it.
+"""A target process for scanner tests and `bench scan`: memory with patterns planted in it.
 
-    python -m tests.helpers.planted --mode anon --size 67108864 --seed 1
-    python -m tests.helpers.planted --mode shm --size 268435456 --seed 1
+    python -m core.memory.bench_target --mode anon --size 67108864 --seed 1
+    python -m core.memory.bench_target --mode shm --size 268435456 --seed 1
 
 Prints one JSON line ({"pid", "planted": [addresses], ...}) and keeps the memory alive until
 its stdin closes. Signatures are assembled at run time so no literal copy sits in the process.
