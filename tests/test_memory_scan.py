@@ -186,3 +186,15 @@ def test_the_windows_reader_opens_read_only_and_walks_committed_regions():
 def test_region_describes_itself():
     region = Region(0x1000, 0x3000, "rw-p", 0, "")
     assert region.size == 0x2000 and str(region) == "0x1000-0x3000 rw-p [anonymous]"
+
+
+def test_the_tracker_locks_onto_the_newest_of_several_valid_copies(builtin_profile):
+    """Games leave valid-looking copies of their state behind; the live block has the newest tick."""
+    from core.evaluation.tracker import BlockTracker
+
+    with planted("--mode", "anon", "--size", str(4 << 20), "--count", "4") as info:
+        tracker = BlockTracker(LinuxReader(info["pid"]), builtin_profile)
+        assert tracker.scan()
+        assert tracker.status.candidates == len(info["planted"])
+        assert tracker.status.address == info["planted"][-1]  # planted last, with the highest tick
+        assert tracker.sample().tick == 100 + len(info["planted"]) - 1
