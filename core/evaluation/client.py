@@ -51,20 +51,9 @@ class EvaluatorClient:
     @classmethod
     def launch(cls, game_pid: int, profile: Path = BUILTIN_PROFILE, hz: float = 60.0,
                start_timeout: float = 60.0) -> EvaluatorClient:
-        runtime_dir = ipc.private_runtime_dir("pokegym-eval-")
-        process = None
-        try:
-            endpoint = child.write_endpoint(runtime_dir)
-            args = ["--pid", str(game_pid), "--profile", str(profile), "--runtime-dir", str(runtime_dir),
-                    "--hz", str(hz)]
-            process = child.start_child("core.evaluation", args, start_timeout, deque(maxlen=40), "evaluator")
-            conn = ipc.connect(endpoint)
-        except BaseException:
-            if process is not None:
-                child.stop(process)
-            shutil.rmtree(runtime_dir, ignore_errors=True)
-            raise
-        (runtime_dir / "endpoint.json").unlink(missing_ok=True)
+        args = ["--pid", str(game_pid), "--profile", str(profile), "--hz", str(hz)]
+        conn, process, runtime_dir = child.spawn_and_connect("core.evaluation", args, start_timeout,
+                                                             deque(maxlen=40), "evaluator", "pokegym-eval-")
         return cls(conn, process, runtime_dir)
 
     # -- receiving ----------------------------------------------------------------------

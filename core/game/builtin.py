@@ -65,21 +65,11 @@ class BuiltinWorld:
                renderer: str = "auto", start_timeout: float = START_TIMEOUT_S) -> BuiltinWorld:
         """Start a world process owned by this one; it exits if this process dies."""
         check_resolution(width, height)
-        runtime_dir = ipc.private_runtime_dir()
         stderr_tail: deque[str] = deque(maxlen=40)
-        process = None
-        try:
-            endpoint = child.write_endpoint(runtime_dir)
-            args = ["--world", str(world), "--width", str(width), "--height", str(height), "--mode", mode,
-                    "--renderer", renderer, "--runtime-dir", str(runtime_dir)]
-            process = child.start_child("core.world", args, start_timeout, stderr_tail, "world")
-            conn = ipc.connect(endpoint)
-        except BaseException:
-            if process is not None:
-                child.stop(process)
-            shutil.rmtree(runtime_dir, ignore_errors=True)
-            raise
-        (runtime_dir / "endpoint.json").unlink(missing_ok=True)  # the key is no longer needed on disk
+        args = ["--world", str(world), "--width", str(width), "--height", str(height), "--mode", mode,
+                "--renderer", renderer]
+        conn, process, runtime_dir = child.spawn_and_connect("core.world", args, start_timeout,
+                                                             stderr_tail, "world")
         return cls._handshake(conn, process, runtime_dir, stderr_tail)
 
     @classmethod

@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 import os
 import select
+import shutil
 import signal
 import subprocess
 import sys
 import time
 from collections import deque
+from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import IO
 
@@ -25,6 +27,26 @@ def write_endpoint(runtime_dir: Path) -> ipc.Endpoint:
     with os.fdopen(fd, "w") as handle:
         json.dump(endpoint.to_json(), handle)
     return endpoint
+
+
+def spawn_and_connect(module: str, args: list[str], timeout: float,
+                      stderr_tail: deque[str], what: str,
+                      prefix: str = "pokegym-") -> tuple[Connection, subprocess.Popen[bytes], Path]:
+    """Start `python -m module` with a private runtime directory and connect to it, or clean up."""
+    runtime_dir = ipc.private_runtime_dir(prefix)
+    process = None
+    try:
+        endpoint = write_endpoint(runtime_dir)
+        process = start_child(module, [*args, "--runtime-dir", str(runtime_dir)], timeout,
+                              stderr_tail, what)
+        conn = ipc.connect(endpoint)
+    except BaseException:
+        if process is not None:
+            stop(process)
+        shutil.rmtree(runtime_dir, ignore_errors=True)
+        raise
+    (runtime_dir / "endpoint.json").unlink(missing_ok=True)  # the key is no longer needed on disk
+    return conn, process, runtime_dir
 
 
 def start_child(module: str, args: list[str], timeout: float, stderr_tail: deque[str],
