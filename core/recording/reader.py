@@ -1,0 +1,86 @@
+"""EpisodeReader: reads episode files, including ones cut short by a crash."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import h5py
+import numpy as np
+
+from core.recording.writer import EPISODE_FORMAT, EPISODE_FORMAT_VERSION, SAMPLE_FIELDS, SOURCES, STEP_NUMBERS
+
+
+class EpisodeFileError(ValueError):
+    """Not an episode file, or one from a newer format."""
+
+
+class EpisodeReader:
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        try:
+            self._file = h5py.File(self.path, "r")
+        except OSError as exc:
+            raise EpisodeFileError(f"cannot open {self.path} as HDF5: {exc}") from None
+        attrs = self._file.attrs
+        if attrs.get("format") != EPISODE_FORMAT:
+            self._file.close()
+            raise EpisodeFileError(f"{self.path} is not a PokeGym episode file")
+        if int(attrs.get("format_version", 0)) > EPISODE_FORMAT_VERSION:
+            self._file.close()
+            raise EpisodeFileError(f"{self.path} uses episode format {attrs['format_version']}; "
+                                   f"this version reads up to {EPISODE_FORMAT_VERSION}")
+        self.metadata: dict[str, Any] = json.loads(attrs["metadata_json"])
+
+    @property
+    def step_count(self) -> int:
+        # A crash can leave datasets of one step at different lengths; count only complete steps.
+        steps = self._file["steps"]
+        lengths = [steps[name].shape[0] for name, _ in STEP_NUMBERS] + [steps["record_index"].shape[0]]
+        lengths += [dataset.shape[0] for dataset in self._file["images"].values()]
+        return min(lengths)
+
+    @property
+    def result(self) -> dict[str, Any] | None:
+        if "result" not in self._file:
+            return None
+        return json.loads(self._file["result"].attrs["result_json"])
+
+    @property
+    def complete(self) -> bool:
+        return self.result is not None
+
+    def step_numbers(self) -> dict[str, np.ndarray]:
+        count = self.step_count
+        return {name: self._file["steps"][name][:count] for name, _ in STEP_NUMBERS}
+
+    def record(self, step: int) -> dict[str, Any]:
+        offset, length = self._file["steps"]["record_index"][step]
+        raw = self._file["steps"]["record_bytes"][offset:offset + length]
+        record = json.loads(raw.tobytes())
+        record["source"] = SOURCES[int(self._file["steps"]["source"][step])]
+        return record
+
+    def records(self) -> list[dict[str, Any]]:
+        return [self.record(i) for i in range(self.step_count)]
+
+    def image(self, name: str, step: int) -> np.ndarray:
+        return self._file["images"][name][step]
+
+    def image_sets(self) -> list[str]:
+        return list(self._file["images"])
+
+    def samples(self) -> dict[str, np.ndarray]:
+        group = self._file["samples"]
+        count = min(group[name].shape[0] for name, _ in SAMPLE_FIELDS)
+        return {name: group[name][:count] for name, _ in SAMPLE_FIELDS}
+
+    def close(self) -> None:
+        self._file.close()
+
+    def __enter__(self) -> EpisodeReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
