@@ -1,0 +1,1 @@
+"""Running episodes: the runner, interventions and metrics. No Qt here."""
