@@ -1,0 +1,45 @@
+"""A minimal signal: callbacks connected to a named event, called on the emitting thread.
+
+The studio connects bound slots and re-emits into the GUI thread itself; core stays Qt-free.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+
+class Signal:
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._callbacks: list[Callable[..., Any]] = []
+        self._lock = threading.Lock()
+
+    def connect(self, callback: Callable[..., Any]) -> None:
+        with self._lock:
+            self._callbacks.append(callback)
+
+    def disconnect(self, callback: Callable[..., Any]) -> None:
+        with self._lock:
+            self._callbacks.remove(callback)
+
+    def emit(self, *args: Any) -> None:
+        with self._lock:
+            callbacks = list(self._callbacks)
+        for callback in callbacks:
+            callback(*args)
+
+
+class RunnerEvents:
+    """sig_frame(frame), sig_decision(step, decision), sig_sample(sample), sig_metrics(dict),
+    sig_intervention(dict), sig_step(dict), sig_episode_end(result dict)."""
+
+    def __init__(self) -> None:
+        self.sig_frame = Signal("frame")
+        self.sig_decision = Signal("decision")
+        self.sig_sample = Signal("sample")
+        self.sig_metrics = Signal("metrics")
+        self.sig_intervention = Signal("intervention")
+        self.sig_step = Signal("step")
+        self.sig_episode_end = Signal("episode_end")

@@ -1,0 +1,280 @@
+"""EpisodeRunner: one episode, Qt-free and event-driven.
+
+Loop: observe -> decide -> execute -> (settle) -> read evaluator samples -> metrics -> record.
+Ends on success, budget exhausted, stop, or error (the game died, the agent failed for good);
+the episode file is finished in every case. Controls (pause, resume, single step, stop, human
+takeover, interventions) may be called from any thread, for example the studio's GUI thread.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from core.agents.actions import ActionSet
+from core.agents.base import Agent, Decision
+from core.agents.observation import HistoryEntry
+from core.agents.observe import ObservationBuilder, ObservationOptions
+from core.evaluation.client import EvaluatorClient
+from core.evaluation.sample import StateSample
+from core.evaluation.tasks import Interact, Task
+from core.game.connection import GameConnection
+from core.game.errors import GameError
+from core.game.pad import PadState
+from core.recording.writer import EpisodeWriter
+from core.session.events import RunnerEvents
+from core.session.interventions import DEFAULT_HINT, PHYSICAL, Intervention, InterventionPolicy
+from core.session.metrics import StepFacts, episode_metrics
+
+GOAL_AREA_M = 3.0
+
+
+@dataclass
+class RunOptions:
+    granularity: str = "goal_only"
+    paradigm: str = "discrete"
+    observation: ObservationOptions = field(default_factory=ObservationOptions)
+    interventions: InterventionPolicy = field(default_factory=InterventionPolicy)
+    step_budget: int | None = None
+    privileged: bool = False
+    seed: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"granularity": self.granularity, "paradigm": self.paradigm,
+                "observation": self.observation.to_json(), "interventions": self.interventions.to_json(),
+                "step_budget": self.step_budget, "privileged": self.privileged, "seed": self.seed}
+
+
+def goal_point(task: Task) -> tuple[float, float] | None:
+    """Where the task's goal area is, for the Execution Failure suggestion."""
+    reach = getattr(task.success, "reach", None)
+    if reach is not None:
+        return reach.x, reach.y
+    interactions = [s for s in task.reference_route if isinstance(s, Interact)]
+    return interactions[-1].interact.target if interactions else None
+
+
+class EpisodeRunner:
+    def __init__(self, game: GameConnection, evaluator: EvaluatorClient, agent: Agent, actions: ActionSet,
+                 task: Task, options: RunOptions, record_path: Path | None) -> None:
+        self.game, self.evaluator, self.agent, self.actions = game, evaluator, agent, actions
+        self.task, self.options, self.record_path = task, options, record_path
+        self.events = RunnerEvents()
+        self._resume = threading.Event()
+        self._resume.set()
+        self._single_step = False
+        self._stop = threading.Event()
+        self._control = threading.Lock()
+        self._pending_human: list[tuple[PadState, float]] = []
+        self._pending_interventions: list[Intervention] = []
+        self.taken_over = False
+        self.step = 0
+        self._images: dict[str, Any] = {}
+
+    # -- controls (any thread) --------------------------------------------------------------
+    def pause(self) -> None:
+        self._resume.clear()
+
+    def resume(self) -> None:
+        self.taken_over = False
+        self._single_step = False
+        self._resume.set()
+
+    def step_once(self) -> None:
+        self._single_step = True
+        self._resume.set()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._resume.set()
+
+    def take_over(self) -> None:
+        self.taken_over = True
+        self.pause()
+
+    def human_input(self, pad: PadState, seconds: float) -> None:
+        """While taken over: execute this pad input as a recorded step with source `human`."""
+        with self._control:
+            self._pending_human.append((pad, seconds))
+        self._resume.set()
+
+    def request_intervention(self, kind: str, text: str = "") -> None:
+        params = {"hint": text or DEFAULT_HINT} if kind == "text" else {}
+        with self._control:
+            self._pending_interventions.append(Intervention(self.step, "human", kind, params))  # type: ignore[arg-type]
+        self._resume.set()
+
+    # -- the episode ------------------------------------------------------------------------
+    def run(self) -> dict[str, Any]:
+        task, options = self.task, self.options
+        budget = options.step_budget or task.step_budget
+        instruction = task.instruction(options.granularity)
+        self.game.reset(task.start_state)
+        self.evaluator.set_task(task.success.model_dump(exclude_none=True), step=0)
+        builder = ObservationBuilder(self.game, options.observation)
+        frame = self.game.latest_frame()
+        writer = self._open_writer(frame.pixels.shape) if self.record_path is not None else None
+        facts: list[StepFacts] = []
+        history: list[HistoryEntry] = []
+        consecutive_im, last_intervention = 0, None
+        pending_hint = ""
+        end_reason, error = "budget", None
+        goal = goal_point(task)
+        reached_goal = False
+        position = self.evaluator.sample_after(time.time())
+        sample_cursor = len(self.evaluator.samples)
+        try:
+            while self.step < budget:
+                source, decision, macro, intervention = self._next_action(builder, instruction, history,
+                                                                          pending_hint)
+                if source is None:
+                    end_reason = "stopped"
+                    break
+                pending_hint = ""
+                self.step += 1
+                self.evaluator.mark_step(self.step)  # before acting, so success is credited to this step
+                tick_before = self.game.latest_frame().tick
+                for pad, seconds in macro:
+                    self.game.hold(pad, seconds)
+                after = self.evaluator.sample_after(time.time())
+                displacement = math.hypot(after.x - position.x, after.y - position.y)
+                position = after
+                movement = decision is not None and decision.action is not None and \
+                    (decision.action.name in self.actions.movement or decision.action.name == "Continuous")
+                fact = StepFacts(decision.action.name if decision and decision.action else "NoOp", movement,
+                                 displacement, decision.self_assessment if decision else "unsure")
+                facts.append(fact)
+                consecutive_im = consecutive_im + 1 if fact.ineffective else (0 if movement else consecutive_im)
+                if goal is not None and math.hypot(after.x - goal[0], after.y - goal[1]) <= GOAL_AREA_M:
+                    reached_goal = True
+                if intervention is None:
+                    intervention = options.interventions.check(self.step, consecutive_im, last_intervention)
+                    if intervention is not None:
+                        pending_hint = self._apply(intervention)
+                if intervention is not None:
+                    last_intervention = self.step
+                    self.events.sig_intervention.emit(intervention.to_json())
+                new_samples = self.evaluator.samples[sample_cursor:]
+                sample_cursor += len(new_samples)
+                record = self._record(decision, source, macro, intervention, fact)
+                numbers = {"step": self.step, "time": time.time(), "tick_before": tick_before,
+                           "tick_after": after.tick, "latency_s": decision.latency_s if decision else 0.0,
+                           "displacement": displacement, "ineffective": int(fact.ineffective), "source": source}
+                if writer is not None:
+                    writer.add_samples([s.to_json() for s in new_samples])
+                    writer.add_step(numbers, record, self._images)
+                history.append(HistoryEntry(self.step, record["action"], record["thought"],
+                                            record["self_assessment"], pending_hint))
+                self._emit_step(decision, after, numbers, record, facts)
+                if self.evaluator.successes:
+                    end_reason = "success"
+                    break
+            else:
+                end_reason = "budget"
+        except GameError as exc:
+            end_reason, error = "error", str(exc)
+        result = self._result(facts, end_reason, error, reached_goal)
+        if writer is not None:
+            writer.finish(result)
+        self.events.sig_episode_end.emit(result)
+        return result
+
+    # -- pieces -----------------------------------------------------------------------------
+    def _open_writer(self, shape: tuple[int, ...]) -> EpisodeWriter:
+        obs = self.options.observation
+        width = min(shape[1], obs.max_width)
+        height = round(shape[0] * width / shape[1])
+        sets = ["current"] + (["previous"] if obs.previous_frame else [])
+        sets += ["left", "right"] if obs.side_views else []
+        metadata = {"task_id": self.task.id, "quest": self.task.quest, "category": self.task.category,
+                    "granularity": self.options.granularity, "agent": self.agent.name,
+                    "agent_config": self.agent.describe(), "privileged": self.options.privileged,
+                    "start_state": self.task.start_state, "step_budget": self.options.step_budget or
+                    self.task.step_budget, "instruction": self.task.instruction(self.options.granularity),
+                    "options": self.options.to_json(), "game": self.game.info.name}
+        assert self.record_path is not None
+        return EpisodeWriter(self.record_path, metadata, (height, width, 3), image_sets=tuple(sets))
+
+    def _next_action(self, builder: ObservationBuilder, instruction: str, history: list[HistoryEntry],
+                     hint: str) -> tuple[str | None, Decision | None, tuple[tuple[PadState, float], ...],
+                                         Intervention | None]:
+        while True:
+            if self._stop.is_set():
+                return None, None, (), None
+            with self._control:
+                if self._pending_interventions:
+                    intervention = self._pending_interventions.pop(0)
+                    macro = PHYSICAL.get(intervention.kind, ())
+                    if intervention.kind == "text":
+                        history.append(HistoryEntry(self.step, "Hint", "", "", intervention.params["hint"]))
+                        self.events.sig_intervention.emit(intervention.to_json())
+                        continue
+                    self._images = {"current": None}
+                    return "intervention", None, macro, intervention
+                if self._pending_human:
+                    pad, seconds = self._pending_human.pop(0)
+                    self._images = {"current": builder.build(self.step + 1, instruction, history).frame}
+                    return "human", None, ((pad, seconds),), None
+            if not self._resume.is_set() or self.taken_over:
+                self._resume.wait()
+                if self.taken_over and not (self._pending_human or self._pending_interventions or self._stop.is_set()):
+                    self._resume.clear()
+                continue
+            if self._single_step:
+                self._single_step = False
+                self._resume.clear()
+            entries = history + ([HistoryEntry(self.step, "Hint", "", "", hint)] if hint else [])
+            observation = builder.build(self.step + 1, instruction, entries)
+            self._images = {"current": observation.frame, "previous": observation.previous_frame,
+                            "left": observation.left_view, "right": observation.right_view}
+            self.events.sig_frame.emit(observation.frame)
+            decision = self.agent.decide(observation)
+            self.events.sig_decision.emit(self.step + 1, decision)
+            macro = decision.action.macro if decision.action is not None else ()
+            return ("privileged" if self.options.privileged else "agent"), decision, macro, None
+
+    def _apply(self, intervention: Intervention) -> str:
+        if intervention.kind == "text":
+            return str(intervention.params.get("hint", DEFAULT_HINT))
+        for pad, seconds in PHYSICAL[intervention.kind]:
+            self.game.hold(pad, seconds)
+        return ""
+
+    def _record(self, decision: Decision | None, source: str, macro: tuple[tuple[PadState, float], ...],
+                intervention: Intervention | None, fact: StepFacts) -> dict[str, Any]:
+        action = decision.action.describe() if decision and decision.action else (
+            "NoOp" if decision else (intervention.kind if intervention else "HumanInput"))
+        return {
+            "action": action, "action_params": decision.action.params if decision and decision.action else {},
+            "raw_reply": decision.raw_reply if decision else "", "thought": decision.thought if decision else "",
+            "self_assessment": decision.self_assessment if decision else "",
+            "parse_error": decision.parse_error if decision else None,
+            "macro": [[pad.to_dict(), seconds] for pad, seconds in macro],
+            "usage": decision.usage if decision else {},
+            "intervention": intervention.to_json() if intervention else None,
+            "memory": "", "reflection": "", "movement": fact.movement,
+        }
+
+    def _emit_step(self, decision: Decision | None, after: StateSample, numbers: dict[str, Any],
+                   record: dict[str, Any], facts: list[StepFacts]) -> None:
+        self.events.sig_sample.emit(after)
+        self.events.sig_step.emit({**numbers, **record})
+        summary = episode_metrics(facts, bool(self.evaluator.successes))
+        self.events.sig_metrics.emit({**summary.to_json(), "step": self.step})
+
+    def _result(self, facts: list[StepFacts], end_reason: str, error: str | None,
+                reached_goal: bool) -> dict[str, Any]:
+        success = bool(self.evaluator.successes)
+        metrics = episode_metrics(facts, success, reached_goal)
+        return {
+            "task_id": self.task.id, "quest": self.task.quest, "category": self.task.category,
+            "granularity": self.options.granularity, "agent": self.agent.name, "success": success,
+            "success_step": self.evaluator.successes[0]["step"] if success else None,
+            "steps_used": self.step, "end_reason": "success" if success else end_reason, "error": error,
+            "failure_category_suggestion": metrics.failure_category, "metrics": metrics.to_json(),
+            "privileged": self.options.privileged, "reached_goal_area": reached_goal,
+        }
