@@ -4,6 +4,7 @@
     python main.py world         run the built-in 3D world as its own process
     python main.py scan          find an AOB pattern in a live process's memory
     python main.py tasks list    the 30-task suite; `tasks validate --all` drives every task
+    python main.py run           run and record episodes; `report DIR` makes the paper's tables
     python main.py bench world   measure rendering and stepping (JSON lines with --json)
 """
 
@@ -59,7 +60,25 @@ def _tasks(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=tasks_cmd.run)
 
 
-_COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [_demo, _world, _scan, _tasks, _bench]
+def _run(subparsers: argparse._SubParsersAction) -> None:
+    from core.cli import run_cmd
+
+    parser = subparsers.add_parser("run", help="run episodes (task x granularity x agent x trial) and record them",
+                                   description=run_cmd.__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    run_cmd.add_arguments(parser)
+    parser.set_defaults(handler=run_cmd.run)
+
+
+def _report(subparsers: argparse._SubParsersAction) -> None:
+    from core.cli import report_cmd
+
+    parser = subparsers.add_parser("report", help="tables and the IM/SR correlation for a run folder",
+                                   description=report_cmd.__doc__)
+    report_cmd.add_arguments(parser)
+    parser.set_defaults(handler=report_cmd.run)
+
+
+_COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [_demo, _world, _scan, _tasks, _run, _report, _bench]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,63 @@
+"""`python main.py run`: run episodes on the built-in world and record each to HDF5.
+
+    python main.py run --tasks all --granularity all --agent random --trials 5 --workers 2 --out runs/random
+    python main.py run --tasks q01*,category:navigation --granularity goal --agent random:7 --out runs/x
+
+Each episode gets its own world and evaluator processes. Interrupt and rerun with the same --out
+to resume: finished episodes (in results.jsonl) are skipped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from core.agents.observe import ObservationOptions
+from core.session.batch import BatchError, run_batch
+from core.session.interventions import InterventionPolicy
+from core.session.runner import RunOptions
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--tasks", default="all", help="all, task ids or globs, quests, category:NAME (comma list)")
+    parser.add_argument("--granularity", default="goal", help="visual, step, goal or all (default goal)")
+    parser.add_argument("--agent", default="random", help="random[:SEED] or replay:EPISODE.h5")
+    parser.add_argument("--trials", type=int, default=1)
+    parser.add_argument("--workers", type=int, default=1, help="episodes at once (each has its own world)")
+    parser.add_argument("--out", type=Path, required=True, help="folder for results.jsonl and episodes/")
+    parser.add_argument("--paradigm", choices=["discrete", "continuous"], default="discrete")
+    parser.add_argument("--previous-frame", action="store_true", help="also show the agent the previous frame")
+    parser.add_argument("--side-views", action="store_true", help="also show the agent left and right views")
+    parser.add_argument("--intervention", choices=["none", "text", "physical"], default="none")
+    parser.add_argument("--intervention-k", type=int, default=3, help="consecutive ineffective moves (default 3)")
+    parser.add_argument("--budget", type=int, help="override every task's step budget")
+    parser.add_argument("--seed", type=int, default=0)
+
+
+def run(args: argparse.Namespace) -> int:
+    options = RunOptions(
+        paradigm=args.paradigm, observation=ObservationOptions(args.previous_frame, args.side_views),
+        interventions=InterventionPolicy(args.intervention, args.intervention_k), step_budget=args.budget,
+        seed=args.seed,
+    )
+    started = time.perf_counter()
+
+    def progress(done: int, total: int, result: dict[str, Any]) -> None:
+        width = 24
+        filled = round(width * done / total) if total else width
+        bar = "#" * filled + "-" * (width - filled)
+        verdict = "success" if result.get("success") else result.get("end_reason", "?")
+        print(f"[{bar}] {done}/{total}  {result['key']}: {verdict} after {result.get('steps_used', '?')} steps "
+              f"({time.perf_counter() - started:.0f} s)", flush=True)
+
+    try:
+        results = run_batch(args.tasks, args.granularity, args.agent, args.trials, args.workers, args.out,
+                            options, progress)
+    except BatchError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"{len(results)} episode(s) run; results in {args.out / 'results.jsonl'}")
+    return 0

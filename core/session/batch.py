@@ -1,0 +1,138 @@
+"""Batch runs: every (task, granularity, agent, trial) episode in its own world and evaluator processes.
+
+Finished episodes are appended to results.jsonl as they end, so an interrupted run resumes by
+skipping them.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from core.agents.actions import ActionSet
+from core.agents.base import Agent, RandomAgent, ReplayAgent
+from core.evaluation.client import EvaluatorClient
+from core.evaluation.profile import load_profile
+from core.evaluation.tasks import Task, load_suite
+from core.game.builtin import BuiltinWorld
+from core.game.errors import GameError
+from core.paths import PROFILES_DIR, TASKS_DIR
+from core.recording.reader import EpisodeReader
+from core.session.runner import EpisodeRunner, RunOptions
+
+GRANULARITY_NAMES = {"visual": "visual_guided", "step": "step_guided", "goal": "goal_only"}
+
+
+class BatchError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class EpisodeSpec:
+    task: Task
+    granularity: str
+    agent_spec: str
+    trial: int
+
+    @property
+    def key(self) -> str:
+        agent = self.agent_spec.replace(":", "-").replace("/", "_").replace("=", "")
+        return f"{self.task.id}__{self.granularity}__{agent}__t{self.trial}"
+
+
+def select_tasks(selector: str, tasks: list[Task]) -> list[Task]:
+    chosen: list[Task] = []
+    for part in [p.strip() for p in selector.split(",") if p.strip()]:
+        if part == "all":
+            matched = tasks
+        elif part.startswith("category:"):
+            matched = [t for t in tasks if t.category == part.split(":", 1)[1]]
+        else:
+            matched = [t for t in tasks if fnmatch.fnmatch(t.id, part) or t.quest == part]
+        if not matched:
+            raise BatchError(f"no task matches {part!r}; see `python main.py tasks list`")
+        chosen += [t for t in matched if t not in chosen]
+    return chosen
+
+
+def granularities(choice: str) -> list[str]:
+    if choice == "all":
+        return list(GRANULARITY_NAMES.values())
+    if choice in GRANULARITY_NAMES:
+        return [GRANULARITY_NAMES[choice]]
+    if choice in GRANULARITY_NAMES.values():
+        return [choice]
+    raise BatchError(f"granularity must be visual, step, goal or all, got {choice!r}")
+
+
+def make_agent(spec: str, actions: ActionSet, seed: int, paradigm: str) -> Agent:
+    name, _, argument = spec.partition(":")
+    if name == "random":
+        return RandomAgent(actions, seed=int(argument) if argument else seed, paradigm=paradigm)
+    if name == "replay":
+        with EpisodeReader(Path(argument)) as episode:
+            replies = [r["raw_reply"] for r in episode.records() if r["source"] == "agent"]
+        return ReplayAgent(actions, replies, paradigm, source=argument)
+    raise BatchError(f"unknown agent {spec!r}; available now: random[:SEED], replay:EPISODE.h5 "
+                     "(model agents arrive with the vlm extra)")
+
+
+def done_keys(results: Path) -> set[str]:
+    if not results.exists():
+        return set()
+    keys = set()
+    for line in results.read_text().splitlines():
+        try:
+            keys.add(json.loads(line)["key"])
+        except (ValueError, KeyError):
+            continue  # a line cut by a crash: that episode runs again
+    return keys
+
+
+def run_batch(task_selector: str, granularity: str, agent_spec: str, trials: int, workers: int, out: Path,
+              options: RunOptions, progress: Callable[[int, int, dict[str, Any]], None]) -> list[dict[str, Any]]:
+    profile = load_profile(PROFILES_DIR / "builtin_world.yaml")
+    actions = ActionSet.from_profile_data(profile.actions)
+    tasks = select_tasks(task_selector, load_suite(TASKS_DIR, profile.flags))
+    specs = [EpisodeSpec(t, g, agent_spec, trial) for t in tasks for g in granularities(granularity)
+             for trial in range(trials)]
+    out.mkdir(parents=True, exist_ok=True)
+    results_path = out / "results.jsonl"
+    finished = done_keys(results_path)
+    todo = [s for s in specs if s.key not in finished]
+    lock = threading.Lock()
+    results: list[dict[str, Any]] = []
+
+    def one(spec: EpisodeSpec) -> dict[str, Any]:
+        episode_options = RunOptions(granularity=spec.granularity, paradigm=options.paradigm,
+                                     observation=options.observation, interventions=options.interventions,
+                                     step_budget=options.step_budget, seed=options.seed + spec.trial)
+        agent = make_agent(spec.agent_spec, actions, episode_options.seed, options.paradigm)
+        path = out / "episodes" / f"{spec.key}.h5"
+        try:
+            with BuiltinWorld.launch(renderer="software") as world, EvaluatorClient.launch(world.pid) as evaluator:
+                evaluator.wait_locked()
+                result = EpisodeRunner(world, evaluator, agent, actions, spec.task, episode_options, path).run()
+        except GameError as exc:
+            result = {"task_id": spec.task.id, "granularity": spec.granularity, "agent": agent.name,
+                      "success": False, "end_reason": "error", "error": str(exc), "category": spec.task.category,
+                      "quest": spec.task.quest}
+        result.update(key=spec.key, trial=spec.trial, agent_spec=spec.agent_spec,
+                      episode=str(path.relative_to(out)) if path.exists() else None)
+        with lock:
+            with results_path.open("a") as handle:
+                handle.write(json.dumps(result, default=str) + "\n")
+            results.append(result)
+            progress(len(finished) + len(results), len(specs), result)
+        return result
+
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        for future in as_completed([pool.submit(one, spec) for spec in todo]):
+            future.result()
+    return results
