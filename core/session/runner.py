@@ -8,6 +8,7 @@ takeover, interventions) may be called from any thread, for example the studio's
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import threading
 import time
@@ -69,8 +70,8 @@ class EpisodeRunner:
         self._single_step = False
         self._stop = threading.Event()
         self._control = threading.Lock()
-        self._pending_human: list[tuple[PadState, float]] = []
-        self._pending_interventions: list[Intervention] = []
+        self._pending: list[tuple[str, object]] = []  # human inputs and interventions, in arrival order
+        self._text_intervention: Intervention | None = None
         self.taken_over = False
         self.step = 0
         self._images: dict[str, Any] = {}
@@ -99,13 +100,13 @@ class EpisodeRunner:
     def human_input(self, pad: PadState, seconds: float) -> None:
         """While taken over: execute this pad input as a recorded step with source `human`."""
         with self._control:
-            self._pending_human.append((pad, seconds))
+            self._pending.append(("human", (pad, seconds)))
         self._resume.set()
 
     def request_intervention(self, kind: str, text: str = "") -> None:
         params = {"hint": text or DEFAULT_HINT} if kind == "text" else {}
         with self._control:
-            self._pending_interventions.append(Intervention(self.step, "human", kind, params))  # type: ignore[arg-type]
+            self._pending.append(("intervention", Intervention(self.step, "human", kind, params)))  # type: ignore[arg-type]
         self._resume.set()
 
     # -- the episode ------------------------------------------------------------------------
@@ -151,11 +152,14 @@ class EpisodeRunner:
                 consecutive_im = consecutive_im + 1 if fact.ineffective else (0 if movement else consecutive_im)
                 if goal is not None and math.hypot(after.x - goal[0], after.y - goal[1]) <= GOAL_AREA_M:
                     reached_goal = True
-                if intervention is None:
+                if intervention is None and self._text_intervention is not None:
+                    intervention, self._text_intervention = self._text_intervention, None
+                elif intervention is None:
                     intervention = options.interventions.check(self.step, consecutive_im, last_intervention)
                     if intervention is not None:
                         pending_hint = self._apply(intervention)
                 if intervention is not None:
+                    intervention = dataclasses.replace(intervention, step=self.step)  # the step that carries it
                     last_intervention = self.step
                     self.events.sig_intervention.emit(intervention.to_json())
                 new_samples = self.evaluator.samples[sample_cursor:]
@@ -206,22 +210,26 @@ class EpisodeRunner:
             if self._stop.is_set():
                 return None, None, (), None
             with self._control:
-                if self._pending_interventions:
-                    intervention = self._pending_interventions.pop(0)
-                    macro = PHYSICAL.get(intervention.kind, ())
-                    if intervention.kind == "text":
-                        history.append(HistoryEntry(self.step, "Hint", "", "", intervention.params["hint"]))
-                        self.events.sig_intervention.emit(intervention.to_json())
-                        continue
-                    self._images = {"current": None}
-                    return "intervention", None, macro, intervention
-                if self._pending_human:
-                    pad, seconds = self._pending_human.pop(0)
+                command = self._pending.pop(0) if self._pending else None
+            if command is not None:
+                kind, payload = command
+                if kind == "human":
+                    pad, seconds = payload  # type: ignore[misc]
                     self._images = {"current": builder.build(self.step + 1, instruction, history).frame}
                     return "human", None, ((pad, seconds),), None
+                intervention = payload
+                assert isinstance(intervention, Intervention)
+                if intervention.kind == "text":
+                    # Shown to the agent in its next prompt; recorded with the next step.
+                    history.append(HistoryEntry(self.step, "Hint", "", "", intervention.params["hint"]))
+                    self._text_intervention = intervention
+                    self.events.sig_intervention.emit(intervention.to_json())
+                    continue
+                self._images = {"current": None}
+                return "intervention", None, PHYSICAL.get(intervention.kind, ()), intervention
             if not self._resume.is_set() or self.taken_over:
                 self._resume.wait()
-                if self.taken_over and not (self._pending_human or self._pending_interventions or self._stop.is_set()):
+                if self.taken_over and not (self._pending or self._stop.is_set()):
                     self._resume.clear()
                 continue
             if self._single_step:

@@ -1,0 +1,148 @@
+"""The episode runner on the real built-in world: recording, replay determinism, takeover, interventions, CLI."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+from core.agents.actions import ActionSet
+from core.agents.base import RandomAgent, ReplayAgent
+from core.agents.observe import ObservationOptions
+from core.evaluation.client import EvaluatorClient
+from core.evaluation.tasks import load_task
+from core.game.pad import PadState
+from core.paths import PROJECT_ROOT, TASKS_DIR
+from core.recording.reader import EpisodeReader
+from core.session.interventions import InterventionPolicy
+from core.session.runner import EpisodeRunner, RunOptions
+
+
+@pytest.fixture(scope="module")
+def evaluator(world):
+    with EvaluatorClient.launch(world.pid) as client:
+        client.wait_locked()
+        yield client
+
+
+@pytest.fixture(scope="module")
+def actions(builtin_profile):
+    return ActionSet.from_profile_data(builtin_profile.actions)
+
+
+@pytest.fixture(scope="module")
+def task(builtin_profile):
+    return load_task(TASKS_DIR / "q08_site_navigation.yaml", builtin_profile.flags)
+
+
+def test_a_random_episode_is_recorded_completely(world, evaluator, actions, task, tmp_path):
+    options = RunOptions(step_budget=8, observation=ObservationOptions(previous_frame=True, side_views=True))
+    steps = []
+    runner = EpisodeRunner(world, evaluator, RandomAgent(actions, seed=5), actions, task, options, tmp_path / "e.h5")
+    runner.events.sig_step.connect(steps.append)
+    result = runner.run()
+    assert result["steps_used"] == 8 and result["end_reason"] == "budget" and not result["success"]
+    assert [s["step"] for s in steps] == list(range(1, 9))
+    with EpisodeReader(tmp_path / "e.h5") as episode:
+        assert episode.step_count == 8 and episode.complete
+        assert sorted(episode.image_sets()) == ["current", "left", "previous", "right"]
+        assert episode.metadata["task_id"] == "q08_site_navigation" and episode.metadata["privileged"] is False
+        first = episode.record(0)
+        assert first["source"] == "agent" and first["action"] in actions.names and first["raw_reply"].startswith("{")
+        assert not episode.image("previous", 0).any() and episode.image("previous", 1).any()
+        assert not np.array_equal(episode.image("left", 3), episode.image("right", 3))
+        samples = episode.samples()
+        assert len(samples["x"]) >= 8 and np.all(np.diff(samples["time"]) > 0)
+        numbers = episode.step_numbers()
+        assert (numbers["tick_after"] >= numbers["tick_before"]).all()
+        assert episode.result["metrics"]["steps"] == 8
+
+
+def test_replaying_a_recording_reproduces_the_trajectory(world, evaluator, actions, task, tmp_path):
+    options = RunOptions(step_budget=10)
+    EpisodeRunner(world, evaluator, RandomAgent(actions, seed=11), actions, task, options, tmp_path / "a.h5").run()
+    with EpisodeReader(tmp_path / "a.h5") as original:
+        replies = [r["raw_reply"] for r in original.records()]
+        first = original.step_numbers()
+    EpisodeRunner(world, evaluator, ReplayAgent(actions, replies), actions, task, options, tmp_path / "b.h5").run()
+    with EpisodeReader(tmp_path / "b.h5") as replay:
+        second = replay.step_numbers()
+        assert [r["action"] for r in replay.records()] == [json.loads(r)["action"] for r in replies]
+    assert np.array_equal(first["tick_after"], second["tick_after"])
+    assert np.allclose(first["displacement"], second["displacement"])
+
+
+class WatchingAgent(RandomAgent):
+    """A random agent that keeps every observation it was given."""
+
+    def __init__(self, actions):
+        super().__init__(actions, seed=1)
+        self.seen = []
+
+    def decide(self, observation):
+        self.seen.append(observation)
+        return super().decide(observation)
+
+
+def test_takeover_and_interventions_are_recorded(world, evaluator, actions, task, tmp_path):
+    agent = WatchingAgent(actions)
+    runner = EpisodeRunner(world, evaluator, agent, actions, task, RunOptions(step_budget=4), tmp_path / "t.h5")
+    runner.take_over()
+    done = threading.Event()
+    thread = threading.Thread(target=lambda: (runner.run(), done.set()))
+    thread.start()
+    runner.human_input(PadState(left_y=1.0), 0.5)
+    runner.request_intervention("push_back")
+    runner.request_intervention("text", "Try the lane to the east.")
+    runner.resume()
+    assert done.wait(60), "the episode did not finish"
+    thread.join()
+    with EpisodeReader(tmp_path / "t.h5") as episode:
+        records = episode.records()
+    sources = [r["source"] for r in records]
+    assert sources[:2] == ["human", "intervention"] and sources[2:] == ["agent", "agent"]
+    assert records[0]["macro"] == [[PadState(left_y=1.0).to_dict(), 0.5]]
+    assert records[1]["intervention"]["kind"] == "push_back" and records[1]["intervention"]["source"] == "human"
+    assert records[1]["intervention"]["step"] == 2
+    assert records[2]["intervention"] == {"step": 3, "source": "human", "kind": "text",
+                                          "params": {"hint": "Try the lane to the east."}}
+    hints = [entry.feedback for entry in agent.seen[0].history]
+    assert "Try the lane to the east." in hints  # the agent's very next prompt carried the hint
+
+
+def test_the_automatic_policy_pushes_back_after_k_ineffective_moves(world, evaluator, actions, builtin_profile,
+                                                                    tmp_path):
+    stuck_task = load_task(TASKS_DIR / "q02_badge_interaction.yaml", builtin_profile.flags)
+    # From park_gate with the camera facing west, walk left (south) first, then straight into the fence.
+    replies = ['{"action": "MoveLeft"}'] * 4 + ['{"action": "MoveForward", "self_assessment": "progressing"}'] * 8
+    options = RunOptions(step_budget=12, interventions=InterventionPolicy("physical", k=3))
+    result = EpisodeRunner(world, evaluator, ReplayAgent(actions, replies), actions, stuck_task, options,
+                           tmp_path / "s.h5").run()
+    with EpisodeReader(tmp_path / "s.h5") as episode:
+        interventions = [r["intervention"] for r in episode.records() if r["intervention"]]
+        ineffective = episode.step_numbers()["ineffective"]
+    assert ineffective.sum() >= 3, "the fence did not stop the character"
+    assert interventions and interventions[0]["kind"] == "push_back" and interventions[0]["source"] == "auto"
+    assert result["metrics"]["ineffective_moves"] == int(ineffective.sum())
+
+
+def test_run_then_report_on_a_tiny_suite(tmp_path):
+    out = tmp_path / "run"
+    command = [sys.executable, "main.py", "run", "--tasks", "q08_site_navigation,q04_clock_interaction",
+               "--granularity", "goal", "--agent", "random", "--trials", "1", "--budget", "4", "--out", str(out)]
+    first = subprocess.run(command, cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=300)
+    assert first.returncode == 0, first.stderr
+    rows = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert sorted(r["task_id"] for r in rows) == ["q04_clock_interaction", "q08_site_navigation"]
+    assert all((out / r["episode"]).exists() for r in rows)
+    again = subprocess.run(command, cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=300)
+    assert "0 episode(s) run" in again.stdout  # resumed: nothing left to do
+    report = subprocess.run([sys.executable, "main.py", "report", str(out)], cwd=PROJECT_ROOT, capture_output=True,
+                            text=True, timeout=120)
+    assert report.returncode == 0, report.stderr
+    assert "| random | goal_only | 0.0% | 0.0% | - | 0.0% | 2 |" in report.stdout
+    assert (out / "report.md").exists() and (out / "success_rates.csv").exists() and (out / "im_vs_sr.png").exists()
