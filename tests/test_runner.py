@@ -146,3 +146,18 @@ def test_run_then_report_on_a_tiny_suite(tmp_path):
     assert report.returncode == 0, report.stderr
     assert "| random | goal_only | 0.0% | 0.0% | - | 0.0% | 2 |" in report.stdout
     assert (out / "report.md").exists() and (out / "success_rates.csv").exists() and (out / "im_vs_sr.png").exists()
+
+
+class BrokenAgent(RandomAgent):
+    def decide(self, observation):
+        if observation.step == 3:
+            raise ConnectionError("the model API returned 503 five times")
+        return super().decide(observation)
+
+
+def test_an_agent_failure_ends_the_episode_and_keeps_the_recording(world, evaluator, actions, task, tmp_path):
+    result = EpisodeRunner(world, evaluator, BrokenAgent(actions), actions, task, RunOptions(step_budget=8),
+                           tmp_path / "broken.h5").run()
+    assert result["end_reason"] == "error" and "step 3: ConnectionError: the model API returned 503" in result["error"]
+    with EpisodeReader(tmp_path / "broken.h5") as episode:
+        assert episode.step_count == 2 and episode.result["end_reason"] == "error"

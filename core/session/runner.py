@@ -34,6 +34,10 @@ from core.session.metrics import StepFacts, episode_metrics
 GOAL_AREA_M = 3.0
 
 
+class AgentFailure(RuntimeError):
+    """The agent could not decide (for example, a model API that failed for good)."""
+
+
 @dataclass
 class RunOptions:
     granularity: str = "goal_only"
@@ -180,6 +184,8 @@ class EpisodeRunner:
             else:
                 end_reason = "budget"
         except GameError as exc:
+            end_reason, error = "error", f"the game failed: {exc}"
+        except AgentFailure as exc:
             end_reason, error = "error", str(exc)
         result = self._result(facts, end_reason, error, reached_goal)
         if writer is not None:
@@ -240,7 +246,10 @@ class EpisodeRunner:
             self._images = {"current": observation.frame, "previous": observation.previous_frame,
                             "left": observation.left_view, "right": observation.right_view}
             self.events.sig_frame.emit(observation.frame)
-            decision = self.agent.decide(observation)
+            try:
+                decision = self.agent.decide(observation)
+            except Exception as exc:  # noqa: BLE001 - any agent failure ends the episode, which is still saved
+                raise AgentFailure(f"the agent failed at step {self.step + 1}: {type(exc).__name__}: {exc}") from exc
             self.events.sig_decision.emit(self.step + 1, decision)
             macro = decision.action.macro if decision.action is not None else ()
             return ("privileged" if self.options.privileged else "agent"), decision, macro, None
