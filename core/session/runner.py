@@ -248,7 +248,7 @@ class EpisodeRunner:
             self.events.sig_frame.emit(observation.frame)
             try:
                 decision = self.agent.decide(observation)
-            except Exception as exc:  # noqa: BLE001 - any agent failure ends the episode, which is still saved
+            except Exception as exc:
                 raise AgentFailure(f"the agent failed at step {self.step + 1}: {type(exc).__name__}: {exc}") from exc
             self.events.sig_decision.emit(self.step + 1, decision)
             macro = decision.action.macro if decision.action is not None else ()
