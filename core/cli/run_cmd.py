@@ -2,6 +2,7 @@
 
     python main.py run --tasks all --granularity all --agent random --trials 5 --workers 2 --out runs/random
     python main.py run --tasks q01*,category:navigation --granularity goal --agent random:7 --out runs/x
+    OPENAI_API_KEY=... python main.py run --tasks q03* --agent model:gpt-5.2 --reflection 5 --out runs/gpt
 
 Each episode gets its own world and evaluator processes. Interrupt and rerun with the same --out
 to resume: finished episodes (in results.jsonl) are skipped.
@@ -24,7 +25,13 @@ from core.session.runner import RunOptions
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tasks", default="all", help="all, task ids or globs, quests, category:NAME (comma list)")
     parser.add_argument("--granularity", default="goal", help="visual, step, goal or all (default goal)")
-    parser.add_argument("--agent", default="random", help="random[:SEED] or replay:EPISODE.h5")
+    parser.add_argument("--agent", default="random",
+                        help="random[:SEED], replay:EPISODE.h5, or model:PRESET (claude-sonnet-4.6, gpt-5.2, "
+                             "gemini-3-pro, provider:model-id); keys come from the environment")
+    parser.add_argument("--model-id", help="override the preset's model id")
+    parser.add_argument("--base-url", help="an OpenAI-compatible server (vLLM, Ollama, LM Studio) or a proxy")
+    parser.add_argument("--reflection", type=int, default=0, metavar="K",
+                        help="self-reflection every K steps (0 = off), with a per-model experience library")
     parser.add_argument("--trials", type=int, default=1)
     parser.add_argument("--workers", type=int, default=1, help="episodes at once (each has its own world)")
     parser.add_argument("--out", type=Path, required=True, help="folder for results.jsonl and episodes/")
@@ -55,7 +62,8 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         results = run_batch(args.tasks, args.granularity, args.agent, args.trials, args.workers, args.out,
-                            options, progress)
+                            options, progress, {"model_id": args.model_id, "base_url": args.base_url,
+                                                "reflection_every": args.reflection})
     except BatchError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -71,7 +71,9 @@ def granularities(choice: str) -> list[str]:
     raise BatchError(f"granularity must be visual, step, goal or all, got {choice!r}")
 
 
-def make_agent(spec: str, actions: ActionSet, seed: int, paradigm: str) -> Agent:
+def make_agent(spec: str, actions: ActionSet, seed: int, paradigm: str,
+               options: dict[str, Any] | None = None) -> Agent:
+    options = options or {}
     name, _, argument = spec.partition(":")
     if name == "random":
         return RandomAgent(actions, seed=int(argument) if argument else seed, paradigm=paradigm)
@@ -79,8 +81,23 @@ def make_agent(spec: str, actions: ActionSet, seed: int, paradigm: str) -> Agent
         with EpisodeReader(Path(argument)) as episode:
             replies = [r["raw_reply"] for r in episode.records() if r["source"] == "agent"]
         return ReplayAgent(actions, replies, paradigm, source=argument)
-    raise BatchError(f"unknown agent {spec!r}; available now: random[:SEED], replay:EPISODE.h5 "
-                     "(model agents arrive with the vlm extra)")
+    if name == "model":
+        from core.agents.models.base import ModelError, config_for
+        from core.agents.models.clients import make_client
+        from core.agents.reflection import ExperienceLibrary
+        from core.agents.vlm_agent import VLMAgent
+
+        try:
+            config = config_for(argument, model_id=options.get("model_id"), base_url=options.get("base_url"))
+            client = make_client(config)
+        except ModelError as exc:
+            raise BatchError(str(exc)) from None
+        reflection = int(options.get("reflection_every") or 0)
+        library = ExperienceLibrary.for_model(config.model) if reflection else None
+        return VLMAgent(client, actions, options.get("granularity", "goal_only"), paradigm,
+                        reflection_every=reflection, library=library)
+    raise BatchError(f"unknown agent {spec!r}; use random[:SEED], replay:EPISODE.h5 or model:PRESET "
+                     "(claude-sonnet-4.6, gpt-5.2, gemini-3-pro, or provider:model-id)")
 
 
 def done_keys(results: Path) -> set[str]:
@@ -96,7 +113,9 @@ def done_keys(results: Path) -> set[str]:
 
 
 def run_batch(task_selector: str, granularity: str, agent_spec: str, trials: int, workers: int, out: Path,
-              options: RunOptions, progress: Callable[[int, int, dict[str, Any]], None]) -> list[dict[str, Any]]:
+              options: RunOptions, progress: Callable[[int, int, dict[str, Any]], None],
+              agent_options: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    agent_options = agent_options or {}
     profile = load_profile(PROFILES_DIR / "builtin_world.yaml")
     actions = ActionSet.from_profile_data(profile.actions)
     tasks = select_tasks(task_selector, load_suite(TASKS_DIR, profile.flags))
@@ -113,7 +132,8 @@ def run_batch(task_selector: str, granularity: str, agent_spec: str, trials: int
         episode_options = RunOptions(granularity=spec.granularity, paradigm=options.paradigm,
                                      observation=options.observation, interventions=options.interventions,
                                      step_budget=options.step_budget, seed=options.seed + spec.trial)
-        agent = make_agent(spec.agent_spec, actions, episode_options.seed, options.paradigm)
+        agent = make_agent(spec.agent_spec, actions, episode_options.seed, options.paradigm,
+                           {**agent_options, "granularity": spec.granularity})
         path = out / "episodes" / f"{spec.key}.h5"
         try:
             with BuiltinWorld.launch(renderer="software") as world, EvaluatorClient.launch(world.pid) as evaluator:

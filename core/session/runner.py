@@ -271,9 +271,10 @@ class EpisodeRunner:
             "self_assessment": decision.self_assessment if decision else "",
             "parse_error": decision.parse_error if decision else None,
             "macro": [[pad.to_dict(), seconds] for pad, seconds in macro],
-            "usage": decision.usage if decision else {},
+            "usage": {k: v for k, v in decision.usage.items() if k not in ("memory", "reflection")} if decision else {},
             "intervention": intervention.to_json() if intervention else None,
-            "memory": "", "reflection": "", "movement": fact.movement,
+            "memory": decision.usage.get("memory", "") if decision else "",
+            "reflection": decision.usage.get("reflection", "") if decision else "", "movement": fact.movement,
         }
 
     def _emit_step(self, decision: Decision | None, after: StateSample, numbers: dict[str, Any],

@@ -1,0 +1,1 @@
+"""Model clients on the official SDKs (optional extra `vlm`), behind one small interface."""

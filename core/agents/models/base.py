@@ -1,0 +1,134 @@
+"""The model-client interface, presets for the paper's models, keys from the environment, retries.
+
+Keys are read from environment variables only. They are never stored in a client's description,
+in recordings, in logs or in exception messages: every error text passes through `redact`.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+
+
+class ModelError(RuntimeError):
+    """The model call failed for good (after retries); the message never contains a key."""
+
+
+class RetryableError(RuntimeError):
+    """A failure worth retrying: HTTP 429 or 5xx, a timeout or a dropped connection."""
+
+
+@dataclass(frozen=True)
+class Preset:
+    provider: str
+    model: str
+    key_env: tuple[str, ...]
+    usd_per_million_in: float
+    usd_per_million_out: float
+
+
+# Model ids are what the providers called these models when the paper was written; override
+# them with --model-id. Prices are list prices per million tokens, for cost estimates only.
+PRESETS: dict[str, Preset] = {
+    "claude-sonnet-4.6": Preset("anthropic", "claude-sonnet-4-6", ("ANTHROPIC_API_KEY",), 3.0, 15.0),
+    "gpt-5.2": Preset("openai", "gpt-5.2", ("OPENAI_API_KEY",), 1.75, 14.0),
+    "gemini-3-pro": Preset("google", "gemini-3-pro-preview", ("GEMINI_API_KEY", "GOOGLE_API_KEY"), 2.0, 12.0),
+}
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    provider: str
+    model: str
+    key_env: tuple[str, ...]
+    base_url: str | None = None
+    timeout_s: float = 60.0
+    max_attempts: int = 5
+    backoff_s: float = 1.0
+    max_output_tokens: int = 1024
+    usd_per_million_in: float = 0.0
+    usd_per_million_out: float = 0.0
+
+    def describe(self) -> dict[str, Any]:
+        """What goes into episode files: everything but the key."""
+        return {"provider": self.provider, "model": self.model, "base_url": self.base_url,
+                "timeout_s": self.timeout_s, "max_attempts": self.max_attempts, "key_env": list(self.key_env)}
+
+    def api_key(self) -> str:
+        for name in self.key_env:
+            value = os.environ.get(name)
+            if value:
+                return value
+        raise ModelError(f"no API key: set {' or '.join(self.key_env)} in the environment "
+                         f"to use {self.provider} model {self.model}")
+
+
+def config_for(name: str, model_id: str | None = None, base_url: str | None = None, **overrides: Any) -> ModelConfig:
+    preset = PRESETS.get(name)
+    if preset is None:
+        provider, _, model = name.partition(":")
+        if provider not in ("openai", "anthropic", "google") or not model:
+            raise ModelError(f"unknown model {name!r}: use a preset ({', '.join(PRESETS)}) or provider:model-id "
+                             "(openai:..., anthropic:..., google:...)")
+        key_env = {"openai": ("OPENAI_API_KEY",), "anthropic": ("ANTHROPIC_API_KEY",),
+                   "google": ("GEMINI_API_KEY", "GOOGLE_API_KEY")}[provider]
+        return ModelConfig(provider, model_id or model, key_env, base_url, **overrides)
+    return ModelConfig(preset.provider, model_id or preset.model, preset.key_env, base_url,
+                       usd_per_million_in=preset.usd_per_million_in, usd_per_million_out=preset.usd_per_million_out,
+                       **overrides)
+
+
+@dataclass(frozen=True)
+class ModelReply:
+    text: str
+    input_tokens: int = 0
+    output_tokens: int = 0
+    latency_s: float = 0.0
+    attempts: int = 1
+    cost_usd: float = 0.0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def usage(self) -> dict[str, Any]:
+        return {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens, "attempts": self.attempts,
+                "cost_usd": round(self.cost_usd, 6), "latency_s": round(self.latency_s, 4)}
+
+
+class ModelClient(Protocol):
+    config: ModelConfig
+
+    def complete(self, system: str, text: str, images: list[tuple[str, np.ndarray]]) -> ModelReply: ...
+
+
+def redact(message: str, secrets: list[str]) -> str:
+    for secret in secrets:
+        if secret:
+            message = message.replace(secret, "[redacted]")
+    return message
+
+
+def with_retries(config: ModelConfig, call: Callable[[], ModelReply], sleep: Callable[[float], None] = time.sleep,
+                 jitter: Callable[[], float] = random.random) -> ModelReply:
+    """Run `call`, retrying RetryableError with exponential backoff (1 s, 2 s, 4 s... plus jitter)."""
+    secret = os.environ.get(config.key_env[0], "") if config.key_env else ""
+    started = time.perf_counter()
+    for attempt in range(1, config.max_attempts + 1):
+        try:
+            reply = call()
+        except RetryableError as exc:
+            if attempt == config.max_attempts:
+                raise ModelError(redact(f"{config.provider} {config.model} failed after {attempt} attempts: {exc}",
+                                        [secret])) from None
+            sleep(config.backoff_s * 2 ** (attempt - 1) * (1.0 + 0.25 * jitter()))
+            continue
+        except ModelError as exc:
+            raise ModelError(redact(str(exc), [secret])) from None
+        cost = (reply.input_tokens * config.usd_per_million_in + reply.output_tokens * config.usd_per_million_out) / 1e6
+        return ModelReply(reply.text, reply.input_tokens, reply.output_tokens, time.perf_counter() - started,
+                          attempt, cost, reply.extra)
+    raise AssertionError("unreachable")

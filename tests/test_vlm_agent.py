@@ -1,0 +1,77 @@
+"""A model agent end to end: prompts from files, the OpenAI SDK against a loopback server, parse retry,
+self-reflection with a persisted experience library, and no ground truth in anything sent to the model."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from core.agents.actions import ActionSet
+from core.agents.models.base import config_for
+from core.agents.models.clients import make_client
+from core.agents.reflection import ExperienceLibrary
+from core.agents.vlm_agent import VLMAgent
+from core.evaluation.client import EvaluatorClient
+from core.evaluation.tasks import load_task
+from core.paths import TASKS_DIR
+from core.recording.reader import EpisodeReader
+from core.session.runner import EpisodeRunner, RunOptions
+from tests.loopback import LoopbackProvider, Scripted, openai_body
+
+KEY = "sk-loopback-KEY-42"
+
+
+def reply(action: str, said: str = "progressing") -> Scripted:
+    return Scripted(200, openai_body(json.dumps({"thought": f"I will {action}", "self_assessment": said,
+                                                 "action": action})))
+
+
+@pytest.fixture
+def server(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    provider = LoopbackProvider()
+    yield provider
+    provider.close()
+
+
+def test_a_model_episode_is_prompted_parsed_reflected_and_recorded(world, builtin_profile, server, tmp_path):
+    actions = ActionSet.from_profile_data(builtin_profile.actions)
+    task = load_task(TASKS_DIR / "q03_pier_navigation.yaml", builtin_profile.flags)
+    server.replies.extend([
+        reply("MoveForward"),
+        Scripted(200, openai_body("I think I should walk on.")),   # unusable: retried with the error
+        reply("move forward"),
+        Scripted(200, openai_body("MEMORY: I walked east twice.\nLESSON: Follow the road to reach the sea.")),
+        reply("RotateLeft", "unsure"),
+    ])
+    client = make_client(config_for("gpt-5.2", base_url=f"http://127.0.0.1:{server.port}/v1", backoff_s=0.01))
+    library = ExperienceLibrary.for_model("gpt-5.2", tmp_path / "experience")
+    agent = VLMAgent(client, actions, "visual_guided", reflection_every=2, library=library)
+    with EvaluatorClient.launch(world.pid) as evaluator:
+        evaluator.wait_locked()
+        result = EpisodeRunner(world, evaluator, agent, actions, task, RunOptions("visual_guided", step_budget=3),
+                               tmp_path / "vlm.h5").run()
+        positions = [(s.x, s.y, s.tick) for s in evaluator.samples]
+    assert result["steps_used"] == 3
+    with EpisodeReader(tmp_path / "vlm.h5") as episode:
+        records = episode.records()
+        metadata = episode.metadata
+        raw = (tmp_path / "vlm.h5").read_bytes()
+    assert [r["action"] for r in records] == ["MoveForward", "MoveForward", "RotateLeft"]
+    assert "--- retry ---" in records[1]["raw_reply"] and records[1]["parse_error"] is None
+    assert records[0]["usage"]["input_tokens"] == 812 and records[0]["usage"]["cost_usd"] > 0
+    assert records[2]["memory"] == "I walked east twice." and "LESSON" in records[2]["reflection"]
+    assert json.loads(library.path.read_text())["lessons"] == ["Follow the road to reach the sea."]
+    assert metadata["agent_config"]["model"]["model"] == "gpt-5.2"
+    assert KEY.encode() not in raw  # the key never reaches the recording
+
+    prompts = [json.dumps(r["body"]) for r in server.requests]
+    assert task.instructions.visual_guided[:40] in prompts[0]
+    assert "Your previous answer could not be used" in prompts[2]
+    numbers = {f"{value:.2f}" for x, y, _ in positions for value in (x, y) if abs(value) > 1}
+    for text in prompts:
+        assert not re.search(r"\b(x|y|z|tick|flags?|coordinates?|map_id)\b\s*[:=]", text, re.I)
+        leaked = [n for n in numbers if n in text]
+        assert not leaked, f"ground truth {leaked} reached a prompt"
