@@ -66,7 +66,7 @@ def test_an_episode_survives_a_kill_minus_nine(tmp_path):
     os.kill(writer.pid, signal.SIGKILL)
     writer.wait()
     with h5py.File(path, "r") as plain:  # plain h5py opens it
-        assert plain["steps"]["step"].shape[0] >= flushed + 1
+        assert plain["steps"]["table"].shape[0] >= flushed + 1
     with EpisodeReader(path) as episode:
         assert episode.step_count >= flushed + 1 and not episode.complete
         assert episode.record(flushed)["thought"] == "x" * 500

@@ -40,7 +40,8 @@ def task(builtin_profile):
 
 
 def test_a_random_episode_is_recorded_completely(world, evaluator, actions, task, tmp_path):
-    options = RunOptions(step_budget=8, observation=ObservationOptions(previous_frame=True, side_views=True))
+    options = RunOptions(step_budget=8, observation=ObservationOptions(previous_frame=True, side_views=True),
+                         frame_every_ticks=5)
     steps = []
     runner = EpisodeRunner(world, evaluator, RandomAgent(actions, seed=5), actions, task, options, tmp_path / "e.h5")
     runner.events.sig_step.connect(steps.append)
@@ -60,6 +61,10 @@ def test_a_random_episode_is_recorded_completely(world, evaluator, actions, task
         numbers = episode.step_numbers()
         assert (numbers["tick_after"] >= numbers["tick_before"]).all()
         assert episode.result["metrics"]["steps"] == 8
+        assert episode.metadata["versions"]["episode_format"] == "1"
+        ticks = episode.frame_ticks()
+        assert len(ticks) >= 8 and np.all(np.diff(ticks) > 0) and ticks[-1] == numbers["tick_after"][-1]
+        assert episode.frame(len(ticks) - 1).shape == episode.image("current", 0).shape
 
 
 def test_replaying_a_recording_reproduces_the_trajectory(world, evaluator, actions, task, tmp_path):

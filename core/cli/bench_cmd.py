@@ -1,4 +1,4 @@
-"""`python main.py bench world|scan`: measure the built-in world, or memory scanning and the evaluator.
+"""`python main.py bench world|scan|record`: the built-in world, memory scanning, or episode recording.
 
 Figures are relative to baselines measured in the same run, because shared machines are noisy.
 """
@@ -18,11 +18,13 @@ from core.paths import PROJECT_ROOT
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("suite", choices=["world", "scan"], help="what to measure")
+    parser.add_argument("suite", choices=["world", "scan", "record"], help="what to measure")
     parser.add_argument("--json", action="store_true", help="one JSON object per line")
     parser.add_argument("--steps", type=int, default=200, help="lockstep steps to time (default %(default)s)")
     parser.add_argument("--frames", type=int, default=400, help="frames to render per size (default %(default)s)")
     parser.add_argument("--scan-mib", type=int, default=1024, help="memory the scan target holds (default 1 GiB)")
+    parser.add_argument("--seek-steps", type=int, default=10_000, help="steps in the seek-test file (record)")
+    parser.add_argument("--tmp", type=Path, help="where record's temporary files go (default: system temp)")
 
 
 def _emit(args: argparse.Namespace, name: str, value: float, unit: str, baseline: float | None = None,
@@ -88,6 +90,10 @@ def run(args: argparse.Namespace) -> int:
         bench_world(args)
     elif args.suite == "scan":
         bench_scan(args)
+    elif args.suite == "record":
+        from core.cli.bench_record import bench_record
+
+        bench_record(args, _emit)
     return 0
 
 

@@ -30,8 +30,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "gemini-3-pro, provider:model-id); keys come from the environment")
     parser.add_argument("--model-id", help="override the preset's model id")
     parser.add_argument("--base-url", help="an OpenAI-compatible server (vLLM, Ollama, LM Studio) or a proxy")
-    parser.add_argument("--reflection", type=int, default=0, metavar="K",
-                        help="self-reflection every K steps (0 = off), with a per-model experience library")
+    parser.add_argument("--reflection", type=int, nargs="?", const=5, default=0, metavar="K",
+                        help="self-reflection every K steps (5 if K is omitted; off by default), with a per-model "
+                             "experience library")
+    parser.add_argument("--frames-every", type=int, default=0, metavar="TICKS",
+                        help="also record continuous frames every TICKS ticks for smooth replay (0 = off)")
     parser.add_argument("--trials", type=int, default=1)
     parser.add_argument("--workers", type=int, default=1, help="episodes at once (each has its own world)")
     parser.add_argument("--out", type=Path, required=True, help="folder for results.jsonl and episodes/")
@@ -48,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
     options = RunOptions(
         paradigm=args.paradigm, observation=ObservationOptions(args.previous_frame, args.side_views),
         interventions=InterventionPolicy(args.intervention, args.intervention_k), step_budget=args.budget,
-        seed=args.seed,
+        seed=args.seed, frame_every_ticks=args.frames_every,
     )
     started = time.perf_counter()
 

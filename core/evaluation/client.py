@@ -106,6 +106,7 @@ class EvaluatorClient:
 
     def sample_after(self, moment: float, timeout: float = 10.0) -> StateSample:
         """The first sample taken after `moment` (time.time()): what the game looks like now."""
+        self._send({"op": "sample_now"})
         self.wait_until(lambda: bool(self.samples) and self.samples[-1].time > moment, timeout, "a fresh sample")
         latest = self.latest()
         assert latest is not None

@@ -14,6 +14,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
+from multiprocessing.connection import wait as connection_wait
 from pathlib import Path
 from typing import Any
 
@@ -112,6 +113,8 @@ class EvaluatorServer:
             self.task = None
         elif op == "samples":
             subscriber.wants_samples = bool(header.get("on", True))
+        elif op == "sample_now":
+            pass  # waking the loop is enough: it samples right after handling requests
         elif op == "shutdown":
             self.running = False
 
@@ -161,7 +164,14 @@ class EvaluatorServer:
             deadline += period
             delay = deadline - time.perf_counter()
             if delay > 0:
-                time.sleep(delay)  # pacing the sampler, not waiting for an event
+                # Sleep until the next sample is due, but wake at once for a subscriber's request:
+                # a runner asking for a fresh sample after a step should not wait up to 17 ms.
+                with self.lock:
+                    connections = [s.conn for s in self.subscribers]
+                if connections and connection_wait(connections, timeout=delay):
+                    deadline = time.perf_counter()
+                elif not connections:
+                    time.sleep(delay)
             else:
                 deadline = time.perf_counter()
         return 0

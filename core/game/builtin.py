@@ -213,8 +213,6 @@ class BuiltinWorld:
 
     def _died(self, what: str) -> None:
         tail = "".join(self._stderr_tail).strip()
-        if self._process is not None and self._process.stderr is not None:
-            tail = (tail + child.drain(self._process.stderr)).strip()
         detail = f"\nLast output of the world process:\n{tail[-2000:]}" if tail else ""
         self._dead_reason = (f"the world process (pid {self._info.pid}) {what}. Start a new one with "
                              f"BuiltinWorld.launch() or `python main.py world`.{detail}")

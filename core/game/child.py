@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import select
@@ -9,6 +10,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections import deque
 from multiprocessing.connection import Connection
@@ -18,6 +20,9 @@ from typing import IO
 from core.game import ipc
 from core.game.errors import GameStartError
 from core.paths import PROJECT_ROOT
+
+
+_PUMPED: set[int] = set()  # children whose stderr a pump thread owns
 
 
 def write_endpoint(runtime_dir: Path) -> ipc.Endpoint:
@@ -46,7 +51,29 @@ def spawn_and_connect(module: str, args: list[str], timeout: float,
         shutil.rmtree(runtime_dir, ignore_errors=True)
         raise
     (runtime_dir / "endpoint.json").unlink(missing_ok=True)  # the key is no longer needed on disk
+    _keep_draining(process, stderr_tail)
     return conn, process, runtime_dir
+
+
+def _keep_draining(process: subprocess.Popen[bytes], stderr_tail: deque[str]) -> None:
+    """Read the child's stderr for as long as it runs, keeping the tail for error messages.
+
+    Nobody else reads that pipe after start-up; a child that logs a lot would otherwise block
+    once the pipe's buffer is full.
+    """
+    stream = process.stderr
+    if stream is None:
+        return
+
+    def pump() -> None:
+        # This thread owns the pipe from now on and closes it at end of file (when the child exits),
+        # so no other code can close the descriptor under it and let the number be reused.
+        with stream:
+            while chunk := os.read(stream.fileno(), 65536):
+                stderr_tail.append(chunk.decode(errors="replace"))
+
+    _PUMPED.add(process.pid)
+    threading.Thread(target=pump, name=f"stderr-{process.pid}", daemon=True).start()
 
 
 def start_child(module: str, args: list[str], timeout: float, stderr_tail: deque[str],
@@ -66,16 +93,23 @@ def _wait_ready(process: subprocess.Popen[bytes], timeout: float, stderr_tail: d
     assert process.stdout is not None and process.stderr is not None
     deadline = time.monotonic() + timeout
     buffer = b""
+    open_streams = [process.stdout, process.stderr]
     while time.monotonic() < deadline:
-        readable, _, _ = select.select([process.stdout, process.stderr], [], [], 0.2)
+        readable, _, _ = select.select(open_streams, [], [], 0.2) if open_streams else ([], [], [])
         for stream in readable:
             chunk = os.read(stream.fileno(), 65536)
+            if not chunk:  # end of file: stop watching it, or EOFs would crowd out the last real output
+                open_streams.remove(stream)
+                continue
             if stream is process.stderr:
                 stderr_tail.append(chunk.decode(errors="replace"))
                 continue
             buffer += chunk
             if any(line.startswith(b"READY ") for line in buffer.split(b"\n")):
                 return
+        if not open_streams:
+            with contextlib.suppress(subprocess.TimeoutExpired):  # both pipes closed: it is exiting
+                process.wait(timeout=max(0.0, deadline - time.monotonic()))
         if process.poll() is not None:
             stderr_tail.append(drain(process.stderr))
             tail = "".join(stderr_tail).strip()[-3000:]
@@ -132,6 +166,7 @@ def stop(process: subprocess.Popen[bytes]) -> None:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
-    for stream in (process.stdout, process.stderr):
+    streams = [process.stdout] if process.pid in _PUMPED else [process.stdout, process.stderr]
+    for stream in streams:
         if stream is not None:
             stream.close()

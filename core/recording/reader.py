@@ -37,7 +37,7 @@ class EpisodeReader:
     def step_count(self) -> int:
         # A crash can leave datasets of one step at different lengths; count only complete steps.
         steps = self._file["steps"]
-        lengths = [steps[name].shape[0] for name, _ in STEP_NUMBERS] + [steps["record_index"].shape[0]]
+        lengths = [steps["table"].shape[0], steps["record_index"].shape[0]]
         lengths += [dataset.shape[0] for dataset in self._file["images"].values()]
         return min(lengths)
 
@@ -52,14 +52,14 @@ class EpisodeReader:
         return self.result is not None
 
     def step_numbers(self) -> dict[str, np.ndarray]:
-        count = self.step_count
-        return {name: self._file["steps"][name][:count] for name, _ in STEP_NUMBERS}
+        table = self._file["steps"]["table"][:self.step_count]
+        return {name: table[name] for name, _ in STEP_NUMBERS}
 
     def record(self, step: int) -> dict[str, Any]:
         offset, length = self._file["steps"]["record_index"][step]
         raw = self._file["steps"]["record_bytes"][offset:offset + length]
         record = json.loads(raw.tobytes())
-        record["source"] = SOURCES[int(self._file["steps"]["source"][step])]
+        record["source"] = SOURCES[int(self._file["steps"]["table"][step]["source"])]
         return record
 
     def records(self) -> list[dict[str, Any]]:
@@ -71,10 +71,19 @@ class EpisodeReader:
     def image_sets(self) -> list[str]:
         return list(self._file["images"])
 
+    def frame_ticks(self) -> np.ndarray:
+        """Ticks of the continuous frames (empty when the episode recorded none)."""
+        if "frames" not in self._file:
+            return np.zeros(0, np.int64)
+        frames = self._file["frames"]
+        return frames["tick"][:min(frames["tick"].shape[0], frames["pixels"].shape[0])]
+
+    def frame(self, index: int) -> np.ndarray:
+        return self._file["frames"]["pixels"][index]
+
     def samples(self) -> dict[str, np.ndarray]:
-        group = self._file["samples"]
-        count = min(group[name].shape[0] for name, _ in SAMPLE_FIELDS)
-        return {name: group[name][:count] for name, _ in SAMPLE_FIELDS}
+        table = self._file["samples"]["table"][:]
+        return {name: table[name] for name, _ in SAMPLE_FIELDS}
 
     def close(self) -> None:
         self._file.close()

@@ -131,7 +131,8 @@ def run_batch(task_selector: str, granularity: str, agent_spec: str, trials: int
     def one(spec: EpisodeSpec) -> dict[str, Any]:
         episode_options = RunOptions(granularity=spec.granularity, paradigm=options.paradigm,
                                      observation=options.observation, interventions=options.interventions,
-                                     step_budget=options.step_budget, seed=options.seed + spec.trial)
+                                     step_budget=options.step_budget, seed=options.seed + spec.trial,
+                                     frame_every_ticks=options.frame_every_ticks)
         agent = make_agent(spec.agent_spec, actions, episode_options.seed, options.paradigm,
                            {**agent_options, "granularity": spec.granularity})
         path = out / "episodes" / f"{spec.key}.h5"

@@ -19,7 +19,7 @@ from typing import Any
 from core.agents.actions import ActionSet
 from core.agents.base import Agent, Decision
 from core.agents.observation import HistoryEntry
-from core.agents.observe import ObservationBuilder, ObservationOptions
+from core.agents.observe import ObservationBuilder, ObservationOptions, resize_for_model
 from core.evaluation.client import EvaluatorClient
 from core.evaluation.sample import StateSample
 from core.evaluation.tasks import Interact, Task
@@ -47,11 +47,26 @@ class RunOptions:
     step_budget: int | None = None
     privileged: bool = False
     seed: int = 0
+    frame_every_ticks: int = 0  # also record continuous frames every N ticks (0 = off), for smooth replay
 
     def to_json(self) -> dict[str, Any]:
         return {"granularity": self.granularity, "paradigm": self.paradigm,
                 "observation": self.observation.to_json(), "interventions": self.interventions.to_json(),
-                "step_budget": self.step_budget, "privileged": self.privileged, "seed": self.seed}
+                "step_budget": self.step_budget, "privileged": self.privileged, "seed": self.seed,
+                "frame_every_ticks": self.frame_every_ticks}
+
+
+def _versions() -> dict[str, str]:
+    import importlib.metadata
+    import platform
+
+    versions = {"python": platform.python_version(), "episode_format": "1"}
+    for package in ("pokegym-studio", "panda3d", "h5py", "numpy"):
+        try:
+            versions[package] = importlib.metadata.version(package)
+        except importlib.metadata.PackageNotFoundError:
+            versions[package] = "not installed"
+    return versions
 
 
 def goal_point(task: Task) -> tuple[float, float] | None:
@@ -143,8 +158,7 @@ class EpisodeRunner:
                 self.step += 1
                 self.evaluator.mark_step(self.step)  # before acting, so success is credited to this step
                 tick_before = self.game.latest_frame().tick
-                for pad, seconds in macro:
-                    self.game.hold(pad, seconds)
+                self._execute(macro, writer)
                 after = self.evaluator.sample_after(time.time())
                 displacement = math.hypot(after.x - position.x, after.y - position.y)
                 position = after
@@ -207,7 +221,9 @@ class EpisodeRunner:
                     self.task.step_budget, "instruction": self.task.instruction(self.options.granularity),
                     "options": self.options.to_json(), "game": self.game.info.name}
         assert self.record_path is not None
-        return EpisodeWriter(self.record_path, metadata, (height, width, 3), image_sets=tuple(sets))
+        metadata["versions"] = _versions()
+        return EpisodeWriter(self.record_path, metadata, (height, width, 3), image_sets=tuple(sets),
+                             continuous_frames=self.options.frame_every_ticks > 0)
 
     def _next_action(self, builder: ObservationBuilder, instruction: str, history: list[HistoryEntry],
                      hint: str) -> tuple[str | None, Decision | None, tuple[tuple[PadState, float], ...],
@@ -253,6 +269,22 @@ class EpisodeRunner:
             self.events.sig_decision.emit(self.step + 1, decision)
             macro = decision.action.macro if decision.action is not None else ()
             return ("privileged" if self.options.privileged else "agent"), decision, macro, None
+
+    def _execute(self, macro: tuple[tuple[PadState, float], ...], writer: EpisodeWriter | None) -> None:
+        every = self.options.frame_every_ticks
+        if writer is None or every <= 0:
+            for pad, seconds in macro:
+                self.game.hold(pad, seconds)
+            return
+        hz = self.game.info.tick_hz
+        for pad, seconds in macro:
+            ticks = max(1, round(seconds * hz))
+            while ticks > 0:  # holding the same pad in pieces gives the same simulation, plus frames
+                piece = min(every, ticks)
+                self.game.hold(pad, piece / hz)
+                ticks -= piece
+                frame = self.game.latest_frame()
+                writer.add_frame(resize_for_model(frame.pixels, self.options.observation.max_width), frame.tick)
 
     def _apply(self, intervention: Intervention) -> str:
         if intervention.kind == "text":
