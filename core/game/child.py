@@ -21,7 +21,6 @@ from core.game import ipc
 from core.game.errors import GameStartError
 from core.paths import PROJECT_ROOT
 
-
 _PUMPED: set[int] = set()  # children whose stderr a pump thread owns
 
 
