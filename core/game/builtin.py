@@ -32,7 +32,7 @@ from core.game.errors import (
     UnknownStartStateError,
     UnsupportedCapabilityError,
 )
-from core.game.frames import Frame, FrameRing, check_resolution
+from core.game.frames import Frame, FrameRing, FrameView, check_resolution
 from core.game.pad import Button, PadState
 from core.paths import DEFAULT_WORLD
 
@@ -115,6 +115,14 @@ class BuiltinWorld:
         if frame is None:
             raise GameError("the world has not published a frame yet")
         return frame
+
+    def latest_frame_view(self) -> FrameView:
+        """The newest frame without copying; check `intact()` after use (see docs/frame-ring.md)."""
+        self._check_alive()
+        view = self._ring.latest_view()
+        if view is None:
+            raise GameError("the world has not published a frame yet")
+        return view
 
     def hold(self, pad: PadState, seconds: float) -> StepResult:
         return self.hold_ticks(pad, self.ticks_for(seconds))

@@ -1,7 +1,7 @@
 """`python -m core.world.bench_probe`: measurements that must run inside a world process.
 
-Prints one JSON object: frame production rate on a street view, the bare render rate of an
-empty scene at the same size (the baseline), and the in-process cost of a lockstep step.
+Prints one JSON object: frame production rate on a street view, and the bare render rate of an
+empty scene at the same size (the baseline).
 """
 
 from __future__ import annotations
@@ -50,7 +50,6 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--width", type=int, default=640)
     parser.add_argument("--height", type=int, default=360)
     parser.add_argument("--frames", type=int, default=300)
-    parser.add_argument("--steps", type=int, default=0)
     parser.add_argument("--start", default="south_gate")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as folder:
@@ -67,12 +66,6 @@ def main(argv: list[str]) -> int:
             world.publish()
         result["render_fps"] = args.frames / (time.perf_counter() - started)
         result["bare_fps"] = _bare_fps(world, args.frames)
-        if args.steps:
-            world.reset(args.start)
-            started = time.perf_counter()
-            for pad in step_sequence(args.steps):
-                world.advance(pad, 15)
-            result["step_s"] = (time.perf_counter() - started) / args.steps
         world.close()
     print(json.dumps(result))
     return 0

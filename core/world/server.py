@@ -108,6 +108,15 @@ class WorldServer:
             frames = [world.compose(-float(o)) for o in offsets]
             reply = {"ok": True, "tick": world.state.tick, "width": world.ring.width, "height": world.ring.height}
             return reply, [f.tobytes() for f in frames]
+        if op == "time_steps":
+            # For `bench world`: the same lockstep steps, timed inside this process, so the harness can
+            # compare the connection's cost against the bare work within one run and one process.
+            pads = [_pad(p) for p in header.get("pads") or []]
+            ticks = _ticks(header.get("ticks"))
+            started = time.perf_counter()
+            for pad in pads:
+                world.advance(pad, ticks)
+            return {"ok": True, "seconds": time.perf_counter() - started, "steps": len(pads)}, []
         if op == "relocate_state":
             return self._frame_reply(world.relocate_state()), []
         if op == "shutdown":
