@@ -11,74 +11,28 @@
 from __future__ import annotations
 
 import argparse
+import importlib
+import os
 import sys
-from collections.abc import Callable
+
+# (command, module in core.cli, one-line help). Each module has add_arguments(parser) and run(args).
+_COMMANDS: list[tuple[str, str, str]] = [
+    ("demo", "demo_cmd", "drive the built-in world through a short tour and save frames"),
+    ("world", "world_cmd", "run the built-in 3D world (a separate game process)"),
+    ("scan", "scan_cmd", "find an AOB pattern in a live process's memory (read-only)"),
+    ("tasks", "tasks_cmd", "list and validate the task suite"),
+    ("run", "run_cmd", "run episodes (task x granularity x agent x trial) and record them"),
+    ("report", "report_cmd", "tables and the IM/SR correlation for a run folder"),
+    ("bench", "bench_cmd", "measure performance (ratios against same-run baselines)"),
+]
 
 
-def _world(subparsers: argparse._SubParsersAction) -> None:
-    from core.cli import world_cmd
-
-    parser = subparsers.add_parser("world", help="run the built-in 3D world (a separate game process)",
-                                   description=world_cmd.__doc__)
-    world_cmd.add_arguments(parser)
-    parser.set_defaults(handler=world_cmd.run)
-
-
-def _bench(subparsers: argparse._SubParsersAction) -> None:
-    from core.cli import bench_cmd
-
-    parser = subparsers.add_parser("bench", help="measure performance (ratios against same-run baselines)",
-                                   description=bench_cmd.__doc__)
-    bench_cmd.add_arguments(parser)
-    parser.set_defaults(handler=bench_cmd.run)
-
-
-def _demo(subparsers: argparse._SubParsersAction) -> None:
-    from core.cli import demo_cmd
-
-    parser = subparsers.add_parser("demo", help="drive the built-in world through a short tour and save frames",
-                                   description=demo_cmd.__doc__)
-    demo_cmd.add_arguments(parser)
-    parser.set_defaults(handler=demo_cmd.run)
-
-
-def _scan(subparsers: argparse._SubParsersAction) -> None:
-    from core.cli import scan_cmd
-
-    parser = subparsers.add_parser("scan", help="find an AOB pattern in a live process's memory (read-only)",
-                                   description=scan_cmd.__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    scan_cmd.add_arguments(parser)
-    parser.set_defaults(handler=scan_cmd.run)
-
-
-def _tasks(subparsers: argparse._SubParsersAction) -> None:
-    from core.cli import tasks_cmd
-
-    parser = subparsers.add_parser("tasks", help="list and validate the task suite",
-                                   description=tasks_cmd.__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    tasks_cmd.add_arguments(parser)
-    parser.set_defaults(handler=tasks_cmd.run)
-
-
-def _run(subparsers: argparse._SubParsersAction) -> None:
-    from core.cli import run_cmd
-
-    parser = subparsers.add_parser("run", help="run episodes (task x granularity x agent x trial) and record them",
-                                   description=run_cmd.__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    run_cmd.add_arguments(parser)
-    parser.set_defaults(handler=run_cmd.run)
-
-
-def _report(subparsers: argparse._SubParsersAction) -> None:
-    from core.cli import report_cmd
-
-    parser = subparsers.add_parser("report", help="tables and the IM/SR correlation for a run folder",
-                                   description=report_cmd.__doc__)
-    report_cmd.add_arguments(parser)
-    parser.set_defaults(handler=report_cmd.run)
-
-
-_COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [_demo, _world, _scan, _tasks, _run, _report, _bench]
+def _add(subparsers: argparse._SubParsersAction, name: str, module_name: str, help_text: str) -> None:
+    module = importlib.import_module(f"core.cli.{module_name}")
+    parser = subparsers.add_parser(name, help=help_text, description=module.__doc__,
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+    module.add_arguments(parser)
+    parser.set_defaults(handler=module.run)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -87,8 +41,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="PokeGym Studio: benchmark VLM agents acting from pixels in a 3D open world.",
     )
     subparsers = parser.add_subparsers(title="commands", metavar="COMMAND")
-    for add in _COMMANDS:
-        add(subparsers)
+    for name, module_name, help_text in _COMMANDS:
+        _add(subparsers, name, module_name, help_text)
     return parser
 
 
@@ -99,7 +53,15 @@ def main(argv: list[str] | None = None) -> int:
     if handler is None:
         parser.print_help()
         return 0
-    return int(handler(args) or 0)
+    try:
+        return int(handler(args) or 0)
+    except BrokenPipeError:
+        # The reader of our output went away (`... | head`): stop quietly, as Unix tools do.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":
