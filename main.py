@@ -1,5 +1,6 @@
 """PokeGym Studio: the one entry point.
 
+    python main.py               the studio window, live on the built-in world
     python main.py demo          walk the built-in world through the gamepad and save what it saw
     python main.py world         run the built-in 3D world as its own process
     python main.py scan          find an AOB pattern in a live process's memory
@@ -51,8 +52,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     handler = getattr(args, "handler", None)
     if handler is None:
-        parser.print_help()
-        return 0
+        from studio.app import run_studio
+
+        return run_studio()
     try:
         return int(handler(args) or 0)
     except BrokenPipeError:

@@ -65,7 +65,7 @@ class EvaluatorClient:
         while not self._closed:
             try:
                 message, _ = ipc.receive_message(self._conn)
-            except (EOFError, OSError, ipc.ProtocolError):
+            except (EOFError, OSError, ipc.ProtocolError, TypeError):  # TypeError: closed under us by close()
                 with self._changed:
                     final = self.status.get("state") in ("game_exited", "failed")
                     if not self._closed and not final:  # keep the evaluator's own last word

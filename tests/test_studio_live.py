@@ -1,0 +1,55 @@
+"""The live window (pytest-qt, offscreen): it builds, runs an episode and shows it everywhere."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+pytest.importorskip("pytestqt")
+
+from core.recording.reader import EpisodeReader  # noqa: E402
+from studio.live_session import LiveSession  # noqa: E402
+from studio.main_window import MainWindow  # noqa: E402
+
+
+@pytest.fixture
+def window(qtbot, tmp_path, monkeypatch):
+    monkeypatch.setattr("studio.live_session.RECORDINGS_DIR", tmp_path)
+    from PySide6.QtCore import QSettings
+
+    QSettings.setPath(QSettings.Format.NativeFormat, QSettings.Scope.UserScope, str(tmp_path / "settings"))
+    session = LiveSession()
+    main = MainWindow(session)
+    main.setProperty("quiet", True)
+    qtbot.addWidget(main)
+    main.show()
+    session.connect_world()
+    qtbot.waitUntil(lambda: session.evaluator is not None and "Connected" in main.status.text(), timeout=60_000)
+    yield main
+    main.close()
+
+
+def test_a_random_episode_updates_every_panel(window, qtbot, tmp_path):
+    ends = []
+    window.session.sig_episode_end.connect(ends.append)
+    window.session.start_episode("q08_site_navigation", "goal_only", "random", budget=6)
+    qtbot.waitUntil(lambda: bool(ends), timeout=60_000)
+    qtbot.waitUntil(lambda: window.trajectory.points > 0 and window.reasoning.count == 6, timeout=10_000)
+    assert window.frame_view.frames_shown > 0 and window.frame_view.current.shape == (360, 640, 3)
+    assert window.metrics.labels["step"].text() == "Step 6 / 6"
+    assert "Episode ended (budget) after 6 steps" in window.status.text()
+    recordings = list(tmp_path.glob("*.h5"))
+    assert len(recordings) == 1
+    with EpisodeReader(recordings[0]) as episode:
+        assert episode.step_count == 6 and episode.complete
+
+
+def test_no_threads_are_left_behind(window, qtbot):
+    ends = []
+    window.session.sig_episode_end.connect(ends.append)
+    window.session.start_episode("q08_site_navigation", "goal_only", "random", budget=2)
+    qtbot.waitUntil(lambda: bool(ends), timeout=60_000)
+    window.close()
+    names = [t.name for t in threading.enumerate() if t.name.startswith("studio-")]
+    assert names == []

@@ -1,0 +1,46 @@
+"""MetricsBar: step / budget, ineffective moves, deadlock indicator, success, tokens and latency."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QWidget
+
+
+class MetricsBar(QWidget):
+    def __init__(self) -> None:
+        super().__init__()
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(6, 2, 6, 2)
+        self.labels: dict[str, QLabel] = {}
+        for key in ("step", "ims", "consecutive", "success", "tokens", "latency"):
+            label = QLabel("")
+            self.labels[key] = label
+            layout.addWidget(label)
+        layout.addStretch(1)
+        self.reset(0)
+
+    def reset(self, budget: int) -> None:
+        self._budget = budget
+        self._tokens = 0
+        self._cost = 0.0
+        self._latencies: list[float] = []
+        self.update_metrics({"step": 0, "ineffective_moves": 0, "im_rate": 0.0, "consecutive": 0, "success": False})
+
+    def add_usage(self, usage: dict[str, Any], latency: float) -> None:
+        self._tokens += int(usage.get("input_tokens", 0)) + int(usage.get("output_tokens", 0))
+        self._cost += float(usage.get("cost_usd", 0.0))
+        self._latencies.append(latency)
+
+    def update_metrics(self, metrics: dict[str, Any]) -> None:
+        consecutive = int(metrics.get("consecutive", 0))
+        deadlock = " — DEADLOCK" if consecutive >= 3 else ""
+        self.labels["step"].setText(f"Step {metrics.get('step', 0)} / {self._budget}")
+        rate = 100 * metrics.get("im_rate", 0)
+        self.labels["ims"].setText(f"IMs {metrics.get('ineffective_moves', 0)} ({rate:.0f}%)")
+        self.labels["consecutive"].setText(f"Consecutive IMs {consecutive}{deadlock}")
+        self.labels["consecutive"].setStyleSheet("color: #c62828; font-weight: bold" if deadlock else "")
+        self.labels["success"].setText("SUCCESS" if metrics.get("success") else "not yet")
+        self.labels["tokens"].setText(f"Tokens {self._tokens}  ${self._cost:.3f}")
+        mean = sum(self._latencies) / len(self._latencies) if self._latencies else 0.0
+        self.labels["latency"].setText(f"Mean latency {mean:.2f}s")

@@ -1,0 +1,64 @@
+"""ReasoningPanel: one entry per step with the thought, the self-assessment colour-coded, the action."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal, Slot
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import QLabel, QListWidget, QListWidgetItem, QPlainTextEdit, QSplitter, QVBoxLayout, QWidget
+
+ASSESSMENT_COLORS = {"progressing": QColor(40, 150, 60), "stuck": QColor(200, 40, 40), "unsure": QColor(200, 140, 0)}
+
+
+class ReasoningPanel(QWidget):
+    sig_step_selected = Signal(int)  # step number the user clicked
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.thinking = QLabel("")
+        self.list = QListWidget()
+        self.details = QPlainTextEdit()
+        self.details.setReadOnly(True)
+        self.details.setPlaceholderText("Select a step to see the model's raw reply.")
+        splitter = QSplitter(Qt.Orientation.Vertical)
+        splitter.addWidget(self.list)
+        splitter.addWidget(self.details)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addWidget(self.thinking)
+        layout.addWidget(splitter)
+        self._records: list[dict[str, Any]] = []
+        self.list.currentRowChanged.connect(self._on_row)
+
+    def set_thinking(self, active: bool) -> None:
+        self.thinking.setText("<i>thinking…</i>" if active else "")
+
+    def add_step(self, record: dict[str, Any]) -> None:
+        self._records.append(record)
+        said = record.get("self_assessment") or "-"
+        error = f"  ⚠ {record['parse_error']}" if record.get("parse_error") else ""
+        usage = record.get("usage") or {}
+        tokens = f"  {usage.get('input_tokens', 0)}+{usage.get('output_tokens', 0)} tok" if usage else ""
+        text = (f"{record['step']:>4}  {record['action']}  [{said}]  {record.get('latency_s', 0.0):.2f}s{tokens}"
+                f"{error}\n      {record.get('thought', '')}")
+        item = QListWidgetItem(text)
+        item.setForeground(ASSESSMENT_COLORS.get(said, QColor(90, 90, 90)))
+        self.list.addItem(item)
+        self.list.scrollToBottom()
+
+    def clear(self) -> None:
+        self._records.clear()
+        self.list.clear()
+        self.details.clear()
+
+    @property
+    def count(self) -> int:
+        return self.list.count()
+
+    @Slot(int)
+    def _on_row(self, row: int) -> None:
+        if 0 <= row < len(self._records):
+            record = self._records[row]
+            self.details.setPlainText(record.get("raw_reply") or "(no model reply: human or intervention step)")
+            self.sig_step_selected.emit(int(record["step"]))
