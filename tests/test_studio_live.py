@@ -8,9 +8,9 @@ import pytest
 
 pytest.importorskip("pytestqt")
 
-from core.recording.reader import EpisodeReader  # noqa: E402
-from studio.live_session import LiveSession  # noqa: E402
-from studio.main_window import MainWindow  # noqa: E402
+from core.recording.reader import EpisodeReader
+from studio.live_session import LiveSession
+from studio.main_window import MainWindow
 
 
 @pytest.fixture
