@@ -149,6 +149,18 @@ class LiveSession(QObject):
         if self.runner:
             self.runner.stop()
 
+    def take_over(self) -> None:
+        if self.runner:
+            self.runner.take_over()
+
+    def hand_back(self) -> None:
+        if self.runner:
+            self.runner.resume()
+
+    @property
+    def taken_over(self) -> bool:
+        return bool(self.runner and self.runner.taken_over)
+
     def human_input(self, pad: PadState, seconds: float) -> None:
         if self.runner:
             self.runner.human_input(pad, seconds)

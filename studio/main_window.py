@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.evaluation.sample import StateSample
+from core.game.pad import Button, PadState
 from core.session.runner import goal_point
 from studio.live_session import LiveSession
 from widgets.frame_view import FrameView
@@ -27,6 +28,15 @@ from widgets.reasoning_panel import ReasoningPanel
 from widgets.trajectory_plot import TrajectoryPlot
 
 SETTINGS_VERSION = 1
+HUMAN_STEP_S = 0.25
+KEY_PADS = {
+    Qt.Key.Key_W: PadState(left_y=1.0), Qt.Key.Key_S: PadState(left_y=-1.0),
+    Qt.Key.Key_A: PadState(left_x=-1.0), Qt.Key.Key_D: PadState(left_x=1.0),
+    Qt.Key.Key_Left: PadState(right_x=-1.0), Qt.Key.Key_Right: PadState(right_x=1.0),
+    Qt.Key.Key_Up: PadState(right_y=1.0), Qt.Key.Key_Down: PadState(right_y=-1.0),
+    Qt.Key.Key_Space: PadState(buttons=frozenset({Button.A})), Qt.Key.Key_E: PadState(buttons=frozenset({Button.A})),
+    Qt.Key.Key_Q: PadState(buttons=frozenset({Button.B})),
+}
 GRANULARITIES = {"Visual-guided": "visual_guided", "Step-guided": "step_guided", "Goal-only": "goal_only"}
 
 
@@ -44,6 +54,10 @@ class MainWindow(QMainWindow):
         self._dock("Reasoning", self.reasoning, Qt.DockWidgetArea.RightDockWidgetArea)
         self._dock("Trajectory", self.trajectory, Qt.DockWidgetArea.RightDockWidgetArea)
         self._build_toolbar()
+        help_menu = self.menuBar().addMenu("&Help")
+        shortcuts = QAction("Keyboard shortcuts", self)
+        shortcuts.triggered.connect(self.show_shortcuts)
+        help_menu.addAction(shortcuts)
         self.statusBar().addPermanentWidget(self.metrics, 1)
         self.status = QLabel("Starting the built-in world…")
         self.statusBar().addWidget(self.status)
@@ -95,7 +109,8 @@ class MainWindow(QMainWindow):
                                      ("Step", "Ctrl+N", self.session.step_once), ("Stop", "Ctrl+.", self.session.stop),
                                      ("Push back", "Ctrl+B", lambda: self.session.intervene("push_back")),
                                      ("Turn around", "Ctrl+T", lambda: self.session.intervene("turn_around")),
-                                     ("Send hint…", "Ctrl+H", self.send_hint)):
+                                     ("Send hint…", "Ctrl+H", self.send_hint),
+                                     ("Take control", "Ctrl+K", self.toggle_control)):
             action = QAction(name, self)
             action.setShortcut(QKeySequence(shortcut))
             action.triggered.connect(slot)
@@ -108,6 +123,32 @@ class MainWindow(QMainWindow):
         granularity = GRANULARITIES[self.granularity_box.currentText()]
         self.session.start_episode(self.task_box.currentText(), granularity, self.agent_box.currentText(),
                                    self.intervention_box.currentText())
+
+    @Slot()
+    def toggle_control(self) -> None:
+        if self.session.taken_over:
+            self.session.hand_back()
+            self.actions_by_name["Take control"].setText("Take control")
+            self.status.setText("Control handed back to the agent.")
+        else:
+            self.session.take_over()
+            self.actions_by_name["Take control"].setText("Hand back")
+            self.status.setText("You have control: WASD moves, arrows turn the camera, Space/E is A, Q is B.")
+        self.frame_view.setFocus()
+
+    def keyPressEvent(self, event: Any) -> None:
+        pad = KEY_PADS.get(event.key()) if self.session.taken_over else None
+        if pad is None:
+            super().keyPressEvent(event)
+            return
+        self.session.human_input(pad, HUMAN_STEP_S)
+
+    @Slot()
+    def show_shortcuts(self) -> None:
+        rows = [f"{action.shortcut().toString()}\t{name}" for name, action in self.actions_by_name.items()]
+        rows += ["", "While you have control:", "W A S D\tmove", "Arrow keys\tturn and tilt the camera",
+                 "Space or E\tA (interact)", "Q\tB (cancel)"]
+        QMessageBox.information(self, "Keyboard shortcuts", "\n".join(rows))
 
     @Slot()
     def send_hint(self) -> None:

@@ -53,3 +53,26 @@ def test_no_threads_are_left_behind(window, qtbot):
     window.close()
     names = [t.name for t in threading.enumerate() if t.name.startswith("studio-")]
     assert names == []
+
+
+def test_taking_control_sends_pad_input_that_is_recorded(window, qtbot, tmp_path):
+    from PySide6.QtCore import Qt
+
+    ends, steps = [], []
+    window.session.sig_episode_end.connect(ends.append)
+    window.session.sig_step.connect(steps.append)
+    window.session.start_episode("q08_site_navigation", "goal_only", "random", budget=4)
+    window.toggle_control()
+    assert window.actions_by_name["Take control"].text() == "Hand back"
+    qtbot.keyClick(window, Qt.Key.Key_W)
+    qtbot.keyClick(window, Qt.Key.Key_Space)
+    qtbot.waitUntil(lambda: len(steps) >= 2, timeout=30_000)
+    window.toggle_control()  # hand back: the agent finishes the episode
+    window.actions_by_name["Push back"].trigger()
+    qtbot.waitUntil(lambda: bool(ends), timeout=60_000)
+    path = next(tmp_path.glob("*.h5"))
+    with EpisodeReader(path) as episode:
+        records = episode.records()
+    assert [r["source"] for r in records[:2]] == ["human", "human"]
+    assert records[0]["macro"][0][0]["left_y"] == 1.0 and records[1]["macro"][0][0]["buttons"] == ["A"]
+    assert any(r["intervention"] and r["intervention"]["kind"] == "push_back" for r in records)
