@@ -53,6 +53,19 @@ class LiveSession(QObject):
     def connect_world(self) -> None:
         threading.Thread(target=self._connect, name="studio-connect", daemon=True).start()
 
+    def restart_world(self) -> None:
+        """After the world died: close what is left and start a fresh world and evaluator."""
+        if self.busy:
+            self.stop()
+            assert self._thread is not None
+            self._thread.join(timeout=30)
+        for part in (self.evaluator, self.world):
+            if part is not None:
+                part.close()
+        self.world, self.evaluator, self.runner = None, None, None
+        self._samples_seen = 0
+        self.connect_world()
+
     def _connect(self) -> None:
         try:
             self.world = BuiltinWorld.launch(renderer="software")

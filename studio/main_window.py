@@ -110,7 +110,8 @@ class MainWindow(QMainWindow):
                                      ("Push back", "Ctrl+B", lambda: self.session.intervene("push_back")),
                                      ("Turn around", "Ctrl+T", lambda: self.session.intervene("turn_around")),
                                      ("Send hint…", "Ctrl+H", self.send_hint),
-                                     ("Take control", "Ctrl+K", self.toggle_control)):
+                                     ("Take control", "Ctrl+K", self.toggle_control),
+                                     ("Restart world", "Ctrl+Shift+R", self.restart_world)):
             action = QAction(name, self)
             action.setShortcut(QKeySequence(shortcut))
             action.triggered.connect(slot)
@@ -123,6 +124,12 @@ class MainWindow(QMainWindow):
         granularity = GRANULARITIES[self.granularity_box.currentText()]
         self.session.start_episode(self.task_box.currentText(), granularity, self.agent_box.currentText(),
                                    self.intervention_box.currentText())
+
+    @Slot()
+    def restart_world(self) -> None:
+        self.status.setText("Restarting the built-in world…")
+        self._last_frame_no = -1
+        self.session.restart_world()
 
     @Slot()
     def toggle_control(self) -> None:
@@ -182,9 +189,15 @@ class MainWindow(QMainWindow):
 
     @Slot(str)
     def _on_error(self, message: str) -> None:
-        self.status.setText(f"Error: {message.splitlines()[0]}")
+        died = "world process" in message
+        hint = " Use Restart world (Ctrl+Shift+R) to start a new one." if died else ""
+        self.status.setText(f"Error: {message.splitlines()[0]}{hint}")
         if self.isVisible() and not self.property("quiet"):
-            QMessageBox.warning(self, "PokeGym Studio", message)
+            if died and QMessageBox.question(self, "PokeGym Studio", f"{message}\n\nRestart the world?") \
+                    == QMessageBox.StandardButton.Yes:
+                self.restart_world()
+            elif not died:
+                QMessageBox.warning(self, "PokeGym Studio", message)
 
     @Slot(bool)
     def _on_thinking(self, active: bool) -> None:
@@ -218,6 +231,12 @@ class MainWindow(QMainWindow):
 
     @Slot(dict)
     def _on_episode_end(self, result: dict[str, Any]) -> None:
+        if result.get("error"):
+            died = "world process" in result["error"]
+            hint = " Use Restart world (Ctrl+Shift+R) to start a new one." if died else ""
+            self.status.setText(f"Episode stopped by an error after {result.get('steps_used')} steps (recording "
+                                f"kept): {result['error'].splitlines()[0]}{hint}")
+            return
         verdict = "succeeded" if result.get("success") else f"ended ({result.get('end_reason')})"
         self.status.setText(f"Episode {verdict} after {result.get('steps_used')} steps; "
                             f"suggested category: {result.get('failure_category_suggestion')}")

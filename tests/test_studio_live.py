@@ -76,3 +76,23 @@ def test_taking_control_sends_pad_input_that_is_recorded(window, qtbot, tmp_path
     assert [r["source"] for r in records[:2]] == ["human", "human"]
     assert records[0]["macro"][0][0]["left_y"] == 1.0 and records[1]["macro"][0][0]["buttons"] == ["A"]
     assert any(r["intervention"] and r["intervention"]["kind"] == "push_back" for r in records)
+
+
+def test_a_dead_world_is_reported_the_recording_kept_and_a_restart_works(window, qtbot, tmp_path):
+    import os
+    import signal
+
+    ends, steps = [], []
+    window.session.sig_episode_end.connect(ends.append)
+    window.session.sig_step.connect(steps.append)
+    window.session.start_episode("q08_site_navigation", "goal_only", "random", budget=200)
+    qtbot.waitUntil(lambda: len(steps) >= 3, timeout=30_000)
+    os.kill(window.session.world.pid, signal.SIGKILL)
+    qtbot.waitUntil(lambda: bool(ends), timeout=30_000)
+    assert ends[0]["end_reason"] == "error"
+    assert "world process" in window.status.text() and "Restart world" in window.status.text()
+    with EpisodeReader(next(tmp_path.glob("*.h5"))) as episode:
+        assert episode.step_count >= 3 and episode.result["end_reason"] == "error"
+    window.restart_world()
+    qtbot.waitUntil(lambda: "Connected" in window.status.text(), timeout=60_000)
+    assert window.session.world.latest_frame().pixels.shape == (360, 640, 3)
