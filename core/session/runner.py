@@ -20,7 +20,7 @@ from core.agents.actions import ActionSet
 from core.agents.base import Agent, Decision
 from core.agents.observation import HistoryEntry
 from core.agents.observe import ObservationBuilder, ObservationOptions, resize_for_model
-from core.evaluation.client import EvaluatorClient
+from core.evaluation.client import EvaluatorClient, EvaluatorError
 from core.evaluation.sample import StateSample
 from core.evaluation.tasks import Interact, Task
 from core.game.connection import GameConnection
@@ -198,7 +198,7 @@ class EpisodeRunner:
             else:
                 end_reason = "budget"
         except GameError as exc:
-            end_reason, error = "error", f"the game failed: {exc}"
+            end_reason, error = "error", self._root_cause(exc)
         except AgentFailure as exc:
             end_reason, error = "error", str(exc)
         result = self._result(facts, end_reason, error, reached_goal)
@@ -208,6 +208,20 @@ class EpisodeRunner:
         return result
 
     # -- pieces -----------------------------------------------------------------------------
+    def _root_cause(self, exc: GameError) -> str:
+        """When the game dies, the evaluator follows it; report the game's death, not the echo."""
+        deadline = time.monotonic() + (2.0 if isinstance(exc, EvaluatorError) else 0.0)
+        while True:  # the evaluator may notice the death a moment before the game client does
+            try:
+                self.game.latest_frame()
+            except GameError as game_error:
+                return f"the game failed: {game_error}"
+            if time.monotonic() >= deadline:
+                break
+            time.sleep(0.05)
+        what = "the evaluator failed" if isinstance(exc, EvaluatorError) else "the game failed"
+        return f"{what}: {exc}"
+
     def _open_writer(self, shape: tuple[int, ...]) -> EpisodeWriter:
         obs = self.options.observation
         width = min(shape[1], obs.max_width)
