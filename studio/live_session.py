@@ -38,8 +38,9 @@ class LiveSession(QObject):
     sig_episode_started = Signal(dict)   # task id, budget, start, goal, recording path
     sig_episode_end = Signal(dict)       # the result
 
-    def __init__(self) -> None:
+    def __init__(self, mode: str = "lockstep") -> None:
         super().__init__()
+        self.mode = mode
         profile = load_profile(PROFILES_DIR / "builtin_world.yaml")
         self.actions = ActionSet.from_profile_data(profile.actions)
         self.tasks: list[Task] = load_suite(known_flags=profile.flags)
@@ -68,7 +69,7 @@ class LiveSession(QObject):
 
     def _connect(self) -> None:
         try:
-            self.world = BuiltinWorld.launch(renderer="software")
+            self.world = BuiltinWorld.launch(renderer="software", mode=self.mode)
             self.evaluator = EvaluatorClient.launch(self.world.pid)
             self.evaluator.wait_locked()
         except GameError as exc:

@@ -1,4 +1,4 @@
-"""`python main.py bench world|scan|record`: the built-in world, memory scanning, or episode recording.
+"""`python main.py bench world|scan|record|live`: the world, memory scanning, recording, or the studio.
 
 Figures are relative to baselines measured in the same run, because shared machines are noisy.
 """
@@ -18,16 +18,17 @@ from core.paths import PROJECT_ROOT
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("suite", choices=["world", "scan", "record"], help="what to measure")
+    parser.add_argument("suite", choices=["world", "scan", "record", "live"], help="what to measure")
     parser.add_argument("--json", action="store_true", help="one JSON object per line")
     parser.add_argument("--steps", type=int, default=60, help="lockstep steps per timed block (default %(default)s)")
     parser.add_argument("--frames", type=int, default=400, help="frames to render per size (default %(default)s)")
     parser.add_argument("--scan-mib", type=int, default=1024, help="memory the scan target holds (default 1 GiB)")
     parser.add_argument("--seek-steps", type=int, default=10_000, help="steps in the seek-test file (record)")
+    parser.add_argument("--live-seconds", type=float, default=15.0, help="how long `live` measures (default 15)")
     parser.add_argument("--tmp", type=Path, help="where record's temporary files go (default: system temp)")
 
 
-def _emit(args: argparse.Namespace, name: str, value: float, unit: str, baseline: float | None = None,
+def emit(args: argparse.Namespace, name: str, value: float, unit: str, baseline: float | None = None,
           baseline_name: str | None = None, ratio: float | None = None) -> None:
     record: dict[str, Any] = {"bench": args.suite, "name": name, "value": round(value, 3), "unit": unit}
     if baseline is not None:
@@ -62,7 +63,7 @@ def bench_world(args: argparse.Namespace) -> None:
     for width, height in ((640, 360), (1280, 720)):
         frames = args.frames if width == 640 else max(50, args.frames // 3)
         probe = _probe(width, height, frames)
-        _emit(args, f"render_fps_{width}x{height}", probe["render_fps"], "frames/s", probe["bare_fps"],
+        emit(args, f"render_fps_{width}x{height}", probe["render_fps"], "frames/s", probe["bare_fps"],
               "bare_render_fps")
     with BuiltinWorld.launch(renderer="software") as world:
         pads = step_sequence(args.steps)
@@ -82,11 +83,11 @@ def bench_world(args: argparse.Namespace) -> None:
             inside += header["seconds"]
         rss = _peak_rss_mb(world.pid)
     per_step, in_process_step = through / (4 * len(pads)), inside / (4 * len(pads))
-    _emit(args, "lockstep_steps_per_s", 1.0 / per_step, "steps/s", 1.0 / in_process_step,
+    emit(args, "lockstep_steps_per_s", 1.0 / per_step, "steps/s", 1.0 / in_process_step,
           "in_process_steps_per_s")
-    _emit(args, "step_overhead_ratio", per_step / in_process_step, "ratio", in_process_step * 1000,
+    emit(args, "step_overhead_ratio", per_step / in_process_step, "ratio", in_process_step * 1000,
           "in_process_step_ms", ratio=per_step / in_process_step)
-    _emit(args, "peak_rss_mb", rss, "MiB")
+    emit(args, "peak_rss_mb", rss, "MiB")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -94,10 +95,13 @@ def run(args: argparse.Namespace) -> int:
         bench_world(args)
     elif args.suite == "scan":
         bench_scan(args)
+    elif args.suite == "live":
+        # core never imports the studio; main.py routes `bench live` to studio.bench_live instead.
+        raise SystemExit("bench live runs the studio: call it as `python main.py bench live`")
     elif args.suite == "record":
         from core.cli.bench_record import bench_record
 
-        bench_record(args, _emit)
+        bench_record(args, emit)
     return 0
 
 
@@ -142,9 +146,9 @@ def bench_scan(args: argparse.Namespace) -> None:
         scan_s = min(scan_times)
         assert len(found) == 2 + 16 + 3, f"the scan found {len(found)} of the 21 planted signatures"
         gib = sum(r.size for r in regions) / (1 << 30)
-        _emit(args, "read_gib_per_s", gib / read_s, "GiB/s")
-        _emit(args, "scan_gib_per_s", gib / scan_s, "GiB/s", gib / read_s, "read_gib_per_s")
-        _emit(args, "scan_over_read_ratio", scan_s / read_s, "ratio", read_s, "read_s", ratio=scan_s / read_s)
+        emit(args, "read_gib_per_s", gib / read_s, "GiB/s")
+        emit(args, "scan_gib_per_s", gib / scan_s, "GiB/s", gib / read_s, "read_gib_per_s")
+        emit(args, "scan_over_read_ratio", scan_s / read_s, "ratio", read_s, "read_s", ratio=scan_s / read_s)
         # The naive alternative: one regex with the leading wildcards compiled in, on 128 MiB.
         sample = bytearray(min(size, 128 << 20))
         reader.read_into(regions[0].start, sample)
@@ -158,7 +162,7 @@ def bench_scan(args: argparse.Namespace) -> None:
         ours_s = time.perf_counter() - started
         assert ours == naive_hits
         per_gib = (1 << 30) / len(sample)
-        _emit(args, "regex_leading_wildcards_gib_per_s", 1 / (naive_s * per_gib), "GiB/s",
+        emit(args, "regex_leading_wildcards_gib_per_s", 1 / (naive_s * per_gib), "GiB/s",
               1 / (ours_s * per_gib), "anchored_search_gib_per_s")
         reader.close()
     finally:
@@ -173,5 +177,5 @@ def bench_scan(args: argparse.Namespace) -> None:
         cpu_after, wall_after = _cpu_seconds(evaluator.pid), time.perf_counter()
         window = evaluator.samples[first:first + 181]
         hz = (len(window) - 1) / (window[-1].time - window[0].time)
-        _emit(args, "sample_hz", hz, "samples/s")
-        _emit(args, "sampler_cpu_percent", 100 * (cpu_after - cpu_before) / (wall_after - wall_before), "%")
+        emit(args, "sample_hz", hz, "samples/s")
+        emit(args, "sampler_cpu_percent", 100 * (cpu_after - cpu_before) / (wall_after - wall_before), "%")
