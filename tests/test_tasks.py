@@ -62,8 +62,6 @@ def test_unknown_flags_start_states_and_mismatched_ids_are_refused(tmp_path, bui
 
 
 def test_the_judge_follows_each_kind_of_condition():
-    reach = Judge.__new__(Judge)
-    del reach
     near = Judge(parse_condition({"reach": {"x": 10, "y": 0, "radius": 2}}), FLAGS)
     assert not near.update(sample(7, 0)) and near.update(sample(9, 1))
     assert near.update(sample(50, 50))  # success latches

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from core.evaluation.conditions import Condition, flags_named
 from core.paths import TASKS_DIR
@@ -62,11 +62,6 @@ class Task(_Model):
     success: Condition
     reference_route: list[RouteStep] = []
     reference_steps: int | None = Field(None, ge=1, description="steps the scripted driver took")
-
-    @field_validator("reference_route")
-    @classmethod
-    def _route_ends_somewhere(cls, route: list[RouteStep]) -> list[RouteStep]:
-        return route
 
     def instruction(self, granularity: str) -> str:
         if granularity not in GRANULARITIES:

@@ -90,7 +90,7 @@ def deck_height(terrain: Terrain, structure: Bridge | Pier) -> float:
     return max(ends) + structure.deck_height
 
 
-def _structure_obstacles(structure: object, terrain: Terrain) -> list[Obstacle]:
+def _structure_obstacles(structure: object) -> list[Obstacle]:
     if isinstance(structure, ClockTower):
         half = structure.size / 2
         return [_rect("clock_tower", *structure.pos, half, half, 0.0)]
@@ -104,7 +104,6 @@ def _structure_obstacles(structure: object, terrain: Terrain) -> list[Obstacle]:
         return [_rect("gate_pillar", structure.pos[0] + ux * side * offset, structure.pos[1] + uy * side * offset,
                       0.6, 0.6, structure.rot) for side in (-1, 1)]
     if isinstance(structure, (Bridge, Pier)):
-        terrain.decks.append(deck_for(structure.start, structure.end, structure.width, deck_height(terrain, structure)))
         cx, cy, half_length, _, angle = segment_rect(structure.start, structure.end, structure.width)
         nx, ny = -math.sin(math.radians(angle)), math.cos(math.radians(angle))
         rails = [_rect("railing", cx + nx * side * structure.width / 2, cy + ny * side * structure.width / 2,
@@ -133,7 +132,10 @@ def build_layout(spec: WorldSpec) -> Layout:
             hx, hy = _PROP_RECTS[prop.type]
             obstacles.append(_rect(prop.type, *prop.pos, hx * prop.scale, hy * prop.scale, prop.rot))
     for structure in spec.structures:
-        obstacles.extend(_structure_obstacles(structure, terrain))
+        if isinstance(structure, (Bridge, Pier)):  # walkable decks over the water
+            terrain.decks.append(deck_for(structure.start, structure.end, structure.width,
+                                          deck_height(terrain, structure)))
+        obstacles.extend(_structure_obstacles(structure))
     flag_bits = {name: i for i, name in enumerate(spec.flags)}
     for keeper in spec.gatekeepers:
         obstacles.append(_rect(keeper.id, *keeper.pos, keeper.size[0] / 2, keeper.size[1] / 2, keeper.rot,

@@ -19,6 +19,7 @@ from core.world.content import (
     ClockTower,
     Fountain,
     Gate,
+    Gatekeeper,
     Interactable,
     Lighthouse,
     Pier,
@@ -347,10 +348,7 @@ class SceneBuilder:
         mesh.cylinder((x, y, z + lh.height + 1.6), 1.8, 1.5, (0.2, 0.2, 0.25), segments=10, top_radius=0.0)
 
     # -- state-dependent pieces -------------------------------------------------------
-    def _gatekeeper(self, keeper: object) -> None:
-        from core.world.content import Gatekeeper
-
-        assert isinstance(keeper, Gatekeeper)
+    def _gatekeeper(self, keeper: Gatekeeper) -> None:
         x, y = keeper.pos
         z = self.ground(x, y)
         bit = self.flag_bits[keeper.open_flag]

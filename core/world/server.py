@@ -70,7 +70,7 @@ class WorldServer:
             "protocol_version": ipc.IPC_PROTOCOL_VERSION, "renderer": self.world.renderer.display_module,
         }
 
-    def handle(self, header: dict[str, Any], conn: Connection) -> tuple[dict[str, Any], list[bytes]] | None:
+    def handle(self, header: dict[str, Any]) -> tuple[dict[str, Any], list[bytes]] | None:
         op = header.get("op")
         world = self.world
         if op == "hello":
@@ -127,16 +127,15 @@ class WorldServer:
     def _frame_reply(self, frame_no: int) -> dict[str, Any]:
         return {"ok": True, "frame": frame_no, "tick": self.world.state.tick}
 
-    def _answer(self, conn: Connection, header: dict[str, Any]) -> bool:
-        """Handle one request; False when the client has gone."""
+    def _answer(self, conn: Connection, header: dict[str, Any]) -> None:
+        """Handle one request and send the reply (real-time holds reply later, from the loop)."""
         try:
-            reply = self.handle(header, conn)
+            reply = self.handle(header)
         except (RequestError, InvalidPadError) as exc:
             kind = exc.kind if isinstance(exc, RequestError) else "InvalidPadError"
             reply = ({"ok": False, "kind": kind, "error": str(exc)}, [])
         if reply is not None:
             ipc.send_message(conn, *reply)
-        return True
 
     # -- loops --------------------------------------------------------------------------
     def owner_alive(self) -> bool:
