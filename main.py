@@ -6,6 +6,7 @@
     python main.py scan          find an AOB pattern in a live process's memory
     python main.py tasks list    the 30-task suite; `tasks validate --all` drives every task
     python main.py run           run and record episodes; `report DIR` makes the paper's tables
+    python main.py labels        export the studio's labels (`labels export DIR`), kappa (`labels agreement`)
     python main.py bench world   measure rendering and stepping (JSON lines with --json)
 """
 
@@ -24,6 +25,7 @@ _COMMANDS: list[tuple[str, str, str]] = [
     ("tasks", "tasks_cmd", "list and validate the task suite"),
     ("run", "run_cmd", "run episodes (task x granularity x agent x trial) and record them"),
     ("report", "report_cmd", "tables and the IM/SR correlation for a run folder"),
+    ("labels", "labels_cmd", "export deadlock/failure labels and measure annotator agreement"),
     ("bench", "bench_cmd", "measure performance (ratios against same-run baselines)"),
 ]
 

@@ -7,22 +7,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from PySide6.QtCore import QEventLoop, QTimer
 from PySide6.QtWidgets import QApplication
 
+from studio.live_controls import LiveChoices
 from studio.live_session import LiveSession
 from studio.main_window import MainWindow
+from studio.qt_wait import spin_until
 
 OUT = Path(__file__).resolve().parent / "images" / "studio_live.png"
-
-
-def wait_until(app: QApplication, condition: object, timeout_ms: int = 60_000) -> None:
-    loop = QEventLoop()
-    timer = QTimer()
-    timer.timeout.connect(lambda: loop.quit() if condition() else None)  # type: ignore[operator]
-    timer.start(50)
-    QTimer.singleShot(timeout_ms, loop.quit)
-    loop.exec()
 
 
 def main() -> None:
@@ -30,18 +22,22 @@ def main() -> None:
     session = LiveSession()
     window = MainWindow(session)
     window.setProperty("quiet", True)
-    window.resize(1500, 860)
+    window.resize(1600, 940)
     window.show()
     session.connect_world()
-    wait_until(app, lambda: session.evaluator is not None and "Connected" in window.status.text())
-    window.task_box.setCurrentText("q08_site_navigation")
-    session.start_episode("q08_site_navigation", "goal_only", "random", intervention="physical", budget=60)
-    wait_until(app, lambda: window.reasoning.count >= 25)
+    spin_until(lambda: session.evaluator is not None and "Connected" in window.live.status.text(), 90)
+    window.live.controls.task.setCurrentText("q08_site_navigation")
+    window.live.controls.side_views.setChecked(True)
+    window.live.controls.previous_frame.setChecked(True)
+    session.start_episode(LiveChoices("q08_site_navigation", intervention="physical", budget=60,
+                                      previous_frame=True, side_views=True))
+    spin_until(lambda: window.live.reasoning.count >= 30, 120)
     session.pause()
-    wait_until(app, lambda: False, 800)
+    spin_until(lambda: False, 0.8)
     window.grab().save(str(OUT))
     print(f"wrote {OUT}")
     window.close()
+    app.processEvents()
 
 
 if __name__ == "__main__":

@@ -20,11 +20,13 @@ PROBE_MS = 5
 
 def bench_live(args: argparse.Namespace, emit: Emit) -> None:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    from PySide6.QtCore import QEventLoop, QTimer
+    from PySide6.QtCore import Qt, QTimer
     from PySide6.QtWidgets import QApplication
 
+    from studio.live_controls import LiveChoices
     from studio.live_session import LiveSession
     from studio.main_window import MainWindow
+    from studio.qt_wait import spin_until
 
     _app = QApplication.instance() or QApplication([])  # must exist while the window lives
     session = LiveSession(mode="realtime")
@@ -33,17 +35,9 @@ def bench_live(args: argparse.Namespace, emit: Emit) -> None:
     window.show()
     session.connect_world()
 
-    def spin(condition: Callable[[], bool], seconds: float) -> None:
-        loop = QEventLoop()
-        check = QTimer()
-        check.timeout.connect(lambda: loop.quit() if condition() else None)
-        check.start(20)
-        QTimer.singleShot(int(seconds * 1000), loop.quit)
-        loop.exec()
-
-    spin(lambda: session.evaluator is not None and "Connected" in window.status.text(), 90)
-    session.start_episode("q10_market_mixed", "goal_only", "random", budget=10_000)
-    spin(lambda: False, 2.0)  # let the episode get going
+    spin_until(lambda: session.evaluator is not None and "Connected" in window.live.status.text(), 90)
+    session.start_episode(LiveChoices("q10_market_mixed", budget=10_000))
+    spin_until(lambda: False, 2.0)  # let the episode get going
     gaps: list[float] = []
     last = [time.perf_counter()]
 
@@ -53,21 +47,22 @@ def bench_live(args: argparse.Namespace, emit: Emit) -> None:
         last[0] = now
 
     probe_timer = QTimer()
+    probe_timer.setTimerType(Qt.TimerType.PreciseTimer)
     probe_timer.timeout.connect(probe)
     produced_start = session.world.latest_frame().frame_no if session.world else 0
-    shown_start = window.frame_view.frames_shown
+    shown_start = window.live.frame_view.frames_shown
     started = time.perf_counter()
     probe_timer.start(PROBE_MS)
-    spin(lambda: False, args.live_seconds)
+    spin_until(lambda: False, args.live_seconds)
     probe_timer.stop()
     elapsed = time.perf_counter() - started
     produced = (session.world.latest_frame().frame_no - produced_start) / elapsed if session.world else 0.0
-    displayed = (window.frame_view.frames_shown - shown_start) / elapsed
+    displayed = (window.live.frame_view.frames_shown - shown_start) / elapsed
     stalls = np.maximum(np.asarray(gaps[1:]), 0.0)
     emit(args, "displayed_fps", displayed, "frames/s", produced, "produced_fps")
     emit(args, "ui_stall_ms_max", float(stalls.max()), "ms")
     emit(args, "ui_stall_ms_p99", float(np.percentile(stalls, 99)), "ms")
-    emit(args, "steps_recorded", float(window.reasoning.count), "steps")
+    emit(args, "steps_recorded", float(window.live.reasoning.count), "steps")
     window.close()
     # Tear down while the interpreter is whole: Qt objects left to interpreter finalization can
     # crash PySide6 (a known issue) after the figures have been printed.

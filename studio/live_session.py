@@ -1,14 +1,15 @@
 """LiveSession: the built-in world, its evaluator and an episode runner, driven off the GUI thread.
 
 Runner events arrive on the worker thread and are re-emitted as Qt signals, which Qt queues to
-slots of objects living in the GUI thread. Frames and samples are not signalled at all: the
-window pulls the newest frame and the new samples on timers (latest-wins, no queues).
+slots of objects living in the GUI thread. Frames, samples and the pad being held are not
+signalled at all: the window pulls the newest of each on timers (latest-wins, no queues).
 """
 
 from __future__ import annotations
 
 import threading
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -16,97 +17,126 @@ from PySide6.QtCore import QObject, Signal
 
 from core.agents.actions import ActionSet
 from core.agents.base import Decision
+from core.agents.observe import ObservationOptions
 from core.evaluation.client import EvaluatorClient
 from core.evaluation.profile import load_profile
 from core.evaluation.sample import StateSample
 from core.evaluation.tasks import Task, load_suite
 from core.game.builtin import BuiltinWorld
+from core.game.connection import Capability
 from core.game.errors import GameError
 from core.game.pad import PadState
 from core.paths import PROFILES_DIR, RECORDINGS_DIR
 from core.session.batch import BatchError, make_agent
 from core.session.interventions import InterventionPolicy
 from core.session.runner import EpisodeRunner, RunOptions
+from studio.live_controls import LiveChoices
+
+Outline = list[tuple[str, np.ndarray]]
 
 
 class LiveSession(QObject):
     sig_ready = Signal(str)              # world description, once the world and evaluator are up
     sig_error = Signal(str)              # an error to show the user
     sig_thinking = Signal(bool)          # the agent is being asked
-    sig_step = Signal(dict)              # one executed step: numbers and record
+    sig_observation = Signal(int, dict)  # step, the images the agent is given: current/previous/left/right
+    sig_step = Signal(dict)              # one executed step: numbers, record and the position after it
     sig_metrics = Signal(dict)           # running metrics after each step
-    sig_episode_started = Signal(dict)   # task id, budget, start, goal, recording path
+    sig_episode_started = Signal(dict)   # task id, budget, recording path
     sig_episode_end = Signal(dict)       # the result
 
     def __init__(self, mode: str = "lockstep") -> None:
         super().__init__()
         self.mode = mode
-        profile = load_profile(PROFILES_DIR / "builtin_world.yaml")
-        self.actions = ActionSet.from_profile_data(profile.actions)
-        self.tasks: list[Task] = load_suite(known_flags=profile.flags)
+        self.profile = load_profile(PROFILES_DIR / "builtin_world.yaml")
+        self.actions = ActionSet.from_profile_data(self.profile.actions)
+        self.tasks: list[Task] = load_suite(known_flags=self.profile.flags)
         self.world: BuiltinWorld | None = None
         self.evaluator: EvaluatorClient | None = None
         self.runner: EpisodeRunner | None = None
+        self.outline: Outline = []
+        self.pad_held: PadState | None = None  # written by whichever thread drives the game
         self._thread: threading.Thread | None = None
+        self._driver = ThreadPoolExecutor(max_workers=1, thread_name_prefix="studio-drive")
+        self._drives: list[Future[None]] = []
         self._samples_seen = 0
+        self._last_sample: StateSample | None = None
 
     # -- lifecycle ------------------------------------------------------------------------
     def connect_world(self) -> None:
         threading.Thread(target=self._connect, name="studio-connect", daemon=True).start()
 
-    def restart_world(self) -> None:
-        """After the world died: close what is left and start a fresh world and evaluator."""
+    def restart_world(self, mode: str | None = None) -> None:
+        """Start a fresh world and evaluator (after the world died, or in another clock mode)."""
+        self._shut_down_parts()
+        if mode is not None:
+            self.mode = mode
+        self.connect_world()
+
+    def _shut_down_parts(self) -> None:
         if self.busy:
             self.stop()
             assert self._thread is not None
             self._thread.join(timeout=30)
+        for drive in self._drives:
+            drive.cancel()
         for part in (self.evaluator, self.world):
             if part is not None:
                 part.close()
         self.world, self.evaluator, self.runner = None, None, None
         self._samples_seen = 0
-        self.connect_world()
 
     def _connect(self) -> None:
         try:
-            self.world = BuiltinWorld.launch(renderer="software", mode=self.mode)
-            self.evaluator = EvaluatorClient.launch(self.world.pid)
+            world = BuiltinWorld.launch(renderer="software", mode=self.mode)
+            self.world = world
+            self.evaluator = EvaluatorClient.launch(world.pid)
             self.evaluator.wait_locked()
-        except GameError as exc:
+            self.outline = world.map_outline() if Capability.MAP_OUTLINE in world.info.capabilities else []
+        except (GameError, PermissionError) as exc:
             self.sig_error.emit(f"Could not start the built-in world: {exc}")
             return
-        info = self.world.info
+        info = world.info
         self.sig_ready.emit(f"{info.name} (pid {info.pid}, {info.width}x{info.height}, {info.mode})")
 
     @property
     def busy(self) -> bool:
         return self._thread is not None and self._thread.is_alive()
 
-    def start_episode(self, task_id: str, granularity: str, agent_spec: str, intervention: str = "none",
-                      budget: int | None = None) -> None:
+    def task(self, task_id: str) -> Task:
+        return next(t for t in self.tasks if t.id == task_id)
+
+    def start_episode(self, choices: LiveChoices) -> None:
         if self.world is None or self.evaluator is None:
             self.sig_error.emit("The world is not running yet.")
             return
         if self.busy:
             self.sig_error.emit("An episode is already running; stop it first.")
             return
-        task = next(t for t in self.tasks if t.id == task_id)
-        options = RunOptions(granularity=granularity, interventions=InterventionPolicy(intervention),
-                             step_budget=budget)
+        task = self.task(choices.task_id)
+        options = RunOptions(
+            granularity=choices.granularity, paradigm=choices.paradigm,
+            observation=ObservationOptions(previous_frame=choices.previous_frame, side_views=choices.side_views),
+            interventions=InterventionPolicy(choices.intervention, k=choices.intervention_after),  # type: ignore[arg-type]
+            step_budget=choices.budget, frame_every_ticks=choices.frames_every_ticks)
+        agent_options = {"granularity": choices.granularity, "model_id": choices.model_id,
+                         "reflection_every": choices.reflection_every}
         try:
-            agent = make_agent(agent_spec, self.actions, 0, "discrete", {"granularity": granularity})
+            agent = make_agent(choices.agent_spec, self.actions, 0, choices.paradigm, agent_options)
         except BatchError as exc:
             self.sig_error.emit(str(exc))
             return
         stamp = time.strftime("%Y%m%d-%H%M%S")
-        path = RECORDINGS_DIR / f"{stamp}__{task.id}__{granularity}__{agent.name}.h5"
+        path = RECORDINGS_DIR / f"{stamp}__{task.id}__{choices.granularity}__{agent.name}.h5"
         runner = EpisodeRunner(self.world, self.evaluator, agent, self.actions, task, options, path)
+        runner.events.sig_observation.connect(self._on_observation)
         runner.events.sig_decision.connect(self._on_decision)
-        runner.events.sig_step.connect(self.sig_step.emit)
-        runner.events.sig_metrics.connect(self._on_metrics)
-        runner.events.sig_frame.connect(lambda _frame: self.sig_thinking.emit(True))
+        runner.events.sig_pad.connect(self._on_pad)
+        runner.events.sig_sample.connect(self._on_sample)
+        runner.events.sig_step.connect(self._on_step)
+        runner.events.sig_metrics.connect(self.sig_metrics.emit)
         self.runner = runner
-        self.sig_episode_started.emit({"task_id": task.id, "budget": budget or task.step_budget,
+        self.sig_episode_started.emit({"task_id": task.id, "budget": choices.budget or task.step_budget,
                                        "recording": str(path)})
         self._thread = threading.Thread(target=self._run, args=(runner,), name="studio-episode", daemon=True)
         self._thread.start()
@@ -120,13 +150,26 @@ class LiveSession(QObject):
         self.sig_thinking.emit(False)
         if result.get("error"):
             self.sig_error.emit(result["error"])
-        self.sig_episode_end.emit(result)
+        self.sig_episode_end.emit({**result, "recording": str(runner.record_path)})
+
+    # -- runner callbacks (episode thread) ---------------------------------------------------
+    def _on_observation(self, step: int, images: dict[str, Any]) -> None:
+        self.sig_observation.emit(step, images)
+        self.sig_thinking.emit(True)
 
     def _on_decision(self, step: int, decision: Decision) -> None:
         self.sig_thinking.emit(False)
 
-    def _on_metrics(self, metrics: dict[str, Any]) -> None:
-        self.sig_metrics.emit(metrics)
+    def _on_pad(self, pad: PadState | None) -> None:
+        self.pad_held = pad
+
+    def _on_sample(self, sample: StateSample) -> None:
+        self._last_sample = sample
+
+    def _on_step(self, record: dict[str, Any]) -> None:
+        after = self._last_sample
+        position = [after.x, after.y] if after is not None else None
+        self.sig_step.emit({**record, "position": position})
 
     # -- pulled by the window's timers (GUI thread) --------------------------------------------
     def latest_frame(self) -> tuple[int, np.ndarray] | None:
@@ -146,6 +189,12 @@ class LiveSession(QObject):
         self._samples_seen = len(samples)
         return fresh
 
+    def latest_sample(self) -> StateSample | None:
+        return self.evaluator.latest() if self.evaluator is not None else None
+
+    def evaluator_state(self) -> dict[str, Any]:
+        return dict(self.evaluator.status) if self.evaluator is not None else {"state": "starting"}
+
     # -- controls ---------------------------------------------------------------------------
     def pause(self) -> None:
         if self.runner:
@@ -164,7 +213,7 @@ class LiveSession(QObject):
             self.runner.stop()
 
     def take_over(self) -> None:
-        if self.runner:
+        if self.runner and self.busy:
             self.runner.take_over()
 
     def hand_back(self) -> None:
@@ -173,21 +222,38 @@ class LiveSession(QObject):
 
     @property
     def taken_over(self) -> bool:
-        return bool(self.runner and self.runner.taken_over)
+        return bool(self.runner and self.busy and self.runner.taken_over)
 
     def human_input(self, pad: PadState, seconds: float) -> None:
-        if self.runner:
+        """Drive the character: a recorded `human` step during a taken-over episode, or a plain
+        hold between episodes (to look around or author a task)."""
+        if self.taken_over:
+            assert self.runner is not None
             self.runner.human_input(pad, seconds)
+        elif not self.busy and self.world is not None:
+            self._drives = [d for d in self._drives if not d.done()]
+            self._drives.append(self._driver.submit(self._hold, self.world, pad, seconds))
+
+    @property
+    def human_inputs_waiting(self) -> int:
+        if self.taken_over:
+            assert self.runner is not None
+            return self.runner.human_inputs_waiting
+        return sum(1 for d in self._drives if not d.running() and not d.done())
+
+    def _hold(self, world: BuiltinWorld, pad: PadState, seconds: float) -> None:
+        self.pad_held = pad
+        try:
+            world.hold(pad, seconds)
+        except GameError as exc:
+            self.sig_error.emit(str(exc))
+        finally:
+            self.pad_held = None
 
     def intervene(self, kind: str, text: str = "") -> None:
-        if self.runner:
+        if self.runner and self.busy:
             self.runner.request_intervention(kind, text)
 
     def close(self) -> None:
-        self.stop()
-        if self._thread is not None:
-            self._thread.join(timeout=30)
-        if self.evaluator is not None:
-            self.evaluator.close()
-        if self.world is not None:
-            self.world.close()
+        self._shut_down_parts()
+        self._driver.shutdown(wait=True, cancel_futures=True)

@@ -57,3 +57,23 @@ def world() -> Iterator[BuiltinWorld]:
 @pytest.fixture(scope="module")
 def truth(world: BuiltinWorld, builtin_profile: Profile) -> GroundTruth:
     return attach_ground_truth(world, builtin_profile)
+
+
+@pytest.fixture(autouse=True)
+def no_qt_leaks(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Qt tests must close every window they open and stop every studio thread they start."""
+    if "qtbot" not in request.fixturenames:
+        yield
+        return
+    import threading
+
+    from PySide6.QtWidgets import QApplication
+
+    before = {t.ident for t in threading.enumerate()}
+    yield
+    app = QApplication.instance()
+    open_windows = [w for w in QApplication.topLevelWidgets() if w.isVisible()] if app else []
+    threads = [t.name for t in threading.enumerate() if t.ident not in before and t.is_alive()
+               and t.name.startswith("studio-")]
+    assert not open_windows, f"test left windows open: {[type(w).__name__ for w in open_windows]}"
+    assert not threads, f"test left studio threads running: {threads}"

@@ -2,97 +2,188 @@
 
 from __future__ import annotations
 
-import threading
+import os
+import signal
 
 import pytest
 
 pytest.importorskip("pytestqt")
 
+from PySide6.QtCore import QSettings, Qt, QTimer
+from PySide6.QtWidgets import QApplication, QInputDialog
+
 from core.recording.reader import EpisodeReader
+from studio.live_controls import LiveChoices
 from studio.live_session import LiveSession
 from studio.main_window import MainWindow
 
 
-@pytest.fixture
-def window(qtbot, tmp_path, monkeypatch):
-    monkeypatch.setattr("studio.live_session.RECORDINGS_DIR", tmp_path)
-    from PySide6.QtCore import QSettings
-
-    QSettings.setPath(QSettings.Format.NativeFormat, QSettings.Scope.UserScope, str(tmp_path / "settings"))
+def open_window(qtbot):
     session = LiveSession()
     main = MainWindow(session)
     main.setProperty("quiet", True)
     qtbot.addWidget(main)
     main.show()
     session.connect_world()
-    qtbot.waitUntil(lambda: session.evaluator is not None and "Connected" in main.status.text(), timeout=60_000)
+    qtbot.waitUntil(lambda: session.evaluator is not None and "Connected" in main.live.status.text(), timeout=60_000)
+    return main
+
+
+@pytest.fixture
+def settings_dir(tmp_path, monkeypatch):
+    monkeypatch.setattr("studio.live_session.RECORDINGS_DIR", tmp_path)
+    QSettings.setPath(QSettings.Format.NativeFormat, QSettings.Scope.UserScope, str(tmp_path / "settings"))
+    return tmp_path
+
+
+@pytest.fixture
+def window(qtbot, settings_dir):
+    main = open_window(qtbot)
     yield main
     main.close()
 
 
-def test_a_random_episode_updates_every_panel(window, qtbot, tmp_path):
+def run_to_end(window, qtbot, choices: LiveChoices) -> dict:
     ends = []
     window.session.sig_episode_end.connect(ends.append)
-    window.session.start_episode("q08_site_navigation", "goal_only", "random", budget=6)
-    qtbot.waitUntil(lambda: bool(ends), timeout=60_000)
-    qtbot.waitUntil(lambda: window.trajectory.points > 0 and window.reasoning.count == 6, timeout=10_000)
-    assert window.frame_view.frames_shown > 0 and window.frame_view.current.shape == (360, 640, 3)
-    assert window.metrics.labels["step"].text() == "Step 6 / 6"
-    assert "Episode ended (budget) after 6 steps" in window.status.text()
-    recordings = list(tmp_path.glob("*.h5"))
-    assert len(recordings) == 1
+    window.session.start_episode(choices)
+    qtbot.waitUntil(lambda: bool(ends), timeout=90_000)
+    return ends[0]
+
+
+def test_a_random_episode_updates_every_panel(window, qtbot, settings_dir):
+    live = window.live
+    assert live.trajectory.backdrop_shapes > 10  # building footprints behind the path
+    choices = LiveChoices("q08_site_navigation", budget=6, previous_frame=True, side_views=True)
+    run_to_end(window, qtbot, choices)
+    qtbot.waitUntil(lambda: live.trajectory.points > 0 and live.reasoning.count == 6, timeout=10_000)
+    assert live.frame_view.frames_shown > 0 and live.frame_view.current.shape == (360, 640, 3)
+    assert live.metrics.labels["step"].text() == "Step 6 / 6"
+    assert live.frame_view.overlay_text("top_right") == "step 6 / 6"
+    assert live.frame_view.overlay_text("top_left").startswith("pad:")
+    assert set(live.observations.shown_kinds()) == {"previous", "left", "right"}
+    assert "Episode ended (budget) after 6 steps" in live.status.text()
+    recordings = list(settings_dir.glob("*.h5"))
+    assert len(recordings) == 1 and str(recordings[0]) in live.recording.label.text()
+    assert live.recording.open_button.isEnabled()
     with EpisodeReader(recordings[0]) as episode:
         assert episode.step_count == 6 and episode.complete
+        assert set(episode.image_sets()) >= {"current", "previous", "left", "right"}
 
 
-def test_no_threads_are_left_behind(window, qtbot):
-    ends = []
-    window.session.sig_episode_end.connect(ends.append)
-    window.session.start_episode("q08_site_navigation", "goal_only", "random", budget=2)
-    qtbot.waitUntil(lambda: bool(ends), timeout=60_000)
-    window.close()
-    names = [t.name for t in threading.enumerate() if t.name.startswith("studio-")]
-    assert names == []
+def test_model_agents_are_offered_only_when_their_key_is_set(qtbot, settings_dir, monkeypatch):
+    from studio.live_controls import LiveControls
+
+    for name in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    without = LiveControls(["t"])
+    qtbot.addWidget(without)
+    assert [without.agent.itemText(i) for i in range(without.agent.count())] == ["random"]
+    assert "ANTHROPIC_API_KEY" in without.agent.toolTip()
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
+    with_key = LiveControls(["t"])
+    qtbot.addWidget(with_key)
+    assert "model:claude-sonnet-4.6" in [with_key.agent.itemText(i) for i in range(with_key.agent.count())]
 
 
-def test_taking_control_sends_pad_input_that_is_recorded(window, qtbot, tmp_path):
-    from PySide6.QtCore import Qt
+def test_choices_and_layout_survive_a_restart(qtbot, settings_dir):
+    first = MainWindow(LiveSession())
+    qtbot.addWidget(first)
+    first.live.controls.task.setCurrentText("q03_pier_navigation")
+    first.live.controls.granularity.setCurrentText("Step-guided")
+    first.live.controls.side_views.setChecked(True)
+    first.live.controls.budget.setValue(42)
+    first.close()
+    second = MainWindow(LiveSession())
+    qtbot.addWidget(second)
+    choices = second.live.controls.choices()
+    second.close()
+    assert (choices.task_id, choices.granularity, choices.side_views, choices.budget) == \
+        ("q03_pier_navigation", "step_guided", True, 42)
 
+
+def test_help_lists_every_shortcut(window):
+    rows = dict(window.shortcut_rows())
+    for name, action in window.live.actions_by_name.items():
+        if name != "Overlays":
+            assert action.shortcut().toString() in rows
+    assert "W A S D" in rows and "Space or E" in rows
+
+
+def test_taking_control_sends_pad_input_that_is_recorded(window, qtbot, settings_dir):
+    live = window.live
     ends, steps = [], []
     window.session.sig_episode_end.connect(ends.append)
     window.session.sig_step.connect(steps.append)
-    window.session.start_episode("q08_site_navigation", "goal_only", "random", budget=4)
-    window.toggle_control()
-    assert window.actions_by_name["Take control"].text() == "Hand back"
-    qtbot.keyClick(window, Qt.Key.Key_W)
-    qtbot.keyClick(window, Qt.Key.Key_Space)
+    window.session.start_episode(LiveChoices("q08_site_navigation", budget=4))
+    live.toggle_control()
+    assert live.actions_by_name["Take control"].text() == "Hand back"
+    qtbot.keyClick(live, Qt.Key.Key_W)
+    qtbot.keyClick(live, Qt.Key.Key_Space)
     qtbot.waitUntil(lambda: len(steps) >= 2, timeout=30_000)
-    window.toggle_control()  # hand back: the agent finishes the episode
-    window.actions_by_name["Push back"].trigger()
+    live.toggle_control()  # hand back: the agent finishes the episode
+    live.actions_by_name["Push back"].trigger()
     qtbot.waitUntil(lambda: bool(ends), timeout=60_000)
-    path = next(tmp_path.glob("*.h5"))
-    with EpisodeReader(path) as episode:
+    with EpisodeReader(next(settings_dir.glob("*.h5"))) as episode:
         records = episode.records()
     assert [r["source"] for r in records[:2]] == ["human", "human"]
     assert records[0]["macro"][0][0]["left_y"] == 1.0 and records[1]["macro"][0][0]["buttons"] == ["A"]
     assert any(r["intervention"] and r["intervention"]["kind"] == "push_back" for r in records)
+    assert ("human" in {kind for _, kind in live.trajectory.marks()}
+            and "push_back" in {kind for _, kind in live.trajectory.marks()})
 
 
-def test_a_dead_world_is_reported_the_recording_kept_and_a_restart_works(window, qtbot, tmp_path):
-    import os
-    import signal
-
+def test_a_hint_typed_into_the_dialog_reaches_the_recording(window, qtbot, settings_dir):
+    live = window.live
     ends, steps = [], []
     window.session.sig_episode_end.connect(ends.append)
     window.session.sig_step.connect(steps.append)
-    window.session.start_episode("q08_site_navigation", "goal_only", "random", budget=200)
+    window.session.start_episode(LiveChoices("q08_site_navigation", budget=5))
+    live.actions_by_name["Pause"].trigger()  # the hint must arrive while steps remain
+
+    def answer_dialog() -> None:
+        dialog = QApplication.activeModalWidget()
+        assert isinstance(dialog, QInputDialog)
+        dialog.setTextValue("the site is east of the shops")
+        dialog.accept()
+
+    QTimer.singleShot(0, answer_dialog)
+    live.actions_by_name["Send hint…"].trigger()  # opens the real modal dialog
+    live.actions_by_name["Resume"].trigger()
+    qtbot.waitUntil(lambda: bool(ends), timeout=60_000)
+    with EpisodeReader(next(settings_dir.glob("*.h5"))) as episode:
+        hints = [r["intervention"] for r in episode.records() if r["intervention"]]
+    assert hints and hints[0]["kind"] == "text" and hints[0]["source"] == "human"
+    assert hints[0]["params"]["hint"] == "the site is east of the shops"
+
+
+def test_driving_between_episodes_moves_the_character(window, qtbot):
+    before = window.session.latest_sample()
+    window.live.toggle_control()
+    for _ in range(3):
+        qtbot.keyClick(window.live, Qt.Key.Key_W)
+
+    def moved() -> float:
+        now = window.session.latest_sample()
+        return abs(now.x - before.x) + abs(now.y - before.y)
+
+    qtbot.waitUntil(lambda: moved() > 0.5, timeout=20_000)
+    window.live.toggle_control()
+
+
+def test_a_dead_world_is_reported_the_recording_kept_and_a_restart_works(window, qtbot, settings_dir):
+    live = window.live
+    ends, steps = [], []
+    window.session.sig_episode_end.connect(ends.append)
+    window.session.sig_step.connect(steps.append)
+    window.session.start_episode(LiveChoices("q08_site_navigation", budget=200))
     qtbot.waitUntil(lambda: len(steps) >= 3, timeout=30_000)
     os.kill(window.session.world.pid, signal.SIGKILL)
     qtbot.waitUntil(lambda: bool(ends), timeout=30_000)
     assert ends[0]["end_reason"] == "error"
-    assert "world process" in window.status.text() and "Restart world" in window.status.text()
-    with EpisodeReader(next(tmp_path.glob("*.h5"))) as episode:
+    assert "world process" in live.status.text() and "Restart world" in live.status.text()
+    with EpisodeReader(next(settings_dir.glob("*.h5"))) as episode:
         assert episode.step_count >= 3 and episode.result["end_reason"] == "error"
-    window.restart_world()
-    qtbot.waitUntil(lambda: "Connected" in window.status.text(), timeout=60_000)
+    live.restart_world()
+    qtbot.waitUntil(lambda: "Connected" in live.status.text(), timeout=60_000)
     assert window.session.world.latest_frame().pixels.shape == (360, 640, 3)

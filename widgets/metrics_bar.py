@@ -27,6 +27,10 @@ class MetricsBar(QWidget):
         self._latencies: list[float] = []
         self.update_metrics({"step": 0, "ineffective_moves": 0, "im_rate": 0.0, "consecutive": 0, "success": False})
 
+    @property
+    def budget(self) -> int:
+        return self._budget
+
     def add_usage(self, usage: dict[str, Any], latency: float) -> None:
         self._tokens += int(usage.get("input_tokens", 0)) + int(usage.get("output_tokens", 0))
         self._cost += float(usage.get("cost_usd", 0.0))

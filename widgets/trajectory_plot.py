@@ -1,4 +1,6 @@
-"""TrajectoryPlot: the character's path seen from above, from evaluator samples."""
+"""TrajectoryPlot: the character's path seen from above, from evaluator samples, with the start, the
+goal, deadlock spans, interventions and an optional map backdrop. Clicking near the path reports the
+nearest step (the replay view seeks to it)."""
 
 from __future__ import annotations
 
@@ -6,11 +8,22 @@ import math
 
 import numpy as np
 import pyqtgraph as pg
+from PySide6.QtCore import QPointF, Signal
+from PySide6.QtGui import QBrush, QColor, QPen, QPolygonF
+from PySide6.QtWidgets import QGraphicsPolygonItem
 
 _TAIL = 600  # samples drawn bright; older ones fade into the full path
+INTERVENTION_STYLE = {  # kind -> (symbol, colour)
+    "push_back": ("t", (200, 0, 150)), "turn_around": ("o", (120, 60, 200)), "text": ("star", (0, 150, 160)),
+    "human": ("d", (240, 130, 0)),
+}
+_BACKDROP = {"solid": (QColor(205, 205, 205), QColor(160, 160, 160)),
+             "water": (QColor(190, 215, 240), QColor(150, 185, 220))}
 
 
 class TrajectoryPlot(pg.PlotWidget):
+    sig_step_clicked = Signal(int)  # the step whose end position is nearest the click
+
     def __init__(self) -> None:
         super().__init__()
         self.setBackground("w")
@@ -18,24 +31,50 @@ class TrajectoryPlot(pg.PlotWidget):
         self.showGrid(x=True, y=True, alpha=0.2)
         self.setLabel("bottom", "x (m, east)")
         self.setLabel("left", "y (m, north)")
+        self.addLegend(offset=(5, 5), labelTextSize="8pt")
         self._path = self.plot([], [], pen=pg.mkPen((150, 170, 200), width=1))
-        self._tail = self.plot([], [], pen=pg.mkPen((30, 90, 200), width=2))
+        self._tail = self.plot([], [], pen=pg.mkPen((30, 90, 200), width=2), name="path (recent bright)")
+        self._deadlocks = self.plot([], [], pen=pg.mkPen((220, 30, 30), width=5), connect="finite",
+                                    name="deadlock span")
         self._position = pg.ScatterPlotItem(size=12, brush=pg.mkBrush(220, 40, 40))
         self._heading = self.plot([], [], pen=pg.mkPen((220, 40, 40), width=2))
-        self._start = pg.ScatterPlotItem(size=10, symbol="s", brush=pg.mkBrush(40, 160, 60))
-        self._goal = self.plot([], [], pen=pg.mkPen((230, 150, 0), width=2))
-        self._marks = pg.ScatterPlotItem(size=9, symbol="x", pen=pg.mkPen((200, 0, 150), width=2))
-        for item in (self._position, self._start, self._marks):
+        self._start = pg.ScatterPlotItem(size=11, symbol="s", brush=pg.mkBrush(40, 160, 60), name="start")
+        self._goal = self.plot([], [], pen=pg.mkPen((230, 150, 0), width=2), name="goal radius")
+        self._route = self.plot([], [], pen=pg.mkPen((60, 160, 60), width=1.5, style=pg.QtCore.Qt.PenStyle.DashLine),
+                                symbol="o", symbolSize=5, symbolBrush=(60, 160, 60), name="reference route")
+        self._marks = pg.ScatterPlotItem(size=11, pen=pg.mkPen("w", width=1), name="intervention / takeover")
+        self._cursor = pg.ScatterPlotItem(size=16, symbol="+", pen=pg.mkPen((0, 0, 0), width=2))
+        for item in (self._position, self._start, self._marks, self._cursor):
             self.addItem(item)
+        self.plotItem.legend.addItem(self._start, "start")
+        self.plotItem.legend.addItem(self._marks, "intervention / takeover")
         self._path.setDownsampling(auto=True, method="peak")
         self._path.setClipToView(True)
+        self._backdrop: list[QGraphicsPolygonItem] = []
+        self._path_buffer = np.zeros((0, 2))
+        self._step_xy = np.zeros((0, 2))
+        self._steps = np.zeros(0, dtype=np.int64)
+        self._step_buffer, self._xy_buffer = self._steps, self._step_xy
+        self._mark_points: list[dict[str, object]] = []
         self.points = 0
+        self.scene().sigMouseClicked.connect(self._clicked)
 
+    # -- the path -------------------------------------------------------------------------------
     def set_path(self, xs: np.ndarray, ys: np.ndarray) -> None:
         """Replace the path data in place (cheap for tens of thousands of samples)."""
         self.points = len(xs)
         self._path.setData(xs, ys)
         self._tail.setData(xs[-_TAIL:], ys[-_TAIL:])
+
+    def append_path(self, xs: np.ndarray, ys: np.ndarray) -> None:
+        """Add samples to the path; storage grows by doubling so a long episode costs O(1) per sample."""
+        count, extra = self.points, len(xs)
+        if count + extra > len(self._path_buffer):
+            self._path_buffer = np.resize(self._path_buffer, (max(1024, 2 * (count + extra)), 2))
+        self._path_buffer[count:count + extra, 0] = xs
+        self._path_buffer[count:count + extra, 1] = ys
+        view = self._path_buffer[:count + extra]
+        self.set_path(view[:, 0], view[:, 1])
 
     def set_position(self, x: float, y: float, heading_deg: float) -> None:
         self._position.setData([x], [y])
@@ -49,10 +88,98 @@ class TrajectoryPlot(pg.PlotWidget):
         angles = np.linspace(0, 2 * np.pi, 48)
         self._goal.setData(x + radius * np.cos(angles), y + radius * np.sin(angles))
 
-    def set_marks(self, xs: list[float], ys: list[float]) -> None:
-        """Interventions and deadlock spans."""
-        self._marks.setData(xs, ys)
+    def set_route(self, points: list[tuple[float, float]]) -> None:
+        xs, ys = ([p[0] for p in points], [p[1] for p in points]) if points else ([], [])
+        self._route.setData(xs, ys)
+
+    # -- per-step annotations ----------------------------------------------------------------
+    def set_steps(self, steps: np.ndarray, xy: np.ndarray) -> None:
+        """Where each step ended (used for deadlock spans, marks and click-to-seek)."""
+        self._steps, self._step_xy = np.asarray(steps, dtype=np.int64), np.asarray(xy, dtype=float).reshape(-1, 2)
+        self._step_buffer, self._xy_buffer = self._steps.copy(), self._step_xy.copy()
+
+    def add_step(self, step: int, x: float, y: float) -> None:
+        count = len(self._steps)
+        if count == len(self._step_buffer):  # grow by doubling: appends stay O(1) on long episodes
+            self._step_buffer = np.resize(self._step_buffer, max(64, 2 * count))
+            self._xy_buffer = np.resize(self._xy_buffer, (max(64, 2 * count), 2))
+        self._step_buffer[count] = step
+        self._xy_buffer[count] = (x, y)
+        self._steps, self._step_xy = self._step_buffer[:count + 1], self._xy_buffer[:count + 1]
+
+    def set_deadlocks(self, spans: list[tuple[int, int]]) -> None:
+        """Draw each span (first and last step, inclusive) over the path, from the step before it."""
+        xs: list[float] = []
+        ys: list[float] = []
+        for start, end in spans:
+            chosen = self._step_xy[(self._steps >= start - 1) & (self._steps <= end)]
+            if len(chosen) == 0:
+                continue
+            if len(chosen) == 1:  # a span standing still: draw a short stub so it shows
+                chosen = np.vstack([chosen, chosen + 0.4])
+            xs += [*chosen[:, 0], np.nan]
+            ys += [*chosen[:, 1], np.nan]
+        self._deadlocks.setData(np.asarray(xs), np.asarray(ys))
+
+    def add_mark(self, step: int, kind: str) -> None:
+        """An intervention or a human step at `step` (drawn where that step ended)."""
+        index = np.searchsorted(self._steps, step)
+        if index >= len(self._steps) or self._steps[index] != step:
+            return
+        symbol, colour = INTERVENTION_STYLE.get(kind, ("x", (90, 90, 90)))
+        x, y = self._step_xy[index]
+        self._mark_points.append({"pos": (x, y), "symbol": symbol, "brush": pg.mkBrush(*colour),
+                                  "data": (step, kind)})
+        self._marks.setData(self._mark_points)
+
+    def marks(self) -> list[tuple[int, str]]:
+        return [p["data"] for p in self._mark_points]  # type: ignore[misc]
+
+    def set_cursor(self, step: int | None) -> None:
+        if step is None or len(self._steps) == 0:
+            self._cursor.setData([], [])
+            return
+        index = min(int(np.searchsorted(self._steps, step)), len(self._steps) - 1)
+        self._cursor.setData([self._step_xy[index, 0]], [self._step_xy[index, 1]])
+
+    # -- backdrop --------------------------------------------------------------------------------
+    def set_backdrop(self, shapes: list[tuple[str, np.ndarray]]) -> None:
+        """Footprints under everything else: buildings grey, water blue."""
+        for item in self._backdrop:
+            self.removeItem(item)
+        self._backdrop = []
+        for kind, points in shapes:
+            fill, edge = _BACKDROP.get(kind, _BACKDROP["solid"])
+            item = QGraphicsPolygonItem(QPolygonF([QPointF(float(x), float(y)) for x, y in points]))
+            item.setBrush(QBrush(fill))
+            item.setPen(QPen(edge, 0))
+            item.setZValue(-20)
+            self.addItem(item)
+            self._backdrop.append(item)
+
+    @property
+    def backdrop_shapes(self) -> int:
+        return len(self._backdrop)
 
     def clear_episode(self) -> None:
         self.set_path(np.zeros(0), np.zeros(0))
-        self._marks.setData([], [])
+        self._path_buffer = np.zeros((0, 2))  # the old one was handed to the plot: never overwrite it
+        self.set_steps(np.zeros(0, dtype=np.int64), np.zeros((0, 2)))
+        self._mark_points = []
+        self._marks.setData([])
+        self._deadlocks.setData([], [])
+        self._cursor.setData([], [])
+
+    # -- clicks --------------------------------------------------------------------------------
+    def _clicked(self, event: object) -> None:
+        if len(self._steps) == 0:
+            return
+        scene_pos = event.scenePos()  # type: ignore[attr-defined]
+        if not self.plotItem.vb.sceneBoundingRect().contains(scene_pos):
+            return
+        point = self.plotItem.vb.mapSceneToView(scene_pos)
+        self.sig_step_clicked.emit(self.nearest_step(point.x(), point.y()))
+
+    def nearest_step(self, x: float, y: float) -> int:
+        distances = np.hypot(self._step_xy[:, 0] - x, self._step_xy[:, 1] - y)
+        return int(self._steps[int(np.argmin(distances))])

@@ -4,6 +4,7 @@
     python main.py tasks validate assets/tasks/q01_bread_navigation.yaml     # schema only
     python main.py tasks validate PATH --drive                               # also drive its reference route
     python main.py tasks validate --all                                      # every task, driven end to end
+    python main.py tasks try my_task.yaml       # an authored task: does its start load, is it solvable?
 
 Driving uses the privileged scripted driver: a fresh built-in world and evaluator, the task's
 start state, its reference route, and success judged by the evaluator.
@@ -33,6 +34,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     validate.add_argument("--folder", type=Path, default=TASKS_DIR)
     validate.add_argument("--write-reference", action="store_true",
                           help="write the measured reference_steps back into each file")
+    trying = sub.add_parser("try", help="check one task's start state loads and its reference route succeeds")
+    trying.add_argument("path", type=Path)
 
 
 def _context() -> tuple[list[str], list[str]]:
@@ -47,6 +50,8 @@ def run(args: argparse.Namespace) -> int:
     flags, start_states = _context()
     if args.action == "list":
         return _list(args.folder, flags, start_states)
+    if args.action == "try":
+        return _try(args.path, flags, start_states)
     paths = task_files(args.folder) if args.all else args.paths
     if not paths:
         print("error: name task files, or use --all", file=sys.stderr)
@@ -104,6 +109,23 @@ def _drive(tasks: list[tuple[Path, Task]], write_reference: bool) -> int:
             elif write_reference:
                 _write_reference(path, result.success_step or result.steps)
     return failed
+
+
+def _try(path: Path, flags: list[str], start_states: list[str]) -> int:
+    from core.authoring.try_task import try_task
+
+    try:
+        task = load_task(path, flags, start_states)
+    except TaskFileError as exc:
+        print(f"INVALID {exc}")
+        return 1
+    started = time.perf_counter()
+    result = try_task(task)
+    elapsed = time.perf_counter() - started
+    detail = f"success at step {result.success_step} of {task.step_budget}" if result.success else result.reason
+    verdict = "SOLVED " if result.success else "FAILED "
+    print(f"{verdict} {task.id:28s} {result.steps:4d} steps  {elapsed:5.1f} s  {detail}  [privileged driver]")
+    return 0 if result.success else 1
 
 
 def _write_reference(path: Path, steps: int) -> None:

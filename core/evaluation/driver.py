@@ -31,6 +31,7 @@ class DriveResult:
     message: str = ""
     positions: list[tuple[float, float]] = field(default_factory=list)
     privileged: bool = True
+    blocked: bool = False  # the route could not be followed (as opposed to: followed, but success not met)
 
 
 class RouteBlocked(RuntimeError):
@@ -89,9 +90,9 @@ class ScriptedDriver:
         raise RouteBlocked(f"the dialogue at {target} did not close after {spec.interact.presses} presses")
 
     def drive(self, task: Task) -> DriveResult:
-        self.game.reset(task.start_state)
+        self.game.reset(task.start_for_reset())
         self.evaluator.set_task(task.success.model_dump(exclude_none=True), step=0)
-        message = ""
+        message, blocked = "", False
         try:
             for step in task.reference_route:
                 if isinstance(step, Goto):
@@ -101,10 +102,10 @@ class ScriptedDriver:
                 if self.evaluator.successes:
                     break
         except RouteBlocked as exc:
-            message = str(exc)
+            message, blocked = str(exc), True
         self.evaluator.sample_after(time.time())
         success = bool(self.evaluator.successes)
         step = self.evaluator.successes[0]["step"] if success else None
         if not success and not message:
             message = "the route ended without meeting the success condition"
-        return DriveResult(task.id, success, self.steps, step, message, self.positions)
+        return DriveResult(task.id, success, self.steps, step, message, self.positions, blocked=blocked)

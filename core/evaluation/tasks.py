@@ -6,10 +6,19 @@ See docs/task-format.md.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 
 from core.evaluation.conditions import Condition, flags_named
 from core.paths import TASKS_DIR
@@ -50,13 +59,62 @@ class Interact(_Model):
 RouteStep = Goto | Interact
 
 
+class InlineStart(_Model):
+    """A start state written into the task itself (captured in the studio), rather than named.
+
+    Mirrors the world's StartState (core/world/content.py), which core.evaluation must not import;
+    the world validates it again when it is reset to it.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+    pos: tuple[float, float]
+    facing: float = 0.0
+    camera_yaw: float | None = None
+    camera_pitch: float = -12.0
+    flags: list[str] = []
+
+    @field_validator("flags")
+    @classmethod
+    def _known_flags(cls, flags: list[str], info: ValidationInfo) -> list[str]:
+        if len(set(flags)) != len(flags):
+            raise ValueError("flag names must be unique")
+        # The profile's flag names arrive through the validation context (parse_task's known_flags), so the
+        # error is reported with the file and line like any other field error.
+        known = (info.context or {}).get("known_flags")
+        unknown = sorted(set(flags) - set(known)) if known is not None else []
+        if unknown:
+            raise ValueError(f"unknown flags {unknown}; the game profile defines {list(known)}")
+        return flags
+
+    def to_reset(self) -> dict[str, Any]:
+        """The plain JSON mapping a GameConnection.reset takes (and a recording's metadata stores)."""
+        return self.model_dump(mode="json", exclude_none=True)
+
+
+def _start_kind(value: Any) -> str | None:
+    if isinstance(value, str):
+        return "Name"
+    return "InlineStart" if isinstance(value, (dict, InlineStart)) else None
+
+
+# Tagged by the value's shape, so an error reports only the form the author meant; the tags are
+# capitalised so parse_task leaves them out of the field path, as it does for union members.
+StartSpec = Annotated[
+    Annotated[str, Tag("Name")] | Annotated[InlineStart, Tag("InlineStart")],
+    Discriminator(_start_kind, custom_error_type="start_state",
+                  custom_error_message="must be a start state name or a mapping {pos: [x, y], facing, camera_yaw, "
+                                       "camera_pitch, flags}"),
+]
+
+
 class Task(_Model):
     format_version: Literal[1] = 1
     id: str = Field(pattern=r"^[a-z0-9_]+$")
     quest: str = Field(pattern=r"^[a-z0-9_]+$")
     category: Category
     title: str
-    start_state: str
+    start_state: StartSpec = Field(description="a start state name of the world, or an inline start state")
     step_budget: int = Field(ge=1, le=2000)
     instructions: Instructions
     success: Condition
@@ -68,6 +126,10 @@ class Task(_Model):
             raise ValueError(f"granularity must be one of {GRANULARITIES}, got {granularity!r}")
         return str(getattr(self.instructions, granularity))
 
+    def start_for_reset(self) -> str | dict[str, Any]:
+        """What GameConnection.reset takes: the name, or the inline start as a plain JSON mapping."""
+        return self.start_state if isinstance(self.start_state, str) else self.start_state.to_reset()
+
 
 def _line_of(node: yaml.Node | None, location: tuple[Any, ...]) -> int | None:
     """The 1-based line of the YAML node at a pydantic error location, as deep as it resolves."""
@@ -75,6 +137,8 @@ def _line_of(node: yaml.Node | None, location: tuple[Any, ...]) -> int | None:
     for key in location:
         if isinstance(node, yaml.MappingNode):
             match = next((v for k, v in node.value if getattr(k, "value", None) == str(key)), None)
+            if match is None and str(key)[:1].isupper():
+                continue  # a union member's or tag's name (keys in task files are lower case)
             if match is None:
                 break
             node = match
@@ -100,7 +164,7 @@ def parse_task(text: str, path: Path, known_flags: list[str] | None = None,
     if not isinstance(data, dict):
         raise TaskFileError(f"{path}:1: a task file holds one mapping (id, quest, category, ...)")
     try:
-        task = Task.model_validate(data)
+        task = Task.model_validate(data, context={"known_flags": known_flags})
     except ValidationError as exc:
         lines = [f"{path} is not a valid task (format {TASK_FORMAT_VERSION}):"]
         seen = set()
@@ -119,7 +183,7 @@ def parse_task(text: str, path: Path, known_flags: list[str] | None = None,
         unknown = flags_named(task.success) - set(known_flags)
         if unknown:
             problems.append(f"success names unknown flags {sorted(unknown)}")
-    if start_states is not None and task.start_state not in start_states:
+    if start_states is not None and isinstance(task.start_state, str) and task.start_state not in start_states:
         problems.append(f"start_state {task.start_state!r} is not one of {start_states}")
     if task.id != path.stem:
         problems.append(f"id {task.id!r} must match the file name {path.stem!r}")

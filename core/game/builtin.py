@@ -14,7 +14,7 @@ import shutil
 import subprocess
 import time
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
@@ -28,6 +28,7 @@ from core.game.errors import (
     GameError,
     GameStartError,
     InvalidPadError,
+    InvalidStartStateError,
     RemoteGameError,
     UnknownStartStateError,
     UnsupportedCapabilityError,
@@ -41,6 +42,7 @@ REQUEST_TIMEOUT_S = 120.0
 _REMOTE_ERRORS: dict[str, type[GameError]] = {
     "InvalidPadError": InvalidPadError,
     "UnknownStartState": UnknownStartStateError,
+    "BadStartState": InvalidStartStateError,
 }
 
 
@@ -142,8 +144,15 @@ class BuiltinWorld:
         self._require(Capability.LIVE_INPUT)
         self._request({"op": "set_pad", "pad": pad.to_dict()})
 
-    def reset(self, start_state: str) -> StepResult:
-        return self._step({"op": "reset", "start": start_state})
+    def reset(self, start_state: str | Mapping[str, Any]) -> StepResult:
+        """A start state name of the world file, or an inline start {pos, facing, camera_yaw, camera_pitch,
+        flags} (a task's captured start), which the world validates."""
+        if isinstance(start_state, str):
+            return self._step({"op": "reset", "start": start_state})
+        if not isinstance(start_state, Mapping):
+            raise InvalidStartStateError(f"reset() needs a start state name or a mapping, got "
+                                         f"{type(start_state).__name__}")
+        return self._step({"op": "reset", "start_spec": dict(start_state)})
 
     def snapshot(self) -> bytes:
         self._require(Capability.SAVE_STATES)
@@ -161,6 +170,13 @@ class BuiltinWorld:
         header, payloads = self._request({"op": "views", "yaw_offsets": [float(y) for y in yaw_offsets_deg]})
         shape = (header["height"], header["width"], 3)
         return [Frame(np.frombuffer(p, np.uint8).reshape(shape).copy(), 0, header["tick"]) for p in payloads]
+
+    def map_outline(self) -> list[tuple[str, np.ndarray]]:
+        """Footprints (kind, (N, 2) polygon) for the studio's map backdrop. Geometry, not game state:
+        it is never part of an observation."""
+        self._require(Capability.MAP_OUTLINE)
+        header, _ = self._request({"op": "outline"})
+        return [(str(shape["kind"]), np.asarray(shape["points"], dtype=float)) for shape in header["shapes"]]
 
     def simulate_game_restart(self) -> StepResult:
         """Built-in world only: move the state block in memory, as restarting a game in an emulator

@@ -9,10 +9,10 @@ read from the game's memory by the evaluator, never through this interface.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from core.game.frames import Frame
 from core.game.pad import Button, PadState
@@ -24,6 +24,7 @@ class Capability(str, Enum):
     EXTRA_VIEWS = "extra_views"    # render other camera yaws without advancing the game
     START_STATES = "start_states"  # reset(name) to a named spawn point
     LIVE_INPUT = "live_input"      # real time: set_pad() applies until changed
+    MAP_OUTLINE = "map_outline"    # footprints for the studio's map backdrop (never shown to agents)
 
 
 @dataclass(frozen=True)
@@ -68,8 +69,9 @@ class GameConnection(Protocol):
         """Press and release one button."""
         ...
 
-    def reset(self, start_state: str) -> StepResult:
-        """Return the game to a named start state."""
+    def reset(self, start_state: str | Mapping[str, Any]) -> StepResult:
+        """Return the game to a named start state, or (where the game can place the character freely,
+        as the built-in world can) to one given as {pos, facing, camera_yaw, camera_pitch, flags}."""
         ...
 
     def snapshot(self) -> bytes:

@@ -26,6 +26,10 @@ class UnknownStartStateError(GameError, KeyError):
         return str(self.args[0]) if self.args else ""
 
 
+class InvalidStartStateError(GameError, ValueError):
+    """A reset gave a start state inline that the world cannot use (unknown flags, off the map, in a wall)."""
+
+
 class UnsupportedCapabilityError(GameError):
     """The backend does not offer an optional capability (for example save states)."""
 

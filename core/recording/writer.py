@@ -30,6 +30,22 @@ SOURCES = ("agent", "human", "intervention", "privileged")
 IMAGE_SETS = ("current", "previous", "left", "right")
 STEP_DTYPE = np.dtype(list(STEP_NUMBERS))
 SAMPLE_DTYPE = np.dtype(list(SAMPLE_FIELDS))
+# Two fixed slots for the studio's labels (layout: docs/labels-format.md, written by core/labels/store.py).
+LABEL_SLOTS = 2
+LABEL_SLOT_BYTES = 1 << 20
+
+
+def create_label_slots(labels: h5py.Group) -> h5py.Dataset:
+    """Create /labels/slots: contiguous, unfiltered and allocated now, so it has a fixed file offset.
+
+    The label store then overwrites a slot in place with plain pwrite + fsync, never through HDF5,
+    which is what keeps a crash during a label save from touching anything else in the file.
+    """
+    dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+    dcpl.set_layout(h5py.h5d.CONTIGUOUS)
+    dcpl.set_alloc_time(h5py.h5d.ALLOC_TIME_EARLY)  # the default (late) leaves no offset until a write
+    dcpl.set_fill_time(h5py.h5d.FILL_TIME_ALLOC)  # zeros on disk: an empty slot reads as "no labels"
+    return labels.create_dataset("slots", (LABEL_SLOTS, LABEL_SLOT_BYTES), dtype="u1", fillvalue=0, dcpl=dcpl)
 
 
 def _compression() -> dict[str, object]:
@@ -73,7 +89,7 @@ class EpisodeWriter:
             frames.create_dataset("tick", (0,), maxshape=(None,), dtype="i8", chunks=(1024,))
         samples = root.create_group("samples")
         samples.create_dataset("table", (0,), maxshape=(None,), dtype=SAMPLE_DTYPE, chunks=(4096,))
-        root.create_group("labels")  # reserved for the studio's annotations
+        create_label_slots(root.create_group("labels"))  # the studio's annotations
         self._image_sets = image_sets
         self._record_end = 0
         self.steps_written = 0

@@ -32,11 +32,13 @@ class Signal:
 
 
 class RunnerEvents:
-    """sig_frame(frame), sig_decision(step, decision), sig_sample(sample), sig_metrics(dict),
-    sig_intervention(dict), sig_step(dict), sig_episode_end(result dict)."""
+    """sig_observation(step, images: {"current", "previous", "left", "right"} -> array or None),
+    sig_decision(step, decision), sig_pad(pad state being held, or None when idle), sig_sample(sample),
+    sig_metrics(dict), sig_intervention(dict), sig_step(dict), sig_episode_end(result dict)."""
 
     def __init__(self) -> None:
-        self.sig_frame = Signal("frame")
+        self.sig_observation = Signal("observation")
+        self.sig_pad = Signal("pad")
         self.sig_decision = Signal("decision")
         self.sig_sample = Signal("sample")
         self.sig_metrics = Signal("metrics")

@@ -56,7 +56,7 @@ class PokeGymEnv(gym.Env):
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:
         super().reset(seed=seed)
-        self.world.reset(self.task.start_state)
+        self.world.reset(self.task.start_for_reset())
         self.evaluator.set_task(self.task.success.model_dump(exclude_none=True), step=0)
         sample = self.evaluator.sample_after(time.time())
         self._steps, self._flags = 0, sample.flags

@@ -97,6 +97,18 @@ def max_consecutive_im(steps: Sequence[StepFacts]) -> int:
     return best
 
 
+def current_consecutive_im(steps: Sequence[StepFacts]) -> int:
+    """The run of ineffective moves the episode is in right now (0 after an effective move)."""
+    count = 0
+    for step in reversed(steps):
+        if not step.movement:
+            continue
+        if not step.ineffective:
+            break
+        count += 1
+    return count
+
+
 def action_entropy(actions: Sequence[str]) -> float:
     counts = Counter(actions)
     total = sum(counts.values())

@@ -29,9 +29,11 @@ from core.game.pad import PadState
 from core.recording.writer import EpisodeWriter
 from core.session.events import RunnerEvents
 from core.session.interventions import DEFAULT_HINT, PHYSICAL, Intervention, InterventionPolicy
-from core.session.metrics import StepFacts, episode_metrics
+from core.session.metrics import StepFacts, current_consecutive_im, episode_metrics
 
 GOAL_AREA_M = 3.0
+FULL_METRICS_EVERY_STEP_UNTIL = 300
+FULL_METRICS_PERIOD_S = 0.25
 
 
 class AgentFailure(RuntimeError):
@@ -94,6 +96,8 @@ class EpisodeRunner:
         self.taken_over = False
         self.step = 0
         self._images: dict[str, Any] = {}
+        self._metrics_at = 0.0
+        self._summary: dict[str, Any] = {}
 
     # -- controls (any thread) --------------------------------------------------------------
     def pause(self) -> None:
@@ -122,6 +126,12 @@ class EpisodeRunner:
             self._pending.append(("human", (pad, seconds)))
         self._resume.set()
 
+    @property
+    def human_inputs_waiting(self) -> int:
+        """Human inputs queued but not started; a gamepad sends the next one only when this is 0."""
+        with self._control:
+            return sum(1 for kind, _ in self._pending if kind == "human")
+
     def request_intervention(self, kind: str, text: str = "") -> None:
         params = {"hint": text or DEFAULT_HINT} if kind == "text" else {}
         with self._control:
@@ -133,7 +143,7 @@ class EpisodeRunner:
         task, options = self.task, self.options
         budget = options.step_budget or task.step_budget
         instruction = task.instruction(options.granularity)
-        self.game.reset(task.start_state)
+        self.game.reset(task.start_for_reset())
         self.evaluator.set_task(task.success.model_dump(exclude_none=True), step=0)
         builder = ObservationBuilder(self.game, options.observation)
         frame = self.game.latest_frame()
@@ -231,7 +241,7 @@ class EpisodeRunner:
         metadata = {"task_id": self.task.id, "quest": self.task.quest, "category": self.task.category,
                     "granularity": self.options.granularity, "agent": self.agent.name,
                     "agent_config": self.agent.describe(), "privileged": self.options.privileged,
-                    "start_state": self.task.start_state, "step_budget": self.options.step_budget or
+                    "start_state": self.task.start_for_reset(), "step_budget": self.options.step_budget or
                     self.task.step_budget, "instruction": self.task.instruction(self.options.granularity),
                     "options": self.options.to_json(), "game": self.game.info.name}
         assert self.record_path is not None
@@ -275,7 +285,7 @@ class EpisodeRunner:
             observation = builder.build(self.step + 1, instruction, entries)
             self._images = {"current": observation.frame, "previous": observation.previous_frame,
                             "left": observation.left_view, "right": observation.right_view}
-            self.events.sig_frame.emit(observation.frame)
+            self.events.sig_observation.emit(self.step + 1, dict(self._images))
             try:
                 decision = self.agent.decide(observation)
             except Exception as exc:
@@ -285,13 +295,21 @@ class EpisodeRunner:
             return ("privileged" if self.options.privileged else "agent"), decision, macro, None
 
     def _execute(self, macro: tuple[tuple[PadState, float], ...], writer: EpisodeWriter | None) -> None:
+        try:
+            self._hold_macro(macro, writer)
+        finally:
+            self.events.sig_pad.emit(None)
+
+    def _hold_macro(self, macro: tuple[tuple[PadState, float], ...], writer: EpisodeWriter | None) -> None:
         every = self.options.frame_every_ticks
         if writer is None or every <= 0:
             for pad, seconds in macro:
+                self.events.sig_pad.emit(pad)
                 self.game.hold(pad, seconds)
             return
         hz = self.game.info.tick_hz
         for pad, seconds in macro:
+            self.events.sig_pad.emit(pad)
             ticks = max(1, round(seconds * hz))
             while ticks > 0:  # holding the same pad in pieces gives the same simulation, plus frames
                 piece = min(every, ticks)
@@ -327,8 +345,13 @@ class EpisodeRunner:
                    record: dict[str, Any], facts: list[StepFacts]) -> None:
         self.events.sig_sample.emit(after)
         self.events.sig_step.emit({**numbers, **record})
-        summary = episode_metrics(facts, bool(self.evaluator.successes))
-        self.events.sig_metrics.emit({**summary.to_json(), "step": self.step})
+        now = time.perf_counter()
+        # Full metrics cost O(steps); on long episodes refresh them a few times a second, not every step.
+        if len(facts) < FULL_METRICS_EVERY_STEP_UNTIL or now - self._metrics_at >= FULL_METRICS_PERIOD_S:
+            self._metrics_at = now
+            self._summary = episode_metrics(facts, bool(self.evaluator.successes)).to_json()
+        self.events.sig_metrics.emit({**self._summary, "step": self.step, "success": bool(self.evaluator.successes),
+                                      "current_consecutive_im": current_consecutive_im(facts)})
 
     def _result(self, facts: list[StepFacts], end_reason: str, error: str | None,
                 reached_goal: bool) -> dict[str, Any]:

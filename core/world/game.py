@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
 
 from core.game.frames import FrameRing
 from core.game.pad import PadState
-from core.world.content import WorldSpec
+from core.world.content import StartState, WorldSpec
 from core.world.layout import build_layout
 from core.world.overlay import draw_dialogue, draw_prompt
 from core.world.panda_setup import RendererChoice
@@ -20,6 +21,15 @@ from core.world.state_block import StateBlock
 
 class UnknownStartState(KeyError):
     pass
+
+
+class BadStartState(ValueError):
+    """A start state given inline (captured in the studio) that this world cannot place the character at."""
+
+
+# A captured position is rounded for the task file, which can put it a hair inside the wall the
+# character stood against; push it out by up to this much, and refuse anything deeper.
+START_PUSH_OUT_M = 0.25
 
 
 class World:
@@ -38,13 +48,40 @@ class World:
     def state(self) -> GameState:
         return self.simulation.state
 
-    def reset(self, start: str) -> int:
-        if start not in self.spec.start_states:
-            known = ", ".join(self.spec.start_states)
-            raise UnknownStartState(f"unknown start state {start!r}; this world defines: {known}")
-        self.simulation.state = self.simulation.start_state(self.spec.start_states[start])
+    def reset(self, start: str | StartState) -> int:
+        """Return to a named start state of the world file, or to one given inline."""
+        if isinstance(start, str):
+            if start not in self.spec.start_states:
+                known = ", ".join(self.spec.start_states)
+                raise UnknownStartState(f"unknown start state {start!r}; this world defines: {known}")
+            state = self.simulation.start_state(self.spec.start_states[start])
+        else:
+            state = self._inline_start(start)
+        self.simulation.state = state
         self.block.update(self.simulation.state)
         return self.publish()
+
+    def _inline_start(self, start: StartState) -> GameState:
+        numbers = [*start.pos, start.facing, start.camera_pitch, start.camera_yaw or 0.0]
+        if not all(math.isfinite(n) for n in numbers):
+            raise BadStartState("the start state's position and angles must be finite numbers")
+        unknown = sorted(set(start.flags) - set(self.spec.flags))
+        if unknown:
+            raise BadStartState(f"the start state sets flags this world does not define: {unknown}")
+        x, y = start.pos
+        x0, y0, x1, y1 = self.spec.bounds
+        if not (x0 <= x <= x1 and y0 <= y <= y1):
+            raise BadStartState(f"the start position ({x:g}, {y:g}) is outside the world's bounds "
+                                f"{self.spec.bounds}")
+        state = self.simulation.start_state(start)
+        ch = self.spec.character
+        free_x, free_y = self.simulation.collision.move(x, y, 0.0, 0.0, ch.radius, state.flags,
+                                                        self.simulation.terrain.on_deck)
+        if math.hypot(free_x - x, free_y - y) > START_PUSH_OUT_M:
+            raise BadStartState(f"the start position ({x:g}, {y:g}) is inside an obstacle")
+        state.x, state.y = free_x, free_y
+        state.z = self.simulation.terrain.ground_height(free_x, free_y)
+        return state
 
     def restore(self, state: GameState) -> int:
         self.simulation.state = state

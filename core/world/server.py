@@ -20,11 +20,14 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from core.game import ipc
 from core.game.errors import InvalidPadError
 from core.game.pad import PadState
-from core.world.content import WorldSpec
-from core.world.game import UnknownStartState, World
+from core.world.content import StartState, WorldSpec
+from core.world.game import BadStartState, UnknownStartState, World
+from core.world.outline import world_outline
 from core.world.panda_setup import RendererChoice
 from core.world.simulation import GameState
 
@@ -60,7 +63,7 @@ class WorldServer:
     # -- request handling ---------------------------------------------------------------
     def info(self) -> dict[str, Any]:
         spec = self.world.spec
-        capabilities = ["save_states", "extra_views", "start_states"]
+        capabilities = ["save_states", "extra_views", "start_states", "map_outline"]
         capabilities.append("lockstep" if self.mode == "lockstep" else "live_input")
         return {
             "name": spec.name, "pid": os.getpid(), "mode": self.mode, "tick_hz": spec.tick_hz,
@@ -86,13 +89,12 @@ class WorldServer:
             self.live_pad = _pad(header.get("pad"))
             return {"ok": True}, []
         if op == "reset":
-            start = header.get("start")
-            if not isinstance(start, str):
-                raise RequestError("UnknownStartState", "reset needs a start state name")
             try:
-                return self._frame_reply(world.reset(start)), []
+                return self._frame_reply(world.reset(_start(header))), []
             except UnknownStartState as exc:
                 raise RequestError("UnknownStartState", str(exc.args[0])) from None
+            except BadStartState as exc:
+                raise RequestError("BadStartState", str(exc)) from None
         if op == "snapshot":
             return {"ok": True}, [seal_state(world.spec.name, world.state)]
         if op == "restore":
@@ -117,6 +119,9 @@ class WorldServer:
             for pad in pads:
                 world.advance(pad, ticks)
             return {"ok": True, "seconds": time.perf_counter() - started, "steps": len(pads)}, []
+        if op == "outline":
+            # For the studio's map backdrop only; agents never see it (it is geometry, not state).
+            return {"ok": True, "shapes": world_outline(world.simulation.collision.obstacles)}, []
         if op == "relocate_state":
             return self._frame_reply(world.relocate_state()), []
         if op == "shutdown":
@@ -248,6 +253,24 @@ def _pad(data: object) -> PadState:
     if not isinstance(data, dict):
         raise InvalidPadError("the request needs a 'pad' object")
     return PadState.from_dict(data)
+
+
+def _start(header: dict[str, Any]) -> str | StartState:
+    """A reset names a start state of the world file (`start`) or gives one inline (`start_spec`)."""
+    name, spec = header.get("start"), header.get("start_spec")
+    if (name is None) == (spec is None):
+        raise RequestError("BadStartState", "reset needs either 'start' (a start state name) or 'start_spec' "
+                                            "(a mapping {pos, facing, camera_yaw, camera_pitch, flags}), not both")
+    if name is not None:
+        if not isinstance(name, str):
+            raise RequestError("UnknownStartState", "reset 'start' must be a start state name")
+        return name
+    try:
+        return StartState.model_validate(spec)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'start_spec'}: {e['msg']}"
+                             for e in exc.errors()[:6])
+        raise RequestError("BadStartState", f"reset 'start_spec' is not a valid start state: {problems}") from None
 
 
 def _ticks(value: object) -> int:

@@ -1,0 +1,164 @@
+"""The Live view's episode form: task, instructions, agent and model, paradigm, observation, reflection,
+interventions, budget and the world's clock. It only holds choices; the window acts on them."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from PySide6.QtCore import QSettings, Signal
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QFormLayout,
+    QHBoxLayout,
+    QLineEdit,
+    QSpinBox,
+    QWidget,
+)
+
+from core.agents.models.base import PRESETS
+
+GRANULARITIES = {"Visual-guided": "visual_guided", "Step-guided": "step_guided", "Goal-only": "goal_only"}
+CLOCKS = {"Lockstep (the game waits for the agent)": "lockstep", "Real time (30 fps, like an emulator)": "realtime"}
+
+
+@dataclass(frozen=True)
+class LiveChoices:
+    task_id: str
+    granularity: str = "goal_only"
+    agent_spec: str = "random"
+    model_id: str | None = None
+    paradigm: str = "discrete"
+    previous_frame: bool = False
+    side_views: bool = False
+    reflection_every: int = 0  # 0 = off
+    intervention: str = "none"
+    intervention_after: int = 3
+    budget: int | None = None  # None = the task's own budget
+    frames_every_ticks: int = 0  # continuous frames between steps for replay, 0 = off
+
+
+def available_agents() -> tuple[list[str], list[str]]:
+    """Agent specs that can run now, and a line per model preset that needs a key first."""
+    ready, missing = ["random"], []
+    for name, preset in PRESETS.items():
+        if any(os.environ.get(env) for env in preset.key_env):
+            ready.append(f"model:{name}")
+        else:
+            missing.append(f"{name}: set {' or '.join(preset.key_env)}")
+    return ready, missing
+
+
+class LiveControls(QWidget):
+    sig_clock_changed = Signal(str)  # "lockstep" or "realtime": the world must be restarted in that mode
+
+    def __init__(self, task_ids: list[str]) -> None:
+        super().__init__()
+        form = QFormLayout(self)
+        self.task = QComboBox()
+        self.task.addItems(task_ids)
+        self.granularity = QComboBox()
+        self.granularity.addItems(list(GRANULARITIES))
+        self.agent = QComboBox()
+        ready, missing = available_agents()
+        self.agent.addItems(ready)
+        self.agent.setToolTip("Model agents appear when their API key is in the environment.\n" + "\n".join(missing))
+        self.model_id = QLineEdit()
+        self.model_id.setPlaceholderText("preset's model id")
+        self.paradigm = QComboBox()
+        self.paradigm.addItems(["discrete", "continuous"])
+        self.previous_frame = QCheckBox("previous frame")
+        self.side_views = QCheckBox("left and right views")
+        observation = QHBoxLayout()
+        observation.addWidget(self.previous_frame)
+        observation.addWidget(self.side_views)
+        self.reflection = QCheckBox("every")
+        self.reflection_every = QSpinBox()
+        self.reflection_every.setRange(1, 50)
+        self.reflection_every.setValue(5)
+        self.reflection_every.setSuffix(" steps")
+        reflection = QHBoxLayout()
+        reflection.addWidget(self.reflection)
+        reflection.addWidget(self.reflection_every)
+        self.intervention = QComboBox()
+        self.intervention.addItems(["none", "text", "physical"])
+        self.intervention_after = QSpinBox()
+        self.intervention_after.setRange(1, 50)
+        self.intervention_after.setValue(3)
+        self.intervention_after.setPrefix("after ")
+        self.intervention_after.setSuffix(" IMs")
+        intervention = QHBoxLayout()
+        intervention.addWidget(self.intervention)
+        intervention.addWidget(self.intervention_after)
+        self.budget = QSpinBox()
+        self.budget.setRange(0, 20_000)
+        self.budget.setSpecialValueText("task's budget")
+        self.frames_every = QSpinBox()
+        self.frames_every.setRange(0, 120)
+        self.frames_every.setSpecialValueText("off")
+        self.frames_every.setSuffix(" ticks")
+        self.clock = QComboBox()
+        self.clock.addItems(list(CLOCKS))
+        for label, field in (("Task", self.task), ("Instructions", self.granularity), ("Agent", self.agent),
+                             ("Model id", self.model_id), ("Actions", self.paradigm), ("Observation", observation),
+                             ("Self-reflection", reflection), ("Auto intervention", intervention),
+                             ("Step budget", self.budget), ("Frames between steps", self.frames_every),
+                             ("World clock", self.clock)):
+            form.addRow(label, field)
+        self.agent.currentTextChanged.connect(self._agent_changed)
+        self.clock.currentTextChanged.connect(lambda text: self.sig_clock_changed.emit(CLOCKS[text]))
+        self._agent_changed(self.agent.currentText())
+
+    def _agent_changed(self, spec: str) -> None:
+        is_model = spec.startswith("model:")
+        for widget in (self.model_id, self.reflection, self.reflection_every):
+            widget.setEnabled(is_model)
+
+    @property
+    def clock_mode(self) -> str:
+        return CLOCKS[self.clock.currentText()]
+
+    def choices(self) -> LiveChoices:
+        return LiveChoices(
+            task_id=self.task.currentText(), granularity=GRANULARITIES[self.granularity.currentText()],
+            agent_spec=self.agent.currentText(), model_id=self.model_id.text().strip() or None,
+            paradigm=self.paradigm.currentText(), previous_frame=self.previous_frame.isChecked(),
+            side_views=self.side_views.isChecked(),
+            reflection_every=self.reflection_every.value() if self.reflection.isChecked() else 0,
+            intervention=self.intervention.currentText(), intervention_after=self.intervention_after.value(),
+            budget=self.budget.value() or None, frames_every_ticks=self.frames_every.value())
+
+    # -- settings (the window owns versioning) --------------------------------------------------
+    def save(self, settings: QSettings) -> None:
+        for key, box in self._boxes().items():
+            settings.setValue(f"live/{key}", box.currentText())
+        for key, check in self._checks().items():
+            settings.setValue(f"live/{key}", check.isChecked())
+        for key, spin in self._spins().items():
+            settings.setValue(f"live/{key}", spin.value())
+        settings.setValue("live/model_id", self.model_id.text())
+
+    def restore(self, settings: QSettings) -> None:
+        for key, box in self._boxes().items():
+            value = settings.value(f"live/{key}")
+            if isinstance(value, str) and box.findText(value) >= 0:
+                box.setCurrentText(value)
+        for key, check in self._checks().items():
+            check.setChecked(str(settings.value(f"live/{key}", False)).lower() == "true")
+        for key, spin in self._spins().items():
+            value = settings.value(f"live/{key}")
+            if value is not None and str(value).lstrip("-").isdigit():
+                spin.setValue(int(value))
+        self.model_id.setText(str(settings.value("live/model_id", "") or ""))
+
+    def _boxes(self) -> dict[str, QComboBox]:
+        return {"task": self.task, "granularity": self.granularity, "agent": self.agent, "paradigm": self.paradigm,
+                "intervention": self.intervention, "clock": self.clock}
+
+    def _checks(self) -> dict[str, QCheckBox]:
+        return {"previous_frame": self.previous_frame, "side_views": self.side_views, "reflection": self.reflection}
+
+    def _spins(self) -> dict[str, QSpinBox]:
+        return {"reflection_every": self.reflection_every, "intervention_after": self.intervention_after,
+                "budget": self.budget, "frames_every": self.frames_every}

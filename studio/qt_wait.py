@@ -1,0 +1,21 @@
+"""Run the Qt event loop until a condition holds (for scripts and benchmarks that drive the studio
+without a user; tests use pytest-qt's waitUntil instead)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from PySide6.QtCore import QEventLoop, QTimer
+
+
+def spin_until(condition: Callable[[], bool], seconds: float, check_ms: int = 20) -> bool:
+    """Process events until `condition()` is true or `seconds` pass; returns whether it held."""
+    loop = QEventLoop()
+    check = QTimer()
+    check.timeout.connect(lambda: loop.quit() if condition() else None)
+    check.start(check_ms)
+    QTimer.singleShot(int(seconds * 1000), loop.quit)
+    if not condition():
+        loop.exec()
+    check.stop()
+    return condition()
