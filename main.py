@@ -1,6 +1,7 @@
 """PokeGym Studio: the one entry point.
 
     python main.py               the studio window, live on the built-in world
+    python main.py replay PATH   the studio's Replay view on an episode file or a folder of them
     python main.py demo          walk the built-in world through the gamepad and save what it saw
     python main.py world         run the built-in 3D world as its own process
     python main.py scan          find an AOB pattern in a live process's memory
@@ -47,6 +48,11 @@ def _bench_handler(module: object) -> object:
 
             bench_live(args, module.emit)  # type: ignore[attr-defined]
             return 0
+        if args.suite == "replay":
+            from studio.bench_replay import bench_replay
+
+            bench_replay(args, module.emit)  # type: ignore[attr-defined]
+            return 0
         return int(module.run(args))  # type: ignore[attr-defined]
 
     return run
@@ -60,7 +66,21 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(title="commands", metavar="COMMAND")
     for name, module_name, help_text in _COMMANDS:
         _add(subparsers, name, module_name, help_text)
+    replay = subparsers.add_parser("replay", help="open the studio's Replay view on an episode or a folder",
+                                   description="Open the studio on the Replay view: an .h5 episode file, or a "
+                                               "folder (a run folder, or recordings/) listed as episodes.")
+    replay.add_argument("path", help="an episode file (.h5) or a folder of them")
+    replay.set_defaults(handler=_replay)
     return parser
+
+
+def _replay(args: argparse.Namespace) -> int:
+    if not os.path.exists(args.path):
+        print(f"replay: {args.path} does not exist", file=sys.stderr)
+        return 2
+    from studio.app import run_studio
+
+    return run_studio(open_path=args.path)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from PySide6.QtCore import QSettings, Signal
+from PySide6.QtCore import QSettings, Signal, Slot
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -114,6 +114,12 @@ class LiveControls(QWidget):
         is_model = spec.startswith("model:")
         for widget in (self.model_id, self.reflection, self.reflection_every):
             widget.setEnabled(is_model)
+
+    @Slot(str)
+    def add_task(self, task_id: str) -> None:
+        """A task saved in the studio joins the task list (once)."""
+        if self.task.findText(task_id) < 0:
+            self.task.addItem(task_id)
 
     @property
     def clock_mode(self) -> str:

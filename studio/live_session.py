@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
@@ -106,12 +107,19 @@ class LiveSession(QObject):
     def task(self, task_id: str) -> Task:
         return next(t for t in self.tasks if t.id == task_id)
 
+    def add_task(self, task: Task) -> None:
+        """A task authored in the studio joins the list, replacing one with the same id."""
+        self.tasks = [t for t in self.tasks if t.id != task.id] + [task]
+
     def start_episode(self, choices: LiveChoices) -> None:
         if self.world is None or self.evaluator is None:
             self.sig_error.emit("The world is not running yet.")
             return
         if self.busy:
             self.sig_error.emit("An episode is already running; stop it first.")
+            return
+        if any(not drive.done() for drive in self._drives):
+            self.sig_error.emit("The world is still busy with a task try or your driving; start when it is done.")
             return
         task = self.task(choices.task_id)
         options = RunOptions(
@@ -233,6 +241,18 @@ class LiveSession(QObject):
         elif not self.busy and self.world is not None:
             self._drives = [d for d in self._drives if not d.done()]
             self._drives.append(self._driver.submit(self._hold, self.world, pad, seconds))
+
+    def run_on_world(self, job: Callable[[BuiltinWorld, EvaluatorClient], None]) -> None:
+        """Run `job(world, evaluator)` on the drive thread between episodes, after the input already queued,
+        so it never talks to the world at the same time as the human's driving (the authoring panel
+        captures and tries tasks this way). The job reports its own results and errors. Raises
+        RuntimeError, with a message for the user, while an episode runs or before the world is up."""
+        if self.busy:
+            raise RuntimeError("An episode is running: stop it first.")
+        if self.world is None or self.evaluator is None:
+            raise RuntimeError("The world is not running yet.")
+        self._drives = [d for d in self._drives if not d.done()]
+        self._drives.append(self._driver.submit(job, self.world, self.evaluator))
 
     @property
     def human_inputs_waiting(self) -> int:

@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QDockWidget, QInputDialog, QLabel, QMainWindow, QM
 
 from core.game.pad import PadState
 from core.session.runner import goal_point
+from studio.authoring_panel import AuthoringPanel
 from studio.human_control import HUMAN_STEP_S, KEY_PADS, GamepadPoller, describe_pad
 from studio.live_controls import LiveControls
 from studio.live_session import LiveSession
@@ -62,6 +63,12 @@ class LiveView(QMainWindow):
         self._dock("Episode", self.controls, Qt.DockWidgetArea.LeftDockWidgetArea)
         self._dock("Reasoning", self.reasoning, Qt.DockWidgetArea.RightDockWidgetArea)
         self._dock("Trajectory", self.trajectory, Qt.DockWidgetArea.RightDockWidgetArea)
+        self.authoring = AuthoringPanel(session, self.trajectory)
+        self._dock("Author task", self.authoring, Qt.DockWidgetArea.LeftDockWidgetArea)
+        self.authoring.sig_task_added.connect(self.controls.add_task)
+        episode_dock = self.findChild(QDockWidget, "dock-Episode")
+        self.tabifyDockWidget(episode_dock, self.findChild(QDockWidget, "dock-Author task"))
+        episode_dock.raise_()
         self.actions_by_name = self._build_toolbar()
         self.status = QLabel("Starting the built-in world…")
         self.statusBar().addWidget(self.status, 1)
@@ -254,7 +261,8 @@ class LiveView(QMainWindow):
         deadlocks = metrics.get("deadlocks") or []
         consecutive = metrics.get("current_consecutive_im", 0)
         self.metrics.update_metrics({**metrics, "consecutive": consecutive})
-        self.trajectory.set_deadlocks([(int(span[0]), int(span[1])) for span in deadlocks])
+        # metrics hold 0-based indices into the episode's steps; steps are numbered from 1
+        self.trajectory.set_deadlocks([(int(span[0]) + 1, int(span[1]) + 1) for span in deadlocks])
         self._step_info = f"step {metrics.get('step', 0)} / {self.metrics.budget}"
 
     @Slot(dict)

@@ -1,18 +1,25 @@
-"""The studio's top-level window: the views as tabs, the menus, and versioned settings."""
+"""The studio's top-level window: the views as tabs, the menus, drag and drop, and versioned settings."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QSettings, Slot
-from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QMainWindow, QMessageBox, QTabWidget
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QFileDialog, QMainWindow, QMenu, QMessageBox, QTabWidget
 
+from core.paths import RECORDINGS_DIR
 from studio.human_control import KEY_HELP
 from studio.live_session import LiveSession
 from studio.live_view import ACTIONS, LiveView
+from studio.replay.keymap import REPLAY_KEYS, load_keys, save_keys
+from studio.replay.keys_dialog import KeysDialog
+from studio.replay.replay_view import ReplayView
+from studio.results_view import ResultsView
 
 SETTINGS_VERSION = 2
+RECENT_LIMIT = 10
 
 
 def studio_settings() -> QSettings:
@@ -24,24 +31,123 @@ class MainWindow(QMainWindow):
         super().__init__()
         self.setWindowTitle("PokeGym Studio")
         self.resize(1500, 900)
+        self.setAcceptDrops(True)
         self.live = LiveView(session)
+        self.replay = ReplayView()
+        self.results = ResultsView()
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
         self.tabs.addTab(self.live, "Live")
+        self.tabs.addTab(self.replay, "Replay")
+        self.tabs.addTab(self.results, "Results")
         self.setCentralWidget(self.tabs)
-        help_menu = self.menuBar().addMenu("&Help")
-        shortcuts = QAction("Keyboard shortcuts", self)
-        shortcuts.triggered.connect(self.show_shortcuts)
-        help_menu.addAction(shortcuts)
+        self.recent_menu = QMenu("Open &recent", self)
+        self._build_menus()
+        self.live.sig_open_in_replay.connect(self.open_path)
+        self.replay.sig_opened.connect(self._remember)
+        self.replay.sig_open_failed.connect(self.statusBar().showMessage)
+        self.results.sig_status.connect(self.statusBar().showMessage)
         self._restore_settings()
 
     @property
     def session(self) -> LiveSession:
         return self.live.session
 
+    def _build_menus(self) -> None:
+        file_menu = self.menuBar().addMenu("&File")
+        for text, shortcut, slot in (("&Open recording…", "Ctrl+O", self.choose_recording),
+                                     ("Open &folder…", "Ctrl+Shift+O", self.choose_folder)):
+            action = QAction(text, self)
+            action.setShortcut(QKeySequence(shortcut))
+            action.triggered.connect(slot)
+            file_menu.addAction(action)
+        file_menu.addMenu(self.recent_menu)
+        file_menu.addSeparator()
+        quit_action = QAction("&Quit", self)
+        quit_action.setShortcut(QKeySequence("Ctrl+Q"))
+        quit_action.triggered.connect(self.close)
+        file_menu.addAction(quit_action)
+        settings_menu = self.menuBar().addMenu("&Settings")
+        keys = QAction("Replay &keys…", self)
+        keys.triggered.connect(self.edit_replay_keys)
+        settings_menu.addAction(keys)
+        help_menu = self.menuBar().addMenu("&Help")
+        shortcuts = QAction("Keyboard shortcuts", self)
+        shortcuts.triggered.connect(self.show_shortcuts)
+        help_menu.addAction(shortcuts)
+
+    # -- opening ------------------------------------------------------------------------------------
+    @Slot(str)
+    def open_path(self, path: str) -> None:
+        """An episode file opens in Replay; a folder opens as Replay's episode list, and a run folder
+        (one with results.jsonl) also opens in Results, which is then shown."""
+        target = Path(path)
+        self.tabs.setCurrentWidget(self.replay)
+        if target.is_dir():
+            self.replay.open_folder(str(target))
+            if (target / "results.jsonl").exists():
+                self.results.open_folder(target)
+                self.tabs.setCurrentWidget(self.results)
+            self._remember(str(target))
+        else:
+            self.replay.open_episode(str(target))
+
+    @Slot()
+    def choose_recording(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Open recording", str(RECORDINGS_DIR), "Episodes (*.h5)")
+        if path:
+            self.open_path(path)
+
+    @Slot()
+    def choose_folder(self) -> None:
+        path = QFileDialog.getExistingDirectory(self, "Open a folder of episodes", str(RECORDINGS_DIR))
+        if path:
+            self.open_path(path)
+
+    def recent(self) -> list[str]:
+        value = studio_settings().value("recent", [])
+        items = [value] if isinstance(value, str) else list(value or [])
+        return [str(item) for item in items][:RECENT_LIMIT]
+
+    @Slot(str)
+    def _remember(self, path: str) -> None:
+        items = [path] + [p for p in self.recent() if p != path]
+        studio_settings().setValue("recent", items[:RECENT_LIMIT])
+        self._fill_recent()
+
+    def _fill_recent(self) -> None:
+        self.recent_menu.clear()
+        for path in self.recent():
+            action = self.recent_menu.addAction(path)
+            action.triggered.connect(lambda _checked=False, p=path: self.open_path(p))
+        self.recent_menu.setEnabled(bool(self.recent()))
+
+    def dragEnterEvent(self, event: Any) -> None:
+        if event.mimeData().hasUrls():
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: Any) -> None:
+        for url in event.mimeData().urls():
+            if url.isLocalFile():
+                self.open_path(url.toLocalFile())
+                event.acceptProposedAction()
+                return
+
+    # -- keys and help ---------------------------------------------------------------------------------
+    @Slot()
+    def edit_replay_keys(self) -> None:
+        settings = studio_settings()
+        dialog = KeysDialog(load_keys(settings), self)
+        if dialog.exec():
+            save_keys(settings, dialog.keys())
+            self.replay.apply_keys(dialog.keys())
+
     def shortcut_rows(self) -> list[tuple[str, str]]:
-        rows = [(shortcut, f"{name}: {tip}") for name, shortcut, tip in ACTIONS]
-        rows += [(keys, f"while you have control: {what}") for keys, what in KEY_HELP]
+        rows = [(shortcut, f"Live — {name}: {tip}") for name, shortcut, tip in ACTIONS]
+        rows += [(keys, f"Live, while you have control: {what}") for keys, what in KEY_HELP]
+        keys = load_keys(studio_settings())
+        rows += [(keys[name].toString(), f"Replay — {description}") for name, (_, description) in REPLAY_KEYS.items()]
+        rows += [("Ctrl+O / Ctrl+Shift+O", "open a recording / a folder"), ("Ctrl+Q", "quit")]
         return rows
 
     @Slot()
@@ -49,19 +155,25 @@ class MainWindow(QMainWindow):
         text = "\n".join(f"{keys}\t{what}" for keys, what in self.shortcut_rows())
         QMessageBox.information(self, "Keyboard shortcuts", text)
 
+    # -- settings ---------------------------------------------------------------------------------------
     def _restore_settings(self) -> None:
         settings = studio_settings()
+        self._fill_recent()
         if int(settings.value("version", 0)) != SETTINGS_VERSION:
             return  # settings from another layout version: start from the defaults rather than misapply them
         geometry = settings.value("geometry")
         if geometry is not None:
             self.restoreGeometry(geometry)
         self.live.restore_settings(settings)
+        self.replay.restore_settings(settings)
 
     def closeEvent(self, event: Any) -> None:
         settings = studio_settings()
         settings.setValue("version", SETTINGS_VERSION)
         settings.setValue("geometry", self.saveGeometry())
         self.live.save_settings(settings)
+        self.replay.save_settings(settings)
         self.live.shut_down()
+        self.replay.shut_down()
+        self.results.shut_down()
         super().closeEvent(event)

@@ -31,6 +31,10 @@ class MetricsBar(QWidget):
     def budget(self) -> int:
         return self._budget
 
+    def set_usage(self, tokens: int, cost: float, mean_latency: float) -> None:
+        """Totals so far, for a replayed step (the live view adds them step by step instead)."""
+        self._tokens, self._cost, self._latencies = tokens, cost, [mean_latency]
+
     def add_usage(self, usage: dict[str, Any], latency: float) -> None:
         self._tokens += int(usage.get("input_tokens", 0)) + int(usage.get("output_tokens", 0))
         self._cost += float(usage.get("cost_usd", 0.0))

@@ -17,7 +17,7 @@ class _Thumbnail(QWidget):
         self.title = QLabel(title)
         self.view = pg.GraphicsLayoutWidget()
         self.view.setBackground("k")
-        self.view.setMinimumSize(120, 68)
+        self.view.setFixedSize(160, 90)
         box = self.view.addViewBox(lockAspect=True, enableMouse=False)
         box.invertY(True)
         self.image = pg.ImageItem(axisOrder="row-major")
@@ -43,7 +43,7 @@ class ObservationStrip(QWidget):
         super().__init__()
         layout = QHBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
-        self.caption = QLabel("Images given to the agent: current frame only")
+        self.caption = QLabel("Images given to the agent appear here at each step.")
         outer = QVBoxLayout()
         outer.addWidget(self.caption)
         row = QHBoxLayout()
@@ -52,6 +52,8 @@ class ObservationStrip(QWidget):
         self.thumbnails = {kind: _Thumbnail(_TITLES[kind]) for kind in kinds}
         for thumbnail in self.thumbnails.values():
             row.addWidget(thumbnail)
+            thumbnail.setVisible(False)  # shown only for the images an agent is actually given
+        row.addStretch(1)
         self.step = 0
 
     def show_images(self, step: int, images: dict[str, np.ndarray | None]) -> None:

@@ -27,11 +27,13 @@ class TrajectoryPlot(pg.PlotWidget):
     def __init__(self) -> None:
         super().__init__()
         self.setBackground("w")
+        self.setMinimumSize(280, 220)  # below this the map is unreadable and clicks land metres off
         self.setAspectLocked(True)
         self.showGrid(x=True, y=True, alpha=0.2)
         self.setLabel("bottom", "x (m, east)")
         self.setLabel("left", "y (m, north)")
-        self.addLegend(offset=(5, 5), labelTextSize="8pt")
+        legend = self.addLegend(offset=(-4, -4), labelTextSize="7pt", verSpacing=-6)
+        legend.setBrush(pg.mkBrush(255, 255, 255, 200))  # readable where it covers the path
         self._path = self.plot([], [], pen=pg.mkPen((150, 170, 200), width=1))
         self._tail = self.plot([], [], pen=pg.mkPen((30, 90, 200), width=2), name="path (recent bright)")
         self._deadlocks = self.plot([], [], pen=pg.mkPen((220, 30, 30), width=5), connect="finite",
@@ -46,8 +48,6 @@ class TrajectoryPlot(pg.PlotWidget):
         self._cursor = pg.ScatterPlotItem(size=16, symbol="+", pen=pg.mkPen((0, 0, 0), width=2))
         for item in (self._position, self._start, self._marks, self._cursor):
             self.addItem(item)
-        self.plotItem.legend.addItem(self._start, "start")
-        self.plotItem.legend.addItem(self._marks, "intervention / takeover")
         self._path.setDownsampling(auto=True, method="peak")
         self._path.setClipToView(True)
         self._backdrop: list[QGraphicsPolygonItem] = []

@@ -1,4 +1,4 @@
-"""`python main.py bench world|scan|record|live`: the world, memory scanning, recording, or the studio.
+"""`python main.py bench world|scan|record|live|replay`: the world, memory scanning, recording, or the studio.
 
 Figures are relative to baselines measured in the same run, because shared machines are noisy.
 """
@@ -18,7 +18,7 @@ from core.paths import PROJECT_ROOT
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("suite", choices=["world", "scan", "record", "live"], help="what to measure")
+    parser.add_argument("suite", choices=["world", "scan", "record", "live", "replay"], help="what to measure")
     parser.add_argument("--json", action="store_true", help="one JSON object per line")
     parser.add_argument("--steps", type=int, default=60, help="lockstep steps per timed block (default %(default)s)")
     parser.add_argument("--frames", type=int, default=400, help="frames to render per size (default %(default)s)")
@@ -95,9 +95,9 @@ def run(args: argparse.Namespace) -> int:
         bench_world(args)
     elif args.suite == "scan":
         bench_scan(args)
-    elif args.suite == "live":
-        # core never imports the studio; main.py routes `bench live` to studio.bench_live instead.
-        raise SystemExit("bench live runs the studio: call it as `python main.py bench live`")
+    elif args.suite in ("live", "replay"):
+        # core never imports the studio; main.py routes these to studio.bench_live / studio.bench_replay.
+        raise SystemExit(f"bench {args.suite} runs the studio: call it as `python main.py bench {args.suite}`")
     elif args.suite == "record":
         from core.cli.bench_record import bench_record
 

@@ -1,25 +1,34 @@
-"""`python main.py report DIR`: success rates, movement metrics, failure taxonomy and the IM/SR
-correlation for a run folder; writes report.md, CSV tables and im_vs_sr.png into DIR."""
+"""`python main.py report DIR`: success rates, movement metrics, failure taxonomy (human labels where
+confirmed, automatic suggestions otherwise) and the IM/SR correlation for a run folder; writes report.md,
+CSV tables and im_vs_sr.png into DIR. With --json, prints every number as JSON instead of markdown."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
-from core.session.report import build_report, write_report
+from core.session.report import ReportError, build_report, write_report
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("folder", type=Path, help="a folder written by `python main.py run --out`")
+    parser.add_argument("--json", action="store_true", help="print the report's numbers as JSON (files still written)")
 
 
 def run(args: argparse.Namespace) -> int:
     try:
         report = build_report(args.folder)
-    except FileNotFoundError as exc:
+    except ReportError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    print(write_report(args.folder, report))
+    for warning in report["warnings"]:
+        print(f"warning: {warning}", file=sys.stderr)
+    text = write_report(args.folder, report)
+    if args.json:
+        print(json.dumps(report, indent=2))
+        return 0
+    print(text)
     print(f"wrote {args.folder / 'report.md'}, CSV tables and {args.folder / 'im_vs_sr.png'}")
     return 0

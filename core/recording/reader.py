@@ -27,10 +27,15 @@ class EpisodeReader:
         if attrs.get("format") != EPISODE_FORMAT:
             self._file.close()
             raise EpisodeFileError(f"{self.path} is not a PokeGym episode file")
-        if int(attrs.get("format_version", 0)) > EPISODE_FORMAT_VERSION:
+        version = int(attrs.get("format_version", 0))
+        if version > EPISODE_FORMAT_VERSION:
             self._file.close()
-            raise EpisodeFileError(f"{self.path} uses episode format {attrs['format_version']}; "
-                                   f"this version reads up to {EPISODE_FORMAT_VERSION}")
+            raise EpisodeFileError(f"{self.path} uses episode format {version}; this version of PokeGym Studio "
+                                   f"reads up to {EPISODE_FORMAT_VERSION}: update PokeGym Studio to open it")
+        if version < 1:
+            self._file.close()
+            raise EpisodeFileError(f"{self.path} has no valid episode format version ({version}); it was not "
+                                   "written by PokeGym Studio or its header is damaged")
         self.metadata: dict[str, Any] = json.loads(attrs["metadata_json"])
 
     @property

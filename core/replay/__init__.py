@@ -1,0 +1,1 @@
+"""Replaying recorded episodes: Qt-free facts for the studio's replay view."""

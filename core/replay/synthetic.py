@@ -1,0 +1,60 @@
+"""A long synthetic episode for `bench replay` and tests: the real writer, a wandering path with
+stuck spells (deadlock suggestions), interventions and parse errors, and the given frames."""
+
+from __future__ import annotations
+
+import math
+import random
+from pathlib import Path
+
+import numpy as np
+
+from core.recording.writer import EpisodeWriter
+from core.session.metrics import StepFacts, episode_metrics
+
+TICKS_PER_STEP = 30
+
+
+def write_long_episode(path: Path, steps: int, frames: list[np.ndarray], seed: int = 0) -> Path:
+    rng = random.Random(seed)
+    metadata = {"task_id": "synthetic_long", "granularity": "goal_only", "category": "navigation",
+                "agent": "synthetic", "step_budget": steps}
+    writer = EpisodeWriter(path, metadata, frames[0].shape)
+    x = y = heading = 0.0
+    stuck_left = 0
+    facts = []
+    for index in range(steps):
+        if stuck_left == 0 and rng.random() < 0.01:
+            stuck_left = rng.randint(3, 12)  # walks into a wall for a while
+        moving = stuck_left == 0
+        stuck_left = max(0, stuck_left - 1)
+        heading += rng.uniform(-0.3, 0.3)
+        before = (x, y)
+        samples = []
+        for i in range(TICKS_PER_STEP):
+            if moving:
+                x, y = x + math.cos(heading) * 0.05, y + math.sin(heading) * 0.05
+            samples.append({"time": index + i / TICKS_PER_STEP, "tick": index * TICKS_PER_STEP + i + 1, "map_id": 1,
+                            "x": x, "y": y, "z": 0.0, "facing": math.degrees(heading), "camera_yaw": 0.0,
+                            "camera_pitch": -12.0, "flags": 0, "dialogue_active": 0})
+        displacement = math.hypot(x - before[0], y - before[1])
+        said = "progressing" if moving else rng.choice(["stuck", "unsure"])
+        fact = StepFacts("MoveForward", True, displacement, said)
+        facts.append(fact)
+        intervention = {"step": index + 1, "source": "auto", "kind": "push_back", "params": {}} \
+            if not moving and rng.random() < 0.1 else None
+        record = {"action": "MoveForward", "action_params": {}, "raw_reply": '{"action": "MoveForward"}',
+                  "thought": f"Step {index + 1}: heading on towards the goal.", "self_assessment": fact.self_assessment,
+                  "parse_error": "no JSON object found" if rng.random() < 0.005 else None,
+                  "macro": [], "usage": {"input_tokens": 900, "output_tokens": 60}, "intervention": intervention,
+                  "memory": "", "reflection": "", "movement": True}
+        numbers = {"step": index + 1, "time": float(index), "tick_before": index * TICKS_PER_STEP,
+                   "tick_after": (index + 1) * TICKS_PER_STEP, "latency_s": 1.0, "displacement": displacement,
+                   "ineffective": int(fact.ineffective), "source": "agent"}
+        writer.add_samples(samples)
+        writer.add_step(numbers, record, {"current": frames[index % len(frames)]})
+    metrics = episode_metrics(facts, False)
+    writer.finish({"success": False, "success_step": None, "steps_used": steps, "end_reason": "budget",
+                   "error": None, "failure_category_suggestion": metrics.failure_category,
+                   "metrics": metrics.to_json(), "privileged": False, "reached_goal_area": False})
+    return path

@@ -1,0 +1,80 @@
+"""Each episode's failure category for the report: a human's confirmed label where one exists, otherwise
+the automatic suggestion recorded in results.jsonl.
+
+* A **human** category is one an annotator chose or confirmed (`category_confirmed`) and saved into the
+  episode file (core/labels/store.py). A pre-filled suggestion nobody confirmed does not count.
+* When several annotators confirmed different categories, the most common one is used; a tie goes to the
+  category that comes first in TAXONOMY (Success, Unaware Deadlock, Aware Deadlock, Lost, Execution
+  Failure), so the result never depends on who saved last. Such episodes are reported as `disputed`.
+* Episodes that ended in an infrastructure error count as "Error" and are never relabelled.
+* An episode file that is missing or unreadable falls back to the automatic suggestion, with a warning.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from core.labels.model import AUTO_ANNOTATOR, LabelDocument
+from core.labels.store import LabelStoreError, read_labels
+from core.session.metrics import CATEGORIES, LOST
+
+ERROR = "Error"
+TAXONOMY = (*CATEGORIES, ERROR)
+HUMAN, AUTO = "human", "auto"
+
+
+@dataclass(frozen=True)
+class EpisodeCategory:
+    category: str
+    source: str  # HUMAN or AUTO
+    annotators: tuple[str, ...] = ()  # the humans whose confirmed category was counted
+    disputed: bool = False  # those humans did not all agree
+
+
+def human_category(document: LabelDocument) -> EpisodeCategory | None:
+    """The confirmed human category of one episode's labels (rule in the module docstring), or None."""
+    confirmed = {name: labels.failure_category for name, labels in sorted(document.annotators.items())
+                 if name != AUTO_ANNOTATOR and labels.category_confirmed and labels.failure_category in CATEGORIES}
+    if not confirmed:
+        return None
+    votes = Counter(confirmed.values())
+    best = max(votes.values())
+    category = next(c for c in CATEGORIES if votes.get(c) == best)
+    return EpisodeCategory(category, HUMAN, tuple(confirmed), disputed=len(votes) > 1)
+
+
+def automatic_category(row: Mapping[str, Any]) -> EpisodeCategory:
+    if row.get("end_reason") == "error":
+        return EpisodeCategory(ERROR, AUTO)
+    suggestion = row.get("failure_category_suggestion", LOST)
+    return EpisodeCategory(suggestion if suggestion in CATEGORIES else LOST, AUTO)
+
+
+def episode_category(folder: Path, row: Mapping[str, Any]) -> tuple[EpisodeCategory, str | None]:
+    """One results.jsonl row's category, and a warning when its labels could not be read."""
+    automatic = automatic_category(row)
+    if automatic.category == ERROR or not row.get("episode"):
+        return automatic, None
+    path = folder / row["episode"]
+    if not path.is_file():
+        return automatic, f"{path} is missing, so any human labels in it are not counted (automatic suggestion used)"
+    try:
+        document = read_labels(path)
+    except LabelStoreError as exc:
+        return automatic, f"labels of {path} could not be read ({exc}); automatic suggestion used"
+    return human_category(document) or automatic, None
+
+
+def categorise(folder: Path, rows: Sequence[Mapping[str, Any]]) -> tuple[list[EpisodeCategory], list[str]]:
+    """Every row's category (in order), and the warnings for episodes whose labels could not be read."""
+    categories, warnings = [], []
+    for row in rows:
+        category, warning = episode_category(folder, row)
+        categories.append(category)
+        if warning:
+            warnings.append(warning)
+    return categories, warnings

@@ -1,0 +1,1 @@
+"""The Replay view: recorded episodes, frame-exact, with deadlock labelling."""

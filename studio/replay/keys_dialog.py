@@ -1,0 +1,35 @@
+"""Settings → Replay keys…: remap every Replay view key."""
+
+from __future__ import annotations
+
+from PySide6.QtGui import QKeySequence
+from PySide6.QtWidgets import QDialog, QDialogButtonBox, QFormLayout, QKeySequenceEdit, QLabel, QVBoxLayout
+
+from studio.replay.keymap import REPLAY_KEYS
+
+
+class KeysDialog(QDialog):
+    def __init__(self, keys: dict[str, QKeySequence], parent: object = None) -> None:
+        super().__init__(parent)  # type: ignore[arg-type]
+        self.setWindowTitle("Replay keys")
+        form = QFormLayout()
+        self.edits: dict[str, QKeySequenceEdit] = {}
+        for name, (_, description) in REPLAY_KEYS.items():
+            edit = QKeySequenceEdit(keys[name])
+            self.edits[name] = edit
+            form.addRow(QLabel(description), edit)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
+                                   | QDialogButtonBox.StandardButton.RestoreDefaults)
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        buttons.button(QDialogButtonBox.StandardButton.RestoreDefaults).clicked.connect(self.restore_defaults)
+        layout = QVBoxLayout(self)
+        layout.addLayout(form)
+        layout.addWidget(buttons)
+
+    def restore_defaults(self) -> None:
+        for name, (default, _) in REPLAY_KEYS.items():
+            self.edits[name].setKeySequence(QKeySequence(default))
+
+    def keys(self) -> dict[str, QKeySequence]:
+        return {name: edit.keySequence() for name, edit in self.edits.items()}

@@ -1,0 +1,187 @@
+"""LabelSession: one annotator labelling one episode, with autosave off the GUI thread.
+
+Every edit goes through core.labels' LabelEditor (undoable, Qt-free). A change restarts a short
+debounce timer; when it fires, an immutable snapshot of the labels is written by a single worker
+(the crash-safe slot store), and the editor is marked saved with exactly that snapshot.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+
+from PySide6.QtCore import QObject, QTimer, Signal, Slot
+
+from core.labels.model import AnnotatorLabels, LabelEditor, SpanKind
+from core.labels.store import LabelStoreError, read_labels, save_labels
+
+AUTOSAVE_MS = 1200
+
+
+class LabelSession(QObject):
+    sig_changed = Signal()           # the labels or the selection changed: redraw
+    sig_saved = Signal(str)          # time of the save
+    sig_error = Signal(str)          # a save or an edit was refused: say why
+    _sig_save_done = Signal(object, str)  # (snapshot saved or None, error) from the save worker
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.path: Path | None = None
+        self.editor: LabelEditor | None = None
+        self.selected: int | None = None
+        self.pending_start: int | None = None
+        self.read_only_reason = ""
+        self.others: dict[str, AnnotatorLabels] = {}
+        self._saver = ThreadPoolExecutor(max_workers=1, thread_name_prefix="studio-labels")
+        self._saving: Future[None] | None = None
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.timeout.connect(self.save_soon_due)
+        self._sig_save_done.connect(self._on_save_done)
+
+    # -- opening and closing --------------------------------------------------------------------
+    def open(self, path: Path, annotator: str, result: dict | None, step_count: int, writable: bool,
+             read_only_reason: str = "") -> None:
+        self.close()
+        self.path, self.selected, self.pending_start = Path(path), None, None
+        self.read_only_reason = "" if writable else read_only_reason
+        try:
+            document = read_labels(path)
+        except LabelStoreError as exc:
+            self.editor, self.read_only_reason = None, str(exc)
+            self.sig_error.emit(str(exc))
+            self.sig_changed.emit()
+            return
+        self.editor = LabelEditor.for_episode(annotator, result, step_count, document)
+        self.editor.on_change.append(self._edited)
+        self.others = {name: labels for name, labels in document.annotators.items() if name != annotator}
+        self.sig_changed.emit()
+
+    def close(self) -> None:
+        """Save what is unsaved, synchronously: called when switching episodes and on exit."""
+        self._timer.stop()
+        if self._saving is not None:
+            self._saving.result()
+        if self.editor is not None and self.editor.dirty and not self.read_only_reason and self.path is not None:
+            snapshot = self.editor.labels
+            try:
+                save_labels(self.path, snapshot)
+                self.editor.mark_saved(snapshot)
+            except LabelStoreError as exc:
+                self.sig_error.emit(str(exc))
+        self.editor = None
+
+    def shut_down(self) -> None:
+        self.close()
+        self._saver.shutdown(wait=True)
+
+    @property
+    def editable(self) -> bool:
+        return self.editor is not None and not self.read_only_reason
+
+    # -- autosave --------------------------------------------------------------------------------
+    def _edited(self) -> None:
+        if self.editor is not None and self.selected is not None and self.selected >= len(self.editor.spans):
+            self.selected = None  # an undo removed the selected span
+        if self.editor is not None and self.editor.dirty and self.editable:
+            self._timer.start(AUTOSAVE_MS)
+        self.sig_changed.emit()
+
+    @Slot()
+    def save_soon_due(self) -> None:
+        if self.editor is None or not self.editor.dirty or self.path is None:
+            return
+        if self._saving is not None and not self._saving.done():
+            self._timer.start(AUTOSAVE_MS)  # one save at a time; try again shortly
+            return
+        snapshot, path = self.editor.labels, self.path
+        self._saving = self._saver.submit(self._save, path, snapshot)
+
+    def _save(self, path: Path, snapshot: AnnotatorLabels) -> None:
+        try:
+            save_labels(path, snapshot)
+        except LabelStoreError as exc:
+            self._sig_save_done.emit(None, str(exc))
+            return
+        self._sig_save_done.emit(snapshot, "")
+
+    @Slot(object, str)
+    def _on_save_done(self, snapshot: AnnotatorLabels | None, error: str) -> None:
+        if error:
+            self.sig_error.emit(f"Labels not saved: {error}")
+            return
+        if self.editor is not None and snapshot is not None and snapshot.annotator == self.editor.labels.annotator:
+            self.editor.mark_saved(snapshot)
+            self.sig_saved.emit(snapshot.updated)
+
+    # -- edits (each one undoable call on the editor) ------------------------------------------------
+    def _do(self, action: str, *args: object) -> None:
+        if self.editor is None:
+            return
+        if self.read_only_reason:
+            self.sig_error.emit(f"Labels are read-only here: {self.read_only_reason}")
+            return
+        try:
+            getattr(self.editor, action)(*args)
+        except (ValueError, IndexError) as exc:
+            self.sig_error.emit(str(exc))
+
+    def select(self, index: int | None) -> None:
+        self.selected = index
+        self.sig_changed.emit()
+
+    def mark_start(self, step: int) -> None:
+        self.pending_start = step
+        self.sig_changed.emit()
+
+    def mark_end(self, step: int) -> None:
+        if self.editor is None:
+            return
+        start = self.pending_start if self.pending_start is not None else step
+        start, end = min(start, step), max(start, step)
+        self.pending_start = None
+        self._do("add_span", start, end)
+        self.selected = self.editor.span_at(start)
+        self.sig_changed.emit()
+
+    def set_kind(self, kind: SpanKind) -> None:
+        if self.selected is not None:
+            self._do("set_kind", self.selected, kind)
+
+    def accept(self) -> None:
+        if self.selected is not None and self.editor is not None and self.editor.spans[self.selected].pending:
+            self._do("accept_suggestion", self.selected)
+
+    def reject_or_delete(self) -> None:
+        if self.selected is None or self.editor is None:
+            return
+        pending = self.editor.spans[self.selected].pending
+        self._do("reject_suggestion" if pending else "delete_span", self.selected)
+        self.selected = None
+        self.sig_changed.emit()
+
+    def awareness_here(self, step: int) -> None:
+        if self.selected is not None:
+            self._do("set_awareness_step", self.selected, step)
+
+    def set_note(self, note: str) -> None:
+        if self.selected is not None and self.editor is not None and self.editor.spans[self.selected].note != note:
+            self._do("set_note", self.selected, note)
+
+    def move_edges(self, index: int, start: int, end: int) -> None:
+        self.selected = index
+        self._do("set_edge", index, start, end)
+
+    def set_category(self, category: str) -> None:
+        self._do("set_failure_category", category)
+
+    def confirm_category(self) -> None:
+        self._do("confirm_failure_category")
+
+    def undo(self) -> None:
+        if self.editor is not None and self.editable:
+            self.editor.undo()
+
+    def redo(self) -> None:
+        if self.editor is not None and self.editable:
+            self.editor.redo()

@@ -1,0 +1,414 @@
+"""The Replay view: a recorded episode, frame-exact by step, with synchronised panes, playback and
+deadlock labelling. Episodes open in a worker thread; images come from a latest-wins loader."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from PySide6.QtCore import QSettings, Qt, QTimer, Signal, Slot
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDockWidget,
+    QHBoxLayout,
+    QLabel,
+    QMainWindow,
+    QPushButton,
+    QSlider,
+    QVBoxLayout,
+    QWidget,
+)
+
+from core.recording.reader import EpisodeFileError
+from core.replay.episode import ReplayEpisode, load_replay
+from studio.replay.episode_list import EpisodeList
+from studio.replay.frame_loader import FrameLoader
+from studio.replay.keymap import REPLAY_KEYS, load_keys
+from studio.replay.label_panel import LabelPanel
+from studio.replay.label_session import LabelSession
+from widgets.frame_view import FrameView
+from widgets.metrics_bar import MetricsBar
+from widgets.observation_strip import ObservationStrip
+from widgets.step_details import StepDetails
+from widgets.timeline import Timeline, TimelineSpan
+from widgets.trajectory_plot import TrajectoryPlot
+
+SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
+STEPS_PER_SECOND_AT_1X = 2.0  # a step is about half a second of game time
+PLAY_TICK_MS = 15
+
+
+class ReplayView(QMainWindow):
+    sig_opened = Signal(str)        # path, once an episode is on screen
+    sig_open_failed = Signal(str)   # what went wrong, for the status bar
+    sig_image_shown = Signal(int)   # step index whose images are now displayed
+    _sig_loaded = Signal(object, str, str)  # (episode or None, path, error) from the open thread
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.episode: ReplayEpisode | None = None
+        self.loader: FrameLoader | None = None
+        self.cursor = 0
+        self.shown_index = -1
+        self.annotator = QSettings("PokeGym", "Studio").value("replay/annotator") or os.environ.get("USER", "annotator")
+        self.frame_view = FrameView()
+        self.observations = ObservationStrip()
+        self.sub_frames = QSlider(Qt.Orientation.Horizontal)
+        self.sub_frames_label = QLabel("")
+        self.timeline = Timeline()
+        self.play_button = QPushButton("Play")
+        self.speed = QComboBox()
+        self.speed.addItems([f"{s:g}×" for s in SPEEDS])
+        self.speed.setCurrentText("1×")
+        self.position_label = QLabel("")
+        self.message = QLabel("Open an episode: File → Open recording…, drop an .h5 file here, or "
+                              "`python main.py replay PATH`.")
+        self.message.setWordWrap(True)
+        self.setCentralWidget(self._central())
+        self.details = StepDetails()
+        self.trajectory = TrajectoryPlot()
+        self.metrics = MetricsBar()
+        self.episodes = EpisodeList()
+        self.labels = LabelSession()
+        self.label_panel = LabelPanel(self.labels)
+        self.label_panel.annotator.setText(str(self.annotator))
+        docks = []
+        for title, widget, area in (("Episodes", self.episodes, Qt.DockWidgetArea.LeftDockWidgetArea),
+                                    ("Step", self.details, Qt.DockWidgetArea.RightDockWidgetArea),
+                                    ("Trajectory", self.trajectory, Qt.DockWidgetArea.RightDockWidgetArea),
+                                    ("Labels", self.label_panel, Qt.DockWidgetArea.LeftDockWidgetArea)):
+            dock = QDockWidget(title, self)
+            dock.setObjectName(f"replay-dock-{title}")
+            dock.setWidget(widget)
+            self.addDockWidget(area, dock)
+            docks.append(dock)
+        self.resizeDocks([docks[0], docks[1]], [330, 400], Qt.Orientation.Horizontal)
+        self.statusBar().addPermanentWidget(self.metrics)
+        self.key_actions: dict[str, QAction] = {}
+        self._install_keys(load_keys(QSettings("PokeGym", "Studio")))
+        self.play_timer = QTimer(self)
+        self.play_timer.setTimerType(Qt.TimerType.PreciseTimer)
+        self.play_timer.timeout.connect(self._play_tick)
+        self._play_origin: tuple[float, int] = (0.0, 0)
+        self.frames_displayed = 0
+        self._connect()
+
+    def _central(self) -> QWidget:
+        central = QWidget()
+        column = QVBoxLayout(central)
+        column.setContentsMargins(2, 2, 2, 2)
+        column.addWidget(self.message)
+        column.addWidget(self.frame_view, 1)
+        column.addWidget(self.observations)
+        sub = QHBoxLayout()
+        sub.addWidget(self.sub_frames_label)
+        sub.addWidget(self.sub_frames, 1)
+        column.addLayout(sub)
+        transport = QHBoxLayout()
+        transport.addWidget(self.play_button)
+        transport.addWidget(QLabel("Speed"))
+        transport.addWidget(self.speed)
+        transport.addWidget(self.position_label, 1)
+        column.addLayout(transport)
+        column.addWidget(self.timeline)
+        self.sub_frames.hide()
+        self.sub_frames_label.hide()
+        return central
+
+    def _connect(self) -> None:
+        self._sig_loaded.connect(self._on_loaded)
+        self.timeline.sig_seek.connect(self.seek)
+        self.timeline.sig_span_clicked.connect(self._span_clicked)
+        self.timeline.sig_span_edge_moved.connect(self._span_dragged)
+        self.trajectory.sig_step_clicked.connect(self.seek_step)
+        self.play_button.clicked.connect(self.toggle_play)
+        self.speed.currentIndexChanged.connect(self._restart_clock)
+        self.sub_frames.valueChanged.connect(self._sub_frame_chosen)
+        self.episodes.sig_open.connect(self.open_episode)
+        self.episodes.sig_status.connect(self.statusBar().showMessage)
+        self.label_panel.sig_seek_step.connect(self.seek_step)
+        self.label_panel.sig_annotator_changed.connect(self.set_annotator)
+        self.label_panel.buttons["awareness"].clicked.connect(self.awareness_here)
+        self.labels.sig_changed.connect(self._labels_changed)
+        self.labels.sig_error.connect(self.statusBar().showMessage)
+
+    def _install_keys(self, keys: dict[str, Any]) -> None:
+        handlers = {
+            "step_back": lambda: self.seek(self.cursor - 1), "step_forward": lambda: self.seek(self.cursor + 1),
+            "back_10": lambda: self.seek(self.cursor - 10), "forward_10": lambda: self.seek(self.cursor + 10),
+            "first": lambda: self.seek(0), "last": lambda: self.seek(self._last()),
+            "play": self.toggle_play, "slower": lambda: self._change_speed(-1), "faster": lambda: self._change_speed(1),
+            "next_candidate": lambda: self.jump_candidate(1), "previous_candidate": lambda: self.jump_candidate(-1),
+            "span_start": lambda: self.labels.mark_start(self.current_step),
+            "span_end": lambda: self.labels.mark_end(self.current_step),
+            "aware": lambda: self._classify("aware"), "unaware": lambda: self._classify("unaware"),
+            "accept": self._accept, "reject": self.labels.reject_or_delete, "awareness_here": self.awareness_here,
+            "undo": self.labels.undo, "redo": self.labels.redo,
+            "zoom_in": lambda: self.timeline.zoom(2.0), "zoom_out": lambda: self.timeline.zoom(0.5),
+        }
+        for name, (_, description) in REPLAY_KEYS.items():
+            action = self.key_actions.get(name)
+            if action is None:
+                action = QAction(description, self)
+                action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+                action.triggered.connect(handlers[name])
+                self.addAction(action)
+                self.key_actions[name] = action
+            action.setShortcut(keys[name])
+
+    def apply_keys(self, keys: dict[str, Any]) -> None:
+        self._install_keys(keys)
+
+    # -- opening --------------------------------------------------------------------------------
+    @Slot(str)
+    def open_episode(self, path: str) -> None:
+        self.stop_playing()
+        self.message.setText(f"Opening {path}…")
+        self.message.show()
+        threading.Thread(target=self._load, args=(Path(path),), name="studio-replay-open", daemon=True).start()
+
+    def open_folder(self, folder: str) -> None:
+        self.episodes.open_folder(Path(folder))
+
+    def _load(self, path: Path) -> None:
+        try:
+            episode = load_replay(path)
+        except EpisodeFileError as exc:
+            self._sig_loaded.emit(None, str(path), str(exc))
+            return
+        self._sig_loaded.emit(episode, str(path), "")
+
+    @Slot(object, str, str)
+    def _on_loaded(self, episode: ReplayEpisode | None, path: str, error: str) -> None:
+        if episode is None:
+            self.message.setText(f"Cannot open {path}: {error}")
+            self.message.show()
+            self.sig_open_failed.emit(error)
+            return
+        self.labels.close()
+        if self.loader is not None:
+            self.loader.close()
+        self.episode, self.cursor, self.shown_index = episode, 0, -1
+        self.loader = FrameLoader(episode.path, episode.step_count)
+        self.loader.sig_step_images.connect(self._on_images)
+        self.loader.sig_frame.connect(self._on_sub_frame)
+        self.loader.sig_failed.connect(self._loader_failed)
+        self.message.hide()
+        self.setWindowTitle(episode.title)
+        self.timeline.set_episode(episode.step_count, episode.steps.tolist())
+        self.timeline.set_marks({kind: [episode.index_of(s) for s in steps]
+                                 for kind, steps in episode.marks().items()})
+        self._show_trajectory(episode)
+        budget = int(episode.metadata.get("step_budget") or episode.step_count)
+        self.metrics.reset(budget)
+        writable = os.access(episode.path, os.W_OK)
+        self.labels.open(episode.path, str(self.annotator), episode.result, episode.step_count, writable,
+                         "" if writable else f"{episode.path} is not writable; labels cannot be saved")
+        self.seek(0)
+        self.sig_opened.emit(str(episode.path))
+
+    def _show_trajectory(self, episode: ReplayEpisode) -> None:
+        self.trajectory.clear_episode()
+        self.trajectory.set_path(episode.path_xy[:, 0], episode.path_xy[:, 1])
+        self.trajectory.set_steps(episode.steps, episode.positions)
+        if len(episode.path_xy):
+            self.trajectory.set_start(*episode.path_xy[0])
+        for kind, steps in episode.marks().items():
+            if kind in ("intervention", "human"):
+                for step in steps:
+                    record = episode.records[episode.index_of(step)]
+                    self.trajectory.add_mark(step, record["intervention"]["kind"] if kind == "intervention"
+                                             else "human")
+
+    # -- seeking (never waits on disk) -------------------------------------------------------------
+    def _last(self) -> int:
+        return self.episode.step_count - 1 if self.episode else 0
+
+    @property
+    def current_step(self) -> int:
+        return int(self.episode.steps[self.cursor]) if self.episode else 0
+
+    @Slot(int)
+    def seek(self, index: int) -> None:
+        if self.episode is None:
+            return
+        self.cursor = max(0, min(int(index), self._last()))
+        episode, cursor = self.episode, self.cursor
+        step = int(episode.steps[cursor])
+        self.timeline.set_cursor(cursor)
+        self.details.show_record(step, episode.records[cursor])
+        self.trajectory.set_cursor(step)
+        metrics = episode.metrics_at(cursor)
+        self.metrics.set_usage(metrics["tokens"], metrics["cost_usd"], metrics["mean_latency_s"])
+        self.metrics.update_metrics(metrics)
+        between = episode.frames_between(cursor)
+        self.sub_frames.blockSignals(True)
+        self.sub_frames.setRange(0, len(between))
+        self.sub_frames.setValue(0)
+        self.sub_frames.blockSignals(False)
+        self.sub_frames.setVisible(len(between) > 0)
+        self.sub_frames_label.setVisible(len(between) > 0)
+        self.sub_frames_label.setText(f"{len(between)} frames recorded during this step")
+        self.position_label.setText(f"Step {step}  ({cursor + 1} of {episode.step_count})")
+        self.frame_view.set_overlay("top_right", f"step {step} / {episode.step_count}")
+        assert self.loader is not None
+        self.loader.request_step(cursor)
+
+    @Slot(int)
+    def seek_step(self, step: int) -> None:
+        if self.episode is not None:
+            self.seek(self.episode.index_of(step))
+
+    @Slot(int, dict)
+    def _on_images(self, index: int, images: dict[str, Any]) -> None:
+        if index != self.cursor:
+            return  # overtaken by a newer seek
+        current = images.get("current")
+        if current is not None:
+            self.frame_view.show_frame(current)
+        self.observations.show_images(self.current_step, images)
+        self.shown_index = index
+        self.frames_displayed += 1
+        self.sig_image_shown.emit(index)
+
+    @Slot(int)
+    def _sub_frame_chosen(self, value: int) -> None:
+        if self.episode is None or self.loader is None:
+            return
+        if value == 0:
+            self.loader.request_step(self.cursor)
+            return
+        self.loader.request_frame(int(self.episode.frames_between(self.cursor)[value - 1]))
+
+    @Slot(int, object)
+    def _on_sub_frame(self, frame_index: int, pixels: np.ndarray) -> None:
+        self.frame_view.show_frame(pixels)
+
+    @Slot(str)
+    def _loader_failed(self, message: str) -> None:
+        self.message.setText(message)
+        self.message.show()
+
+    # -- playback (the clock drops steps it cannot draw) -------------------------------------------
+    @property
+    def speed_factor(self) -> float:
+        return SPEEDS[self.speed.currentIndex()]
+
+    @Slot()
+    def toggle_play(self) -> None:
+        if self.play_timer.isActive():
+            self.stop_playing()
+        elif self.episode is not None:
+            if self.cursor >= self._last():
+                self.seek(0)
+            self._restart_clock()
+            self.play_timer.start(PLAY_TICK_MS)
+            self.play_button.setText("Pause")
+
+    def stop_playing(self) -> None:
+        self.play_timer.stop()
+        self.play_button.setText("Play")
+
+    @Slot()
+    def _restart_clock(self) -> None:
+        self._play_origin = (time.perf_counter(), self.cursor)
+
+    def _change_speed(self, direction: int) -> None:
+        self.speed.setCurrentIndex(max(0, min(len(SPEEDS) - 1, self.speed.currentIndex() + direction)))
+
+    @Slot()
+    def _play_tick(self) -> None:
+        started, origin = self._play_origin
+        due = origin + int((time.perf_counter() - started) * STEPS_PER_SECOND_AT_1X * self.speed_factor)
+        if due >= self._last():
+            self.seek(self._last())
+            self.stop_playing()
+        elif due != self.cursor:
+            self.seek(due)
+
+    # -- labelling ---------------------------------------------------------------------------------
+    def jump_candidate(self, direction: int) -> None:
+        editor = self.labels.editor
+        if editor is None:
+            return
+        step = self.current_step
+        target = editor.next_candidate(step) if direction > 0 else editor.previous_candidate(step)
+        if target is not None:
+            self.seek_step(target)
+            self.labels.select(editor.span_at(target))
+
+    def _select_at_cursor(self) -> None:
+        if self.labels.editor is not None and self.labels.selected is None:
+            self.labels.select(self.labels.editor.span_at(self.current_step))
+
+    def _classify(self, kind: str) -> None:
+        self._select_at_cursor()
+        self.labels.set_kind(kind)  # type: ignore[arg-type]
+
+    def _accept(self) -> None:
+        self._select_at_cursor()
+        self.labels.accept()
+
+    @Slot()
+    def awareness_here(self) -> None:
+        self._select_at_cursor()
+        self.labels.awareness_here(self.current_step)
+
+    @Slot(int)
+    def _span_clicked(self, index: int) -> None:
+        self.labels.select(index)
+
+    @Slot(int, int, int)
+    def _span_dragged(self, index: int, start: int, end: int) -> None:
+        if self.episode is not None:
+            self.labels.move_edges(index, int(self.episode.steps[start]), int(self.episode.steps[end]))
+
+    @Slot()
+    def _labels_changed(self) -> None:
+        editor, episode = self.labels.editor, self.episode
+        if editor is None or episode is None:
+            self.timeline.set_spans([])
+            return
+        spans = []
+        for span in editor.spans:
+            style = "suggested" if span.pending else (span.kind or "unclassified")
+            label = {"aware": "Aware", "unaware": "Unaware"}.get(span.kind or "", "?" if not span.pending else "")
+            spans.append(TimelineSpan(episode.index_of(span.start), episode.index_of(span.end), style, label))
+        self.timeline.set_spans(spans, self.labels.selected)
+        self.trajectory.set_deadlocks([(span.start, span.end) for span in editor.spans])
+
+    @Slot(str)
+    def set_annotator(self, name: str) -> None:
+        if name == self.annotator:
+            return
+        self.annotator = name
+        QSettings("PokeGym", "Studio").setValue("replay/annotator", name)
+        if self.episode is not None:
+            writable = os.access(self.episode.path, os.W_OK)
+            self.labels.open(self.episode.path, name, self.episode.result, self.episode.step_count, writable,
+                             "" if writable else f"{self.episode.path} is not writable")
+
+    # -- settings and shutdown -------------------------------------------------------------------------
+    def save_settings(self, settings: QSettings) -> None:
+        settings.setValue("replay/state", self.saveState())
+        settings.setValue("replay/speed", self.speed.currentText())
+
+    def restore_settings(self, settings: QSettings) -> None:
+        state = settings.value("replay/state")
+        if state is not None:
+            self.restoreState(state)
+        speed = settings.value("replay/speed")
+        if isinstance(speed, str) and self.speed.findText(speed) >= 0:
+            self.speed.setCurrentText(speed)
+
+    def shut_down(self) -> None:
+        self.stop_playing()
+        self.labels.shut_down()
+        self.episodes.wait_loaded()
+        if self.loader is not None:
+            self.loader.close()

@@ -1,0 +1,215 @@
+"""ResultsView: a run folder's report, the same numbers as `python main.py report FOLDER` (one computation,
+core.session.report.build_report): success rate per agent x granularity x category, movement metrics,
+the failure taxonomy (human labels where confirmed) and IM rate against success rate with Pearson r.
+Exports the numbers as CSV and the view as PNG. Problems are shown in the banner, never raised."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal, Slot
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from core.session.report import write_long_csv
+from studio.results_loader import ResultsLoader
+from widgets.im_scatter import ImScatter
+from widgets.message_banner import MessageBanner
+from widgets.results_tables import MetricsTable, SuccessTable
+from widgets.taxonomy_chart import TaxonomyChart
+
+_SHOWN_WARNINGS = 3
+_EMPTY: dict[str, Any] = {"sr": [], "metrics": [], "failure_sources": {}, "points": [], "pearson_im_sr": None,
+                          "pearson_by_agent": {}}
+
+
+def _boxed(title: str, widget: QWidget) -> QGroupBox:
+    box = QGroupBox(title)
+    layout = QVBoxLayout(box)
+    layout.setContentsMargins(4, 4, 4, 4)
+    layout.addWidget(widget)
+    return box
+
+
+def summary_text(report: dict[str, Any]) -> str:
+    human = sum(r["from_human"] for r in report["failures"])
+    automatic = sum(r["automatic"] for r in report["failures"])
+    return (f"{report['episodes']} episodes from {len(report['failures'])} agent(s); "
+            f"{report['privileged_episodes']} privileged driver episode(s) kept out. Failure categories: "
+            f"{human} from human labels, {automatic} automatic suggestion(s), {report['disputed']} disputed.")
+
+
+class ResultsView(QWidget):
+    sig_status = Signal(str)  # one line for the status bar: loading, loaded, exported, failed
+    sig_loaded = Signal(str)  # the folder whose report is now shown
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.folder: Path | None = None
+        self.report: dict[str, Any] | None = None
+        self.loader = ResultsLoader()
+        self.loader.sig_loaded.connect(self._on_loaded)
+        self.loader.sig_failed.connect(self._on_failed)
+        self.open_button = QPushButton("Open run folder…")
+        self.reload_button = QPushButton("Reload")
+        self.folder_label = QLabel("No run folder open: choose one written by `python main.py run --out`.")
+        self.folder_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.csv_button = QPushButton("Export CSV…")
+        self.png_button = QPushButton("Export PNG…")
+        self.banner = MessageBanner()
+        self.summary = QLabel("")
+        self.summary.setWordWrap(True)
+        self.success_table, self.metrics_table = SuccessTable(), MetricsTable()
+        self.taxonomy, self.scatter = TaxonomyChart(), ImScatter()
+        self._build_layout()
+        self.open_button.clicked.connect(self._ask_folder)
+        self.reload_button.clicked.connect(self.reload)
+        self.csv_button.clicked.connect(self._ask_csv)
+        self.png_button.clicked.connect(self._ask_png)
+        self._show(None)
+
+    def _build_layout(self) -> None:
+        bar = QHBoxLayout()
+        for widget in (self.open_button, self.reload_button):
+            bar.addWidget(widget)
+        bar.addWidget(self.folder_label, 1)
+        bar.addWidget(self.csv_button)
+        bar.addWidget(self.png_button)
+        tables = QSplitter(Qt.Orientation.Vertical)
+        tables.addWidget(_boxed("Success rate by granularity and task category", self.success_table))
+        tables.addWidget(_boxed("Movement metrics", self.metrics_table))
+        plots = QSplitter(Qt.Orientation.Vertical)
+        plots.addWidget(self.taxonomy)
+        plots.addWidget(self.scatter)
+        body = QSplitter(Qt.Orientation.Horizontal)
+        body.setChildrenCollapsible(False)
+        body.addWidget(tables)
+        body.addWidget(plots)
+        body.setSizes([650, 750])
+        layout = QVBoxLayout(self)
+        layout.addLayout(bar)
+        layout.addWidget(self.banner)
+        layout.addWidget(self.summary)
+        layout.addWidget(body, 1)
+
+    # -- loading ---------------------------------------------------------------------------
+    def open_folder(self, path: str | Path) -> None:
+        """Show `path`'s report once it is built (off the GUI thread); sig_loaded or a banner error follows."""
+        self.folder = Path(path)
+        self.folder_label.setText(str(self.folder))
+        self.reload_button.setEnabled(True)
+        self.banner.show_message("info", f"Loading {self.folder} …")
+        self.sig_status.emit(f"Loading results from {self.folder}")
+        self.loader.request(self.folder)
+
+    @Slot()
+    def reload(self) -> None:
+        """Read the folder again (new episodes, new human labels)."""
+        if self.folder is not None:
+            self.open_folder(self.folder)
+
+    def shut_down(self) -> None:
+        """Wait for a report being built (call when the studio closes)."""
+        self.loader.wait()
+
+    @Slot(int, object)
+    def _on_loaded(self, request: int, report: dict[str, Any]) -> None:
+        if request == self.loader.latest:
+            self._show(report)
+
+    @Slot(int, str)
+    def _on_failed(self, request: int, message: str) -> None:
+        if request == self.loader.latest:
+            self._show_error(message)
+
+    def _show_error(self, message: str) -> None:
+        self._show(None)
+        self.banner.show_message("error", f"Cannot show results: {message}")
+        self.sig_status.emit(f"Results: {message}")
+
+    def _show(self, report: dict[str, Any] | None) -> None:
+        self.report = report
+        shown = report or _EMPTY
+        self.success_table.set_rows(shown["sr"])
+        self.metrics_table.set_rows(shown["metrics"])
+        self.taxonomy.set_sources(shown["failure_sources"])
+        self.scatter.set_points(shown["points"], shown["pearson_im_sr"], shown["pearson_by_agent"])
+        self.csv_button.setEnabled(report is not None)
+        self.png_button.setEnabled(report is not None)
+        self.reload_button.setEnabled(self.folder is not None)
+        self.summary.setText(summary_text(report) if report is not None else "")
+        if report is None:
+            return
+        self._show_warnings(report)
+        self.sig_status.emit(f"Results: {report['episodes']} episodes from {report['folder']}")
+        self.sig_loaded.emit(report["folder"])
+
+    def _show_warnings(self, report: dict[str, Any]) -> None:
+        warnings = report["warnings"]
+        if report["episodes"] == 0:
+            self.banner.show_message("warning", f"{report['folder']}/results.jsonl has no finished episodes yet. "
+                                     "Run `python main.py run --out` on this folder (or let it finish some), "
+                                     "then press Reload.", "\n".join(warnings))
+        elif warnings:
+            more = f"\n… and {len(warnings) - _SHOWN_WARNINGS} more (hover to see all)" \
+                if len(warnings) > _SHOWN_WARNINGS else ""
+            self.banner.show_message("warning", "\n".join(warnings[:_SHOWN_WARNINGS]) + more, "\n".join(warnings))
+        else:
+            self.banner.clear_message()
+
+    # -- exporting -------------------------------------------------------------------------
+    def export_csv(self, path: str | Path) -> bool:
+        """Every number shown, as one tidy CSV (core.session.report.long_rows). False, and a banner, on failure."""
+        if self.report is None:
+            self.banner.show_message("error", "Open a run folder first: there are no results to export.")
+            return False
+        try:
+            write_long_csv(Path(path), self.report)
+        except OSError as exc:
+            self.banner.show_message("error", f"Could not write {path} ({exc}). Choose a writable folder.")
+            return False
+        self.sig_status.emit(f"Exported the results' numbers to {path}")
+        return True
+
+    def export_png(self, path: str | Path) -> bool:
+        """A picture of the whole view. False, and a banner, on failure."""
+        if self.report is None:
+            self.banner.show_message("error", "Open a run folder first: there are no results to export.")
+            return False
+        if not self.grab().save(str(path), "PNG"):
+            self.banner.show_message("error", f"Could not write the image {path}. Check that the folder exists "
+                                     "and is writable, and choose another name.")
+            return False
+        self.sig_status.emit(f"Saved a picture of the results to {path}")
+        return True
+
+    @Slot()
+    def _ask_folder(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Open a run folder (written by `python main.py run`)")
+        if folder:
+            self.open_folder(folder)
+
+    @Slot()
+    def _ask_csv(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Export the results as CSV", "results.csv", "CSV (*.csv)")
+        if path:
+            self.export_csv(path)
+
+    @Slot()
+    def _ask_png(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Export the results as PNG", "results.png", "PNG image (*.png)")
+        if path:
+            self.export_png(path)
+
+    def closeEvent(self, event: Any) -> None:
+        self.shut_down()
+        super().closeEvent(event)

@@ -1,0 +1,204 @@
+"""The Live view's task-authoring panel (pytest-qt, offscreen): drive, capture, save, try."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+pytest.importorskip("pytestqt")
+
+from PySide6.QtCore import QSettings, Qt
+from PySide6.QtWidgets import QDockWidget, QFileDialog
+
+from core.evaluation.tasks import Goto, Interact, load_task
+from core.game.pad import Button, PadState
+from studio.live_controls import LiveChoices
+from studio.live_session import LiveSession
+from studio.main_window import MainWindow
+
+TEXTS = {"visual_guided": "Walk south from the fountain toward the cobbled lane.",
+         "step_guided": "1. Go south. 2. Stop at the lane.", "goal_only": "Go to the lane."}
+
+
+def open_window(qtbot):
+    session = LiveSession()
+    main = MainWindow(session)
+    main.setProperty("quiet", True)
+    qtbot.addWidget(main)
+    main.show()
+    session.connect_world()
+    qtbot.waitUntil(lambda: session.evaluator is not None and "Connected" in main.live.status.text(), timeout=60_000)
+    return main
+
+
+@pytest.fixture
+def settings_dir(tmp_path, monkeypatch):
+    monkeypatch.setattr("studio.live_session.RECORDINGS_DIR", tmp_path)
+    QSettings.setPath(QSettings.Format.NativeFormat, QSettings.Scope.UserScope, str(tmp_path / "settings"))
+    return tmp_path
+
+
+@pytest.fixture
+def window(qtbot, settings_dir):
+    main = open_window(qtbot)
+    yield main
+    main.close()
+
+
+def show_panel(window):
+    """Bring the "Author task" dock to the front (it shares its place with the Episode form)."""
+    window.live.findChild(QDockWidget, "dock-Author task").raise_()
+    return window.live.authoring
+
+
+def fill_in(qtbot, panel, task_id: str, category: str = "navigation", budget: int = 40, texts=TEXTS) -> None:
+    form = panel.form
+    qtbot.keyClicks(form.id, task_id)
+    qtbot.keyClicks(form.title, "An authored task")
+    qtbot.keyClicks(form.quest, "q99_authoring")
+    form.category.setCurrentText(category)
+    form.budget.setValue(budget)
+    for granularity, text in texts.items():
+        qtbot.keyClicks(form.instructions[granularity], text)
+
+
+def plotted_route(window) -> list[tuple[float, float]]:
+    route = next(item for item in window.live.trajectory.listDataItems() if item.name() == "reference route")
+    xs, ys = route.getData()
+    return [] if xs is None else [(float(x), float(y)) for x, y in zip(xs, ys)]
+
+
+def test_a_task_authored_by_driving_is_saved_listed_and_solved(window, qtbot, tmp_path):
+    live, panel = window.live, show_panel(window)
+    form = panel.form
+    panel.tasks_dir = tmp_path / "tasks"
+    panel.sig_task_added.connect(live.controls.add_task)
+    start = window.session.latest_sample()
+
+    form.capture_start.click()
+    live.toggle_control()
+    for _ in range(4):
+        qtbot.keyClick(live, Qt.Key.Key_W)
+    form.add_waypoint.click()
+    for _ in range(4):
+        qtbot.keyClick(live, Qt.Key.Key_W)
+    form.add_waypoint.click()
+    form.radius.setValue(2.5)
+    form.record_goal.click()
+    live.toggle_control()
+    qtbot.waitUntil(lambda: form.route.count() == 2 and form.goal.text().startswith("Goal:"), timeout=30_000)
+
+    first, second = (step.goto for step in panel.draft.route)
+    assert math.dist(first, (start.x, start.y)) == pytest.approx(4.0, abs=0.5)  # four key presses of walking
+    assert math.dist(second, first) == pytest.approx(4.0, abs=0.5)
+    assert form.start.currentText().startswith(f"captured at ({start.x:g}, {start.y:g})")
+    assert form.goal.text() == f"Goal: ({second[0]:g}, {second[1]:g}), radius 2.5 m"
+    assert form.route.item(0).text() == f"1. walk to ({first[0]:g}, {first[1]:g})"
+    assert plotted_route(window) == [first, second]  # the draft's route drawn as it is captured
+    form.add_waypoint.click()  # one too many: Remove takes the last step when none is selected
+    qtbot.waitUntil(lambda: form.route.count() == 3, timeout=30_000)
+    form.remove_step.click()
+    assert form.route.count() == 2 and plotted_route(window) == [first, second]
+
+    fill_in(qtbot, panel, "authored_lane")
+    panel.bar.save_button.click()
+
+    path = tmp_path / "tasks" / "authored_lane.yaml"
+    assert panel.bar.message.text() == f"Saved {path}." and panel.bar.message.property("kind") == "ok"
+    task = load_task(path, panel.draft.flag_names, panel.draft.start_states)
+    assert task.reference_route == [Goto(goto=first), Goto(goto=second)] and task.success.reach.radius == 2.5
+    assert task.instruction("goal_only") == TEXTS["goal_only"] and task.step_budget == 40
+    assert live.controls.task.findText("authored_lane") >= 0
+    live.controls.task.setCurrentText("q08_site_navigation")
+    assert plotted_route(window) != [first, second]
+    live.controls.task.setCurrentText("authored_lane")  # selecting it shows its route again
+    assert plotted_route(window) == [first, second]
+
+    with qtbot.waitSignal(panel.sig_tried, timeout=120_000) as tried:
+        panel.bar.try_button.click()
+        assert panel.bar.try_result.text().startswith("Trying authored_lane")
+        assert not panel.bar.try_button.isEnabled() and panel.bar.progress.isVisible()
+    result = tried.args[0]
+    assert result.success, result.reason
+    assert panel.bar.try_result.text().startswith("Solved at step")
+    assert panel.bar.try_result.property("kind") == "ok"
+    assert panel.bar.try_button.isEnabled() and not panel.bar.progress.isVisible()
+
+
+def test_an_invalid_task_is_explained_in_the_panel_and_nothing_is_written(qtbot, settings_dir, tmp_path):
+    main = MainWindow(LiveSession())  # no world needed to validate
+    qtbot.addWidget(main)
+    try:
+        panel = main.live.authoring
+        panel.tasks_dir = tmp_path / "tasks"
+        fill_in(qtbot, panel, "authored_bad", texts={})
+        panel.bar.save_button.click()
+
+        path = tmp_path / "tasks" / "authored_bad.yaml"
+        line = next(i for i, row in enumerate(panel.draft.to_yaml().splitlines(), 1) if row == "instructions: {}")
+        assert f"{path}:{line}: instructions.visual_guided: Field required" in panel.bar.message.text()
+        assert "success: Field required" in panel.bar.message.text()  # no goal and no flag either
+        assert panel.bar.message.property("kind") == "error"
+        assert not panel.tasks_dir.exists()
+
+        qtbot.keyClicks(panel.form.instructions["visual_guided"], "Go")
+        panel.bar.try_button.click()  # trying checks the same way, before touching the game
+        assert "instructions.visual_guided: String should have at least 10 characters" in panel.bar.message.text()
+        assert panel.bar.try_result.text() == "" and panel.bar.try_button.isEnabled()
+    finally:
+        main.close()
+
+
+def test_try_it_is_refused_while_an_episode_runs(window, qtbot):
+    session, panel = window.session, show_panel(window)
+    ends, tried = [], []
+    session.sig_episode_end.connect(ends.append)
+    panel.sig_tried.connect(tried.append)
+    session.start_episode(LiveChoices("q08_site_navigation", budget=200))
+
+    panel.bar.try_button.click()
+    assert panel.bar.message.text().startswith("An episode is running: stop it before trying the task")
+    assert panel.bar.message.property("kind") == "error" and panel.bar.try_result.text() == ""
+    panel.form.record_goal.click()  # capturing still works: from the episode's newest sample
+    assert panel.form.goal.text().startswith("Goal:")
+
+    session.stop()
+    qtbot.waitUntil(lambda: bool(ends), timeout=60_000)
+    assert not tried
+
+
+def test_a_flag_set_by_talking_is_listed_and_becomes_the_success_condition(window, qtbot, tmp_path, monkeypatch):
+    session, panel = window.session, show_panel(window)
+    form = panel.form
+    form.start.setCurrentText("plaza_north")
+    form.go_to_start.click()
+    qtbot.waitUntil(lambda: panel.bar.message.text().startswith("At the start state"), timeout=30_000)
+    assert panel.flags_listed() == {}
+
+    session.human_input(PadState(left_x=0.93, left_y=0.36), 1.4)  # up to Orin, the old man, facing him
+    for _ in range(3):  # open the dialogue, next line, close it
+        session.human_input(PadState(buttons=frozenset({Button.A})), 0.1)
+        session.human_input(PadState(), 1 / 30)
+    qtbot.waitUntil(lambda: "talked_old_man" in panel.flags_listed(), timeout=30_000)
+
+    item = form.flags.item(0)
+    assert item.text() == "talked_old_man → set" and item.checkState() == Qt.CheckState.Unchecked
+    item.setCheckState(Qt.CheckState.Checked)
+    form.add_interact.click()  # Orin is in front: the step presses A at him
+    qtbot.waitUntil(lambda: form.route.count() == 1, timeout=30_000)
+    assert form.route.item(0).text().startswith("1. press A at (")
+    qtbot.waitUntil(lambda: panel.flags_listed() == {"talked_old_man": True})  # kept after the capture
+
+    fill_in(qtbot, panel, "authored_talk", category="interaction", budget=30)
+    chosen = tmp_path / "elsewhere"
+    monkeypatch.setattr(QFileDialog, "getExistingDirectory", lambda *args: str(chosen))  # the user picks it
+    panel.bar.save_as_button.click()
+    assert panel.bar.message.text() == f"Saved {chosen / 'authored_talk.yaml'}."
+    task = load_task(chosen / "authored_talk.yaml", panel.draft.flag_names, panel.draft.start_states)
+    assert task.start_state == "plaza_north" and isinstance(task.reference_route[0], Interact)
+    assert task.success.model_dump(exclude_defaults=True) == {"flag": {"name": "talked_old_man"}}
+    with qtbot.waitSignal(panel.sig_tried, timeout=120_000) as tried:
+        panel.bar.try_button.click()
+    assert tried.args[0].success, tried.args[0].reason
+    assert panel.bar.try_result.text().startswith("Solved")

@@ -1,0 +1,74 @@
+"""ImScatter: ineffective-move rate (x) against success rate (y), one point per setting (agent x
+granularity x task category), coloured by agent, with Pearson r in the title and per agent in the legend.
+Hovering a point names its setting."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pyqtgraph as pg
+
+from core.session.report import format_value
+from widgets.taxonomy_chart import agent_colour
+
+
+def r_text(value: float | None) -> str:
+    return f"r = {format_value(value)}" if value is not None else "r undefined"
+
+
+def _tip(x: float, y: float, data: Any) -> str:
+    return f"{data}\nIM rate {x:.1f}%, success rate {y:.1f}%"
+
+
+class ImScatter(pg.PlotWidget):
+    def __init__(self) -> None:
+        super().__init__()
+        self.setBackground("w")
+        self.setMinimumSize(440, 260)  # below this the title, legend and tick labels are cut off
+        self.plotItem.layout.setContentsMargins(4, 4, 16, 4)  # room for the last tick label
+        self.showGrid(x=True, y=True, alpha=0.2)
+        self.setLabel("bottom", "ineffective-move rate (%)", color="#333")
+        self.setLabel("left", "success rate (%)", color="#333")
+        for side in ("left", "bottom"):
+            self.getAxis(side).setTextPen("#333")
+        self.setXRange(-3, 103, padding=0)
+        self.setYRange(-3, 103, padding=0)
+        self.setMouseEnabled(x=False, y=False)
+        self.hideButtons()
+        self._legend = self.addLegend(offset=(-5, 5), labelTextSize="8pt", labelTextColor="k")
+        self._legend.setBrush(pg.mkBrush(255, 255, 255, 220))
+        self._items: list[pg.ScatterPlotItem] = []
+        self._points: list[tuple[str, float, float]] = []
+        self.set_points([], None, {})
+
+    def set_points(self, points: Sequence[Mapping[str, Any]], r_all: float | None,
+                   r_by_agent: Mapping[str, float | None]) -> None:
+        """`points` as in the report: agent, granularity, category, im_rate and success_rate as fractions."""
+        for item in self._items:
+            self.removeItem(item)
+        self._legend.clear()
+        self._items, self._points = [], []
+        for index, agent in enumerate(r_by_agent):
+            mine = [p for p in points if p["agent"] == agent]
+            item = pg.ScatterPlotItem(size=11, pen=pg.mkPen("w", width=1), brush=pg.mkBrush(agent_colour(index)),
+                                      hoverable=True, tip=_tip, hoverSize=14)
+            item.setData(x=[100 * p["im_rate"] for p in mine], y=[100 * p["success_rate"] for p in mine],
+                         data=[f"{agent} / {p['granularity']} / {p['category']} (n={p['episodes']})" for p in mine])
+            self.addItem(item)
+            self._items.append(item)
+            self._legend.addItem(item, f"{agent} ({r_text(r_by_agent[agent])})")
+            self._points += [(agent, p["im_rate"], p["success_rate"]) for p in mine]
+        settings = f"{len(points)} setting{'s' if len(points) != 1 else ''}"
+        self.setTitle(f"IM rate vs success rate: {r_text(r_all)} ({settings})", color="k", size="10pt")
+
+    # -- what the plot shows (for tests) -------------------------------------------------------
+    def title_text(self) -> str:
+        return self.plotItem.titleLabel.text
+
+    def legend_texts(self) -> list[str]:
+        return [label.text for _, label in self._legend.items]
+
+    def plotted(self) -> list[tuple[str, float, float]]:
+        """(agent, IM rate, success rate) per point, as fractions."""
+        return list(self._points)
