@@ -5,6 +5,7 @@ nearest step (the replay view seeks to it)."""
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 import pyqtgraph as pg
@@ -13,6 +14,8 @@ from PySide6.QtGui import QBrush, QColor, QPen, QPolygonF
 from PySide6.QtWidgets import QGraphicsPolygonItem
 
 _TAIL = 600  # samples drawn bright; older ones fade into the full path
+MIN_PATH_STEP_M = 0.01
+FULL_PATH_REFRESH_S = 0.5
 INTERVENTION_STYLE = {  # kind -> (symbol, colour)
     "push_back": ("t", (200, 0, 150)), "turn_around": ("o", (120, 60, 200)), "text": ("star", (0, 150, 160)),
     "human": ("d", (240, 130, 0)),
@@ -52,6 +55,7 @@ class TrajectoryPlot(pg.PlotWidget):
         self._path.setClipToView(True)
         self._backdrop: list[QGraphicsPolygonItem] = []
         self._path_buffer = np.zeros((0, 2))
+        self._path_refreshed = 0.0
         self._step_xy = np.zeros((0, 2))
         self._steps = np.zeros(0, dtype=np.int64)
         self._step_buffer, self._xy_buffer = self._steps, self._step_xy
@@ -67,14 +71,26 @@ class TrajectoryPlot(pg.PlotWidget):
         self._tail.setData(xs[-_TAIL:], ys[-_TAIL:])
 
     def append_path(self, xs: np.ndarray, ys: np.ndarray) -> None:
-        """Add samples to the path; storage grows by doubling so a long episode costs O(1) per sample."""
-        count, extra = self.points, len(xs)
+        """Add samples to the path. Samples that did not move are dropped (a character standing still
+        adds nothing), storage grows by doubling, and the full path, whose redraw grows with its
+        length, is refreshed a few times a second while the bright tail follows every call."""
+        points = np.column_stack([xs, ys])
+        previous = self._path_buffer[self.points - 1] if self.points else np.array([np.inf, np.inf])
+        steps = np.hypot(*np.diff(np.vstack([previous, points]), axis=0).T)
+        points = points[steps >= MIN_PATH_STEP_M]
+        count, extra = self.points, len(points)
+        if extra == 0:
+            return
         if count + extra > len(self._path_buffer):
             self._path_buffer = np.resize(self._path_buffer, (max(1024, 2 * (count + extra)), 2))
-        self._path_buffer[count:count + extra, 0] = xs
-        self._path_buffer[count:count + extra, 1] = ys
+        self._path_buffer[count:count + extra] = points
         view = self._path_buffer[:count + extra]
-        self.set_path(view[:, 0], view[:, 1])
+        self.points = count + extra
+        self._tail.setData(view[-_TAIL:, 0], view[-_TAIL:, 1])
+        now = time.monotonic()
+        if now - self._path_refreshed >= FULL_PATH_REFRESH_S:
+            self._path_refreshed = now
+            self._path.setData(view[:, 0], view[:, 1])
 
     def set_position(self, x: float, y: float, heading_deg: float) -> None:
         self._position.setData([x], [y])
@@ -156,6 +172,17 @@ class TrajectoryPlot(pg.PlotWidget):
             item.setZValue(-20)
             self.addItem(item)
             self._backdrop.append(item)
+        if shapes:
+            # A fixed frame on the whole map: re-fitting the view to the data on every update costs
+            # more than everything else in the live view (the user can still pan, zoom and press "A").
+            every = np.vstack([points for _, points in shapes])
+            self.plotItem.vb.setRange(xRange=(every[:, 0].min(), every[:, 0].max()),
+                                      yRange=(every[:, 1].min(), every[:, 1].max()), padding=0.02)
+
+    def fit_to_data(self) -> None:
+        """Frame what is drawn now, once (for a finished episode), without re-fitting on later updates."""
+        self.plotItem.vb.autoRange(padding=0.05)
+        self.plotItem.vb.disableAutoRange()
 
     @property
     def backdrop_shapes(self) -> int:

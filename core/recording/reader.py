@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +11,22 @@ import h5py
 import numpy as np
 
 from core.recording.writer import EPISODE_FORMAT, EPISODE_FORMAT_VERSION, SAMPLE_FIELDS, SOURCES, STEP_NUMBERS
+
+
+def _read_image(dataset: h5py.Dataset, index: int) -> np.ndarray:
+    """One image. Images are stored one per gzip chunk: read the chunk's bytes and inflate them with
+    zlib, which releases the GIL (h5py's own filter holds it), so a reader thread does not stall the
+    GUI thread. Anything else (another filter, a chunk not yet written) goes through h5py."""
+    shape = dataset.shape[1:]
+    if dataset.compression == "gzip" and not dataset.shuffle and dataset.chunks == (1, *shape) \
+            and 0 <= index < dataset.shape[0]:
+        try:
+            mask, raw = dataset.id.read_direct_chunk((index, *(0,) * len(shape)))
+        except (KeyError, OSError, ValueError):  # chunk never written: h5py returns the fill value
+            return dataset[index]
+        if mask == 0:
+            return np.frombuffer(zlib.decompress(raw), dataset.dtype).reshape(shape)
+    return dataset[index]
 
 
 class EpisodeFileError(ValueError):
@@ -71,7 +88,7 @@ class EpisodeReader:
         return [self.record(i) for i in range(self.step_count)]
 
     def image(self, name: str, step: int) -> np.ndarray:
-        return self._file["images"][name][step]
+        return _read_image(self._file["images"][name], step)
 
     def image_sets(self) -> list[str]:
         return list(self._file["images"])
@@ -84,7 +101,7 @@ class EpisodeReader:
         return frames["tick"][:min(frames["tick"].shape[0], frames["pixels"].shape[0])]
 
     def frame(self, index: int) -> np.ndarray:
-        return self._file["frames"]["pixels"][index]
+        return _read_image(self._file["frames"]["pixels"], index)
 
     def samples(self) -> dict[str, np.ndarray]:
         table = self._file["samples"]["table"][:]

@@ -41,6 +41,7 @@ from widgets.trajectory_plot import TrajectoryPlot
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
 STEPS_PER_SECOND_AT_1X = 2.0  # a step is about half a second of game time
 PLAY_TICK_MS = 15
+PANES_FALLBACK_MS = 60  # if the image is slow (or unreadable), update the other panes anyway
 
 
 class ReplayView(QMainWindow):
@@ -96,6 +97,10 @@ class ReplayView(QMainWindow):
         self.play_timer.timeout.connect(self._play_tick)
         self._play_origin: tuple[float, int] = (0.0, 0)
         self.frames_displayed = 0
+        self._panes_due = False
+        self.panes_timer = QTimer(self)
+        self.panes_timer.setSingleShot(True)
+        self.panes_timer.timeout.connect(self._update_panes)
         self._connect()
 
     def _central(self) -> QWidget:
@@ -218,6 +223,7 @@ class ReplayView(QMainWindow):
         self.trajectory.set_steps(episode.steps, episode.positions)
         if len(episode.path_xy):
             self.trajectory.set_start(*episode.path_xy[0])
+            self.trajectory.fit_to_data()
         for kind, steps in episode.marks().items():
             if kind in ("intervention", "human"):
                 for step in steps:
@@ -235,12 +241,27 @@ class ReplayView(QMainWindow):
 
     @Slot(int)
     def seek(self, index: int) -> None:
+        """Move the cursor. The image is asked for at once; the other panes follow when it has been
+        painted (or after PANES_FALLBACK_MS), so the frame is never queued behind their repaint."""
         if self.episode is None:
             return
         self.cursor = max(0, min(int(index), self._last()))
+        step = int(self.episode.steps[self.cursor])
+        self.timeline.set_cursor(self.cursor)
+        self.position_label.setText(f"Step {step}  ({self.cursor + 1} of {self.episode.step_count})")
+        self.frame_view.set_overlay("top_right", f"step {step} / {self.episode.step_count}")
+        assert self.loader is not None
+        self.loader.request_step(self.cursor)
+        self._panes_due = True
+        self.panes_timer.start(PANES_FALLBACK_MS)
+
+    @Slot()
+    def _update_panes(self) -> None:
+        if not self._panes_due or self.episode is None:
+            return
+        self._panes_due = False
         episode, cursor = self.episode, self.cursor
         step = int(episode.steps[cursor])
-        self.timeline.set_cursor(cursor)
         self.details.show_record(step, episode.records[cursor])
         self.trajectory.set_cursor(step)
         metrics = episode.metrics_at(cursor)
@@ -254,10 +275,6 @@ class ReplayView(QMainWindow):
         self.sub_frames.setVisible(len(between) > 0)
         self.sub_frames_label.setVisible(len(between) > 0)
         self.sub_frames_label.setText(f"{len(between)} frames recorded during this step")
-        self.position_label.setText(f"Step {step}  ({cursor + 1} of {episode.step_count})")
-        self.frame_view.set_overlay("top_right", f"step {step} / {episode.step_count}")
-        assert self.loader is not None
-        self.loader.request_step(cursor)
 
     @Slot(int)
     def seek_step(self, step: int) -> None:
@@ -271,10 +288,12 @@ class ReplayView(QMainWindow):
         current = images.get("current")
         if current is not None:
             self.frame_view.show_frame(current)
-        self.observations.show_images(self.current_step, images)
+            self.frame_view.repaint()  # the frame first: the panes below repaint in the next pass
         self.shown_index = index
         self.frames_displayed += 1
         self.sig_image_shown.emit(index)
+        self.observations.show_images(self.current_step, images)
+        self._update_panes()
 
     @Slot(int)
     def _sub_frame_chosen(self, value: int) -> None:
