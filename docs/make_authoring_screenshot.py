@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QApplication, QDockWidget
 from core.game.pad import PadState
 from studio.live_session import LiveSession
 from studio.main_window import MainWindow
-from studio.qt_wait import spin_until
+from studio.qt_wait import spin_until, use_scratch_settings
 
 OUT = Path(__file__).resolve().parent / "images" / "studio_authoring.png"
 TEXTS = {"visual_guided": "Walk south from the fountain, then east along the cobbled lane to the benches.",
@@ -30,6 +30,7 @@ DRIVE = [("start", None), ("waypoint", PadState(left_y=1.0)), ("waypoint", PadSt
 
 def main() -> None:
     app = QApplication.instance() or QApplication(sys.argv)
+    use_scratch_settings()  # the user's saved layout must not shape the picture
     session = LiveSession()
     window = MainWindow(session)
     window.setProperty("quiet", True)

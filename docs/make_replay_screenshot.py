@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-import subprocess
+import json
 import sys
 import tempfile
 from pathlib import Path
@@ -13,27 +13,57 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QApplication
 
+from core.agents.actions import ActionSet
+from core.agents.base import ReplayAgent
+from core.agents.observe import ObservationOptions
+from core.evaluation.client import EvaluatorClient
+from core.evaluation.profile import load_profile
+from core.evaluation.tasks import load_task
+from core.game.builtin import BuiltinWorld
+from core.paths import PROFILES_DIR, TASKS_DIR
+from core.session.runner import EpisodeRunner, RunOptions
 from studio.live_session import LiveSession
 from studio.main_window import MainWindow
-from studio.qt_wait import spin_until
+from studio.qt_wait import spin_until, use_scratch_settings
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "docs" / "images" / "studio_replay.png"
 
 
+def reply(action: str, said: str, thought: str) -> str:
+    return json.dumps({"thought": thought, "self_assessment": said, "action": action})
+
+
+# A scripted stand-in for a model (the README must not depend on an API key): it walks from the
+# harbour into the sea wall, insists it is progressing (unaware), then notices but keeps pushing
+# (aware), and finally turns away.
+REPLIES = ([reply("MoveForward", "progressing", "The road ahead is clear; keep walking east.")] * 6
+           + [reply("MoveForward", "progressing", "Walking on towards the building site.")] * 8
+           + [reply("MoveForward", "stuck", "I have not moved for a while; something blocks me. Push on.")] * 6
+           + [reply("RotateLeft", "unsure", "Blocked ahead; look for another way.")] * 3
+           + [reply("MoveForward", "progressing", "A street opens to the north; follow it.")] * 12)
+
+
 def record(folder: Path) -> Path:
-    subprocess.run([sys.executable, str(ROOT / "main.py"), "run", "--tasks", "q05_lookout_navigation",
-                    "--agent", "random:4", "--budget", "90", "--side-views", "--previous-frame",
-                    "--intervention", "physical", "--frames-every", "10", "--out", str(folder)], check=True)
-    return next((folder / "episodes").glob("*.h5"))
+    profile = load_profile(PROFILES_DIR / "builtin_world.yaml")
+    actions = ActionSet.from_profile_data(profile.actions)
+    task = load_task(TASKS_DIR / "q08_site_mixed.yaml")
+    path = folder / "demo_episode.h5"
+    options = RunOptions(granularity="goal_only", step_budget=len(REPLIES),
+                         observation=ObservationOptions(previous_frame=True, side_views=True), frame_every_ticks=10)
+    with BuiltinWorld.launch() as world, EvaluatorClient.launch(world.pid) as evaluator:
+        evaluator.wait_locked()
+        EpisodeRunner(world, evaluator, ReplayAgent(actions, REPLIES, source="scripted demo"), actions, task,
+                      options, path).run()
+    return path
 
 
 def main() -> None:
     app = QApplication.instance() or QApplication(sys.argv)
     with tempfile.TemporaryDirectory() as folder:
-        QSettings.setPath(QSettings.Format.NativeFormat, QSettings.Scope.UserScope, str(Path(folder) / "settings"))
+        use_scratch_settings()
         QSettings("PokeGym", "Studio").setValue("replay/annotator", "alice")
-        episode = record(Path(folder) / "run")
+        episode = record(Path(folder))
         window = MainWindow(LiveSession())
         window.resize(1600, 940)
         window.show()
@@ -41,14 +71,18 @@ def main() -> None:
         replay = window.replay
         spin_until(lambda: replay.episode is not None and replay.shown_index == 0, 60)
         editor = replay.labels.editor
-        if editor.spans:
-            replay.labels.select(0)
-            replay.labels.set_kind("unaware")
-        if len(editor.spans) > 1:
-            replay.labels.select(1)
-            replay.labels.set_kind("aware")
-            replay.labels.awareness_here(editor.spans[1].start)
-        target = editor.spans[0].start if editor.spans else 20
+        span = editor.spans[0]  # the suggestion: every ineffective move against the wall
+        replay.labels.select(0)
+        replay.labels.accept()
+        replay.labels.split_at(15)  # the self-assessment turns to "stuck" at step 15
+        replay.labels.set_kind("aware")
+        replay.labels.select(0)
+        replay.labels.set_kind("unaware")
+        replay.labels.select(1)
+        replay.labels.awareness_here(15)
+        replay.labels.set_note("says 'stuck' from step 15 yet keeps pushing")
+        replay.labels.set_category("Aware Deadlock")
+        target = span.start + 9
         replay.seek_step(target)
         replay.timeline.zoom(1.5)
         spin_until(lambda: replay.shown_index == replay.cursor, 10)

@@ -12,13 +12,14 @@ from PySide6.QtWidgets import QApplication
 from studio.live_controls import LiveChoices
 from studio.live_session import LiveSession
 from studio.main_window import MainWindow
-from studio.qt_wait import spin_until
+from studio.qt_wait import spin_until, use_scratch_settings
 
 OUT = Path(__file__).resolve().parent / "images" / "studio_live.png"
 
 
 def main() -> None:
     app = QApplication.instance() or QApplication(sys.argv)
+    use_scratch_settings()  # the user's saved layout must not shape the picture
     session = LiveSession()
     window = MainWindow(session)
     window.setProperty("quiet", True)

@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import gc
 import os
-import tempfile
 import time
 from collections.abc import Callable
 
@@ -21,18 +20,17 @@ PROBE_MS = 5
 
 def bench_live(args: argparse.Namespace, emit: Emit) -> None:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    from PySide6.QtCore import QSettings, Qt, QTimer
+    from PySide6.QtCore import Qt, QTimer
     from PySide6.QtWidgets import QApplication
 
     from studio.live_controls import CLOCKS, LiveChoices
     from studio.live_session import LiveSession
     from studio.main_window import MainWindow
-    from studio.qt_wait import spin_until
+    from studio.qt_wait import spin_until, use_scratch_settings
 
     _app = QApplication.instance() or QApplication([])  # must exist while the window lives
     # The user's saved settings (task, world clock...) must neither shape the measurement nor change.
-    settings_dir = tempfile.TemporaryDirectory()
-    QSettings.setPath(QSettings.Format.NativeFormat, QSettings.Scope.UserScope, settings_dir.name)
+    use_scratch_settings()
     session = LiveSession(mode="realtime")
     window = MainWindow(session)
     window.live.controls.clock.setCurrentIndex(list(CLOCKS.values()).index("realtime"))
@@ -73,6 +71,5 @@ def bench_live(args: argparse.Namespace, emit: Emit) -> None:
     # crash PySide6 (a known issue) after the figures have been printed.
     window.deleteLater()
     _app.processEvents()
-    settings_dir.cleanup()
 
     gc.collect()

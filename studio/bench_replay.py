@@ -50,10 +50,11 @@ def bench_replay(args: argparse.Namespace, emit: Emit) -> None:
     from PySide6.QtWidgets import QApplication
 
     from core.replay.synthetic import write_long_episode
-    from studio.qt_wait import spin_until
+    from studio.qt_wait import spin_until, use_scratch_settings
     from studio.replay.replay_view import SPEEDS, STEPS_PER_SECOND_AT_1X, ReplayView
 
     app = QApplication.instance() or QApplication([])
+    use_scratch_settings()
     with tempfile.TemporaryDirectory(dir=args.tmp) as folder:
         path = write_long_episode(Path(folder) / "long.h5", STEPS, _real_frames())
         view = ReplayView()

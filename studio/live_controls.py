@@ -155,7 +155,7 @@ class LiveControls(QWidget):
         for key, spin in self._spins().items():
             value = settings.value(f"live/{key}")
             if value is not None and str(value).lstrip("-").isdigit():
-                spin.setValue(int(value))
+                spin.setValue(max(spin.minimum(), min(spin.maximum(), int(value))))
         self.model_id.setText(str(settings.value("live/model_id", "") or ""))
 
     def _boxes(self) -> dict[str, QComboBox]:

@@ -11,6 +11,7 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import wait as futures_wait
 from typing import Any
 
 import numpy as np
@@ -78,9 +79,10 @@ class LiveSession(QObject):
         if self.busy:
             self.stop()
             assert self._thread is not None
-            self._thread.join(timeout=30)
+            self._thread.join(timeout=30)  # the runner stops after the step (or model call) in progress
         for drive in self._drives:
             drive.cancel()
+        futures_wait(self._drives, timeout=30)  # a hold or a "Try it" in progress must not share the pipe
         for part in (self.evaluator, self.world):
             if part is not None:
                 part.close()
@@ -152,8 +154,13 @@ class LiveSession(QObject):
     def _run(self, runner: EpisodeRunner) -> None:
         try:
             result = runner.run()
-        except GameError as exc:  # set-up failures (the runner itself turns step failures into results)
-            self.sig_error.emit(f"The episode could not run: {exc}")
+        except Exception as exc:  # noqa: BLE001 - set-up failures or bugs: the window must hear of them
+            # The runner turns step failures into results itself; what reaches here stopped it early.
+            message = f"The episode could not run: {type(exc).__name__}: {exc}"
+            self.sig_thinking.emit(False)
+            self.sig_error.emit(message)
+            self.sig_episode_end.emit({"error": message, "end_reason": "error", "steps_used": runner.step,
+                                       "recording": str(runner.record_path)})
             return
         self.sig_thinking.emit(False)
         if result.get("error"):

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from PySide6.QtCore import QSettings, Qt, QTimer, Signal, Slot
+from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDockWidget, QInputDialog, QLabel, QMainWindow, QMessageBox, QVBoxLayout, QWidget
 
@@ -69,6 +69,8 @@ class LiveView(QMainWindow):
         episode_dock = self.findChild(QDockWidget, "dock-Episode")
         self.tabifyDockWidget(episode_dock, self.findChild(QDockWidget, "dock-Author task"))
         episode_dock.raise_()
+        self.resizeDocks([episode_dock, self.findChild(QDockWidget, "dock-Trajectory")], [360, 430],
+                         Qt.Orientation.Horizontal)
         self.actions_by_name = self._build_toolbar()
         self.status = QLabel("Starting the built-in world…")
         self.statusBar().addWidget(self.status, 1)
@@ -277,6 +279,8 @@ class LiveView(QMainWindow):
             self.trajectory.set_start(first.x, first.y)
         self.recording.set_recording(info["recording"], finished=False)
         self.status.setText(f"Running {info['task_id']}.")
+        if self.human_driving:
+            self.session.take_over()  # control was taken before Start: the human keeps it
 
     @Slot(dict)
     def _on_episode_end(self, result: dict[str, Any]) -> None:
@@ -301,7 +305,7 @@ class LiveView(QMainWindow):
     def restore_settings(self, settings: QSettings) -> None:
         self.controls.restore(settings)
         state = settings.value("live/state")
-        if state is not None:
+        if isinstance(state, QByteArray):
             self.restoreState(state)
         self.session.mode = self.controls.clock_mode
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QSettings, Slot
+from PySide6.QtCore import QByteArray, QSettings, Slot
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QMainWindow, QMenu, QMessageBox, QTabWidget
 
@@ -106,7 +106,7 @@ class MainWindow(QMainWindow):
 
     def recent(self) -> list[str]:
         value = studio_settings().value("recent", [])
-        items = [value] if isinstance(value, str) else list(value or [])
+        items = [value] if isinstance(value, str) else list(value) if isinstance(value, (list, tuple)) else []
         return [str(item) for item in items][:RECENT_LIMIT]
 
     @Slot(str)
@@ -159,10 +159,10 @@ class MainWindow(QMainWindow):
     def _restore_settings(self) -> None:
         settings = studio_settings()
         self._fill_recent()
-        if int(settings.value("version", 0)) != SETTINGS_VERSION:
+        if str(settings.value("version", 0)) != str(SETTINGS_VERSION):
             return  # settings from another layout version: start from the defaults rather than misapply them
         geometry = settings.value("geometry")
-        if geometry is not None:
+        if isinstance(geometry, QByteArray):
             self.restoreGeometry(geometry)
         self.live.restore_settings(settings)
         self.replay.restore_settings(settings)

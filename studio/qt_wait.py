@@ -3,9 +3,12 @@ without a user; tests use pytest-qt's waitUntil instead)."""
 
 from __future__ import annotations
 
+import atexit
+import shutil
+import tempfile
 from collections.abc import Callable
 
-from PySide6.QtCore import QEventLoop, QTimer
+from PySide6.QtCore import QEventLoop, QSettings, QTimer
 
 
 def spin_until(condition: Callable[[], bool], seconds: float, check_ms: int = 20) -> bool:
@@ -19,3 +22,10 @@ def spin_until(condition: Callable[[], bool], seconds: float, check_ms: int = 20
         loop.exec()
     check.stop()
     return condition()
+
+
+def use_scratch_settings() -> None:
+    """Point QSettings at a throwaway folder, so scripted runs neither read nor change the user's."""
+    folder = tempfile.mkdtemp(prefix="pokegym-settings-")
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    QSettings.setPath(QSettings.Format.NativeFormat, QSettings.Scope.UserScope, folder)

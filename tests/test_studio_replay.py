@@ -249,3 +249,76 @@ def test_the_replay_command_refuses_a_missing_path():
     done = subprocess.run([sys.executable, "main.py", "replay", "no/such/episode.h5"], capture_output=True,
                           text=True, cwd=Path(__file__).resolve().parent.parent, timeout=60)
     assert done.returncode == 2 and "does not exist" in done.stderr
+
+
+def test_labels_of_a_folder_export_and_show_agreement(window, qtbot, episode_file):
+    import csv
+
+    from studio.replay.agreement_dialog import AgreementDialog
+
+    open_episode(window, qtbot, episode_file)
+    replay = window.replay
+    replay.labels.select(0)
+    replay.labels.set_kind("unaware")
+    replay.label_panel.category.setCurrentText("Unaware Deadlock")
+    replay.label_panel._category_chosen(replay.label_panel.category.currentIndex())
+    qtbot.waitUntil(lambda: not replay.labels.editor.dirty, timeout=10_000)
+    episodes = replay.episodes
+    window.open_path(str(episode_file.parent))
+    qtbot.waitUntil(lambda: episodes.rows == 1 and episodes.export.isEnabled(), timeout=20_000)
+    out = episode_file.parent.parent / "labels.csv"
+    with qtbot.waitSignal(episodes.sig_status) as status:
+        episodes.export_to(out, "csv")
+    assert "Exported" in status.args[0]
+    rows = list(csv.DictReader(out.open()))
+    assert any(r["annotator"] == "alice" and r["span_kind"] == "unaware" for r in rows)
+    dialog = AgreementDialog(episode_file.parent)
+    qtbot.addWidget(dialog)
+    qtbot.waitUntil(lambda: dialog.compute.isEnabled(), timeout=20_000)
+    assert dialog.first.currentText() == "alice" and dialog.second.currentText() == "automatic suggestion"
+    assert "Failure category: kappa" in dialog.result.text() and "Deadlock steps" in dialog.result.text()
+    dialog.done(0)
+
+
+def test_typing_a_note_keeps_return_and_survives_autosave(window, qtbot, episode_file):
+    open_episode(window, qtbot, episode_file)
+    replay = window.replay
+    replay.labels.select(0)
+    assert replay.labels.editor.spans[0].pending
+    note = replay.label_panel.note
+    note.setFocus()
+    qtbot.keyClicks(note, "walks into the sea wall")
+    qtbot.keyClick(note, Qt.Key.Key_Return)  # saves the note; must not fire the "accept" shortcut first
+    span = replay.labels.editor.spans[0]
+    assert span.note == "walks into the sea wall" and note.text() == "walks into the sea wall"
+    qtbot.waitUntil(lambda: not replay.labels.editor.dirty, timeout=10_000)
+    assert read_labels(episode_file).annotators["alice"].spans[0].note == "walks into the sea wall"
+
+
+def test_seeking_while_playing_plays_on_from_the_new_step(window, qtbot, episode_file):
+    open_episode(window, qtbot, episode_file)
+    replay = window.replay
+    replay.speed.setCurrentText("0.25×")  # a step every two seconds: the cursor stays where it is put
+    replay.toggle_play()
+    replay.seek(80)
+    qtbot.waitUntil(lambda: replay.shown_index == 80)
+    qtbot.wait(300)  # the playback clock ticks every 15 ms meanwhile (a fixed interval, no event to wait for)
+    assert replay.cursor >= 80
+    replay.toggle_play()
+
+
+def test_damaged_settings_do_not_stop_the_studio_from_opening(qtbot, settings):
+    stored = QSettings("PokeGym", "Studio")
+    for key, value in (("version", "abc"), ("recent", 5), ("geometry", "garbage"), ("live/state", 7),
+                       ("replay/state", "x"), ("live/budget", "100000000000000000000"),
+                       ("replay/keys/step_forward", "Ctrl+Foo+Bar")):
+        stored.setValue(key, value)
+    stored.sync()
+    main = MainWindow(LiveSession())
+    qtbot.addWidget(main)
+    assert main.recent() == [] and main.replay.key_actions["step_forward"].shortcut().toString() == "Right"
+    stored.setValue("version", 2)
+    stored.sync()
+    again = MainWindow(LiveSession())
+    qtbot.addWidget(again)
+    assert again.live.controls.budget.value() == again.live.controls.budget.maximum()

@@ -81,6 +81,8 @@ class Timeline(QWidget):
 
     # -- zoom ------------------------------------------------------------------------------------
     def zoom(self, factor: float, around: float | None = None) -> None:
+        if self.count == 0:
+            return
         first, last = self.view
         centre = self.cursor + 0.5 if around is None else around
         width = min(float(self.count), max(10.0, (last - first) / factor))

@@ -22,7 +22,7 @@ def _read_image(dataset: h5py.Dataset, index: int) -> np.ndarray:
             and 0 <= index < dataset.shape[0]:
         try:
             mask, raw = dataset.id.read_direct_chunk((index, *(0,) * len(shape)))
-        except (KeyError, OSError, ValueError):  # chunk never written: h5py returns the fill value
+        except (KeyError, OSError, ValueError, RuntimeError):  # chunk never written: h5py gives the fill value
             return dataset[index]
         if mask == 0:
             return np.frombuffer(zlib.decompress(raw), dataset.dtype).reshape(shape)

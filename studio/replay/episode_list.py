@@ -8,9 +8,20 @@ from pathlib import Path
 
 from PySide6.QtCore import QSortFilterProxyModel, Qt, Signal, Slot
 from PySide6.QtGui import QStandardItem, QStandardItemModel
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QPushButton, QTableView, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
 
 from core.labels.episodes import EpisodeLabels, load_folder
+from core.labels.export import export_labels
+from studio.replay.agreement_dialog import AgreementDialog
 
 COLUMNS = ("Episode", "Task", "Category", "Instructions", "Agent", "Result", "Steps", "Labels")
 PATH_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -59,19 +70,29 @@ class EpisodeList(QWidget):
         self.filter = QLineEdit()
         self.filter.setPlaceholderText("filter: task, agent, result, annotator…")
         self.next_unlabelled = QPushButton("Next unlabelled")
+        self.agreement = QPushButton("Agreement…")
+        self.export = QPushButton("Export labels…")
         self.folder_label = QLabel("No folder open (File → Open folder…)")
         row = QHBoxLayout()
         row.addWidget(self.filter, 1)
         row.addWidget(self.next_unlabelled)
+        tools = QHBoxLayout()
+        tools.addWidget(self.agreement)
+        tools.addWidget(self.export)
+        tools.addStretch(1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         layout.addWidget(self.folder_label)
         layout.addLayout(row)
         layout.addWidget(self.table, 1)
+        layout.addLayout(tools)
         self.filter.textChanged.connect(self.proxy.setFilterFixedString)
-        self.table.doubleClicked.connect(self._activated)
         self.table.activated.connect(self._activated)
         self.next_unlabelled.clicked.connect(self.open_next_unlabelled)
+        self.agreement.clicked.connect(self.show_agreement)
+        self.export.clicked.connect(self.choose_export)
+        for button in (self.agreement, self.export):
+            button.setEnabled(False)
         self._sig_loaded.connect(self._on_loaded)
         self.folder: Path | None = None
         self.current: str | None = None
@@ -112,6 +133,8 @@ class EpisodeList(QWidget):
         self.table.resizeColumnsToContents()
         skipped = f"; {len(warnings)} file(s) skipped (unreadable): " + "; ".join(warnings[:3]) if warnings else ""
         self.folder_label.setText(f"{self.folder}: {len(episodes)} episodes{skipped}")
+        for button in (self.agreement, self.export):
+            button.setEnabled(bool(episodes))
         self.sig_status.emit(self.folder_label.text())
 
     @property
@@ -121,12 +144,16 @@ class EpisodeList(QWidget):
     def path_at(self, row: int) -> str:
         return str(self.proxy.index(row, 0).data(PATH_ROLE))
 
-    def mark_labelled(self, path: str, text: str) -> None:
+    def mark_labelled(self, path: str, annotator: str) -> None:
+        """Labels were saved for `path` by `annotator` in this session: update its row."""
         for row in range(self.model.rowCount()):
             if self.model.item(row, 0).data(PATH_ROLE) == path:
                 for column in range(len(COLUMNS)):
                     self.model.item(row, column).setData(1, LABELLED_ROLE)
-                self.model.item(row, len(COLUMNS) - 1).setData(text, Qt.ItemDataRole.DisplayRole)
+                cell = self.model.item(row, len(COLUMNS) - 1)
+                names = [n for n in str(cell.data(Qt.ItemDataRole.DisplayRole)).split(", ")
+                         if n and n != "unlabelled" and n.removesuffix(" (started)") != annotator]
+                cell.setData(", ".join([*names, annotator]), Qt.ItemDataRole.DisplayRole)
 
     @Slot()
     def open_next_unlabelled(self) -> None:
@@ -139,6 +166,32 @@ class EpisodeList(QWidget):
                 self.sig_open.emit(self.current)
                 return
         self.sig_status.emit("Every episode in this list is labelled.")
+
+    @Slot()
+    def show_agreement(self) -> None:
+        if self.folder is not None:
+            AgreementDialog(self.folder, self).exec()
+
+    @Slot()
+    def choose_export(self) -> None:
+        if self.folder is None:
+            return
+        path, chosen = QFileDialog.getSaveFileName(self, "Export labels", str(self.folder / "labels.csv"),
+                                                   "CSV (*.csv);;JSON lines (*.jsonl)")
+        if path:
+            self.export_to(Path(path), "jsonl" if path.endswith(".jsonl") or "jsonl" in chosen else "csv")
+
+    def export_to(self, path: Path, fmt: str) -> None:
+        """Every label in the folder, one row per span and per episode category (docs/labels-format.md)."""
+        assert self.folder is not None
+        try:
+            with path.open("w", encoding="utf-8", newline="") as stream:
+                result = export_labels(self.folder, stream, fmt)  # type: ignore[arg-type]
+        except OSError as exc:
+            self.sig_status.emit(f"Could not export labels to {path}: {exc.strerror or exc}")
+            return
+        skipped = f"; {len(result.warnings)} unreadable files skipped" if result.warnings else ""
+        self.sig_status.emit(f"Exported {result.rows} label rows from {result.episodes} episodes to {path}{skipped}")
 
     @Slot(object)
     def _activated(self, index: object) -> None:

@@ -33,6 +33,7 @@ class FrameLoader(QObject):
         self._wanted: tuple[str, int] | None = None
         self._stop = False
         self._cache: OrderedDict[int, dict[str, np.ndarray]] = OrderedDict()
+        self._unreadable: set[int] = set()
         self.requests = 0
         self.served = 0
         self._thread = threading.Thread(target=self._serve, name="studio-replay-loader", daemon=True)
@@ -76,24 +77,28 @@ class FrameLoader(QObject):
                         return
                     wanted, self._wanted = self._wanted, None
                 if wanted is None:  # idle: warm the cache around the last step shown
-                    self._images(reader, prefetch)  # type: ignore[arg-type]
+                    try:
+                        self._images(reader, prefetch)  # type: ignore[arg-type]
+                    except (OSError, KeyError, ValueError, RuntimeError):
+                        self._unreadable.add(prefetch)  # type: ignore[arg-type]  # reported if it is asked for
                     continue
                 kind, index = wanted
-                if kind == "step":
-                    last_step = index
-                    self.sig_step_images.emit(index, self._images(reader, index))
-                else:
-                    self.sig_frame.emit(index, reader.frame(index))
+                try:
+                    if kind == "step":
+                        last_step = index
+                        self.sig_step_images.emit(index, self._images(reader, index))
+                    else:
+                        self.sig_frame.emit(index, reader.frame(index))
+                except (OSError, KeyError, ValueError, RuntimeError) as exc:  # one damaged image: say so, go on
+                    self.sig_failed.emit(f"step {index + 1} of {self.path} cannot be read: {exc}")
                 self.served += 1
-        except (OSError, KeyError, ValueError, RuntimeError) as exc:  # the file changed or broke under us
-            self.sig_failed.emit(f"reading {self.path} failed: {exc}")
         finally:
             reader.close()
 
     def _next_prefetch(self, around: int) -> int | None:
         for offset in PREFETCH:
             index = around + offset
-            if 0 <= index < self.step_count and index not in self._cache:
+            if 0 <= index < self.step_count and index not in self._cache and index not in self._unreadable:
                 return index
         return None
 

@@ -79,7 +79,8 @@ class LabelPanel(QWidget):
         self.category.activated.connect(self._category_chosen)
         self.confirm.clicked.connect(session.confirm_category)
         self.spans.currentRowChanged.connect(self._row_chosen)
-        self.note.returnPressed.connect(self._note_done)
+        self.note.editingFinished.connect(self._note_done)
+        self._note_for: tuple[int, int] | None = None  # (span index, start) the note field shows
         self.buttons["accept"].clicked.connect(session.accept)
         self.buttons["reject"].clicked.connect(session.reject_or_delete)
         self.buttons["aware"].clicked.connect(lambda: session.set_kind("aware"))
@@ -112,7 +113,11 @@ class LabelPanel(QWidget):
             self.spans.setCurrentRow(self.session.selected)
         self.spans.blockSignals(False)
         selected = editor.spans[self.session.selected] if self.session.selected is not None else None
-        self.note.setText(selected.note if selected else "")
+        shown_for = (self.session.selected, selected.start) if selected is not None else None
+        if shown_for != self._note_for or not self.note.hasFocus():
+            self._note_for = shown_for  # never overwrite what the user is typing (autosave refreshes too)
+            if self.note.text() != (selected.note if selected else ""):
+                self.note.setText(selected.note if selected else "")
         self.buttons["accept"].setEnabled(enabled and bool(selected and selected.pending))
         self.buttons["undo"].setEnabled(enabled and editor.can_undo)
         self.buttons["undo"].setToolTip(editor.undo_text)

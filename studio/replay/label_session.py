@@ -22,7 +22,7 @@ class LabelSession(QObject):
     sig_changed = Signal()           # the labels or the selection changed: redraw
     sig_saved = Signal(str)          # time of the save
     sig_error = Signal(str)          # a save or an edit was refused: say why
-    _sig_save_done = Signal(object, str)  # (snapshot saved or None, error) from the save worker
+    _sig_save_done = Signal(str, object, str)  # (file, snapshot saved or None, error) from the save worker
 
     def __init__(self) -> None:
         super().__init__()
@@ -61,14 +61,14 @@ class LabelSession(QObject):
         """Save what is unsaved, synchronously: called when switching episodes and on exit."""
         self._timer.stop()
         if self._saving is not None:
-            self._saving.result()
+            self._saving.exception()  # wait for it; its outcome was already reported by signal
         if self.editor is not None and self.editor.dirty and not self.read_only_reason and self.path is not None:
             snapshot = self.editor.labels
             try:
                 save_labels(self.path, snapshot)
                 self.editor.mark_saved(snapshot)
-            except LabelStoreError as exc:
-                self.sig_error.emit(str(exc))
+            except (LabelStoreError, OSError) as exc:
+                self.sig_error.emit(f"Labels not saved: {exc}")
         self.editor = None
 
     def shut_down(self) -> None:
@@ -101,14 +101,19 @@ class LabelSession(QObject):
         try:
             save_labels(path, snapshot)
         except LabelStoreError as exc:
-            self._sig_save_done.emit(None, str(exc))
+            self._sig_save_done.emit(str(path), None, str(exc))
             return
-        self._sig_save_done.emit(snapshot, "")
+        except OSError as exc:  # disk full, file gone: say so; the labels stay in memory and unsaved
+            self._sig_save_done.emit(str(path), None, f"{path}: {exc.strerror or exc}")
+            return
+        self._sig_save_done.emit(str(path), snapshot, "")
 
-    @Slot(object, str)
-    def _on_save_done(self, snapshot: AnnotatorLabels | None, error: str) -> None:
+    @Slot(str, object, str)
+    def _on_save_done(self, path: str, snapshot: AnnotatorLabels | None, error: str) -> None:
+        if self.path is None or Path(path) != self.path:
+            return  # a save of the previous episode finishing late
         if error:
-            self.sig_error.emit(f"Labels not saved: {error}")
+            self.sig_error.emit(f"Labels not saved (they are kept here; edit again to retry): {error}")
             return
         if self.editor is not None and snapshot is not None and snapshot.annotator == self.editor.labels.annotator:
             self.editor.mark_saved(snapshot)
@@ -159,6 +164,13 @@ class LabelSession(QObject):
         self._do("reject_suggestion" if pending else "delete_span", self.selected)
         self.selected = None
         self.sig_changed.emit()
+
+    def split_at(self, step: int) -> None:
+        """Split the selected span so that `step` starts the second part (e.g. where awareness begins)."""
+        if self.selected is not None and self.editor is not None:
+            self._do("split_span", self.selected, step)
+            self.selected = self.editor.span_at(step)
+            self.sig_changed.emit()
 
     def awareness_here(self, step: int) -> None:
         if self.selected is not None:

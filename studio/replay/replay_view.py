@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from PySide6.QtCore import QSettings, Qt, QTimer, Signal, Slot
+from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
     QComboBox,
@@ -28,7 +28,7 @@ from core.recording.reader import EpisodeFileError
 from core.replay.episode import ReplayEpisode, load_replay
 from studio.replay.episode_list import EpisodeList
 from studio.replay.frame_loader import FrameLoader
-from studio.replay.keymap import REPLAY_KEYS, load_keys
+from studio.replay.keymap import REPLAY_KEYS, TextFieldsKeepKeys, load_keys
 from studio.replay.label_panel import LabelPanel
 from studio.replay.label_session import LabelSession
 from widgets.frame_view import FrameView
@@ -48,7 +48,7 @@ class ReplayView(QMainWindow):
     sig_opened = Signal(str)        # path, once an episode is on screen
     sig_open_failed = Signal(str)   # what went wrong, for the status bar
     sig_image_shown = Signal(int)   # step index whose images are now displayed
-    _sig_loaded = Signal(object, str, str)  # (episode or None, path, error) from the open thread
+    _sig_loaded = Signal(int, object, str, str)  # (request, episode or None, path, error) from the open thread
 
     def __init__(self) -> None:
         super().__init__()
@@ -97,6 +97,8 @@ class ReplayView(QMainWindow):
         self.play_timer.timeout.connect(self._play_tick)
         self._play_origin: tuple[float, int] = (0.0, 0)
         self.frames_displayed = 0
+        self._open_request = 0
+        self._ticking = False
         self._panes_due = False
         self.panes_timer = QTimer(self)
         self.panes_timer.setSingleShot(True)
@@ -141,6 +143,10 @@ class ReplayView(QMainWindow):
         self.label_panel.buttons["awareness"].clicked.connect(self.awareness_here)
         self.labels.sig_changed.connect(self._labels_changed)
         self.labels.sig_error.connect(self.statusBar().showMessage)
+        self.labels.sig_saved.connect(self._labels_saved)
+        keep_keys = TextFieldsKeepKeys(self)
+        for widget in (self.label_panel.note, self.label_panel.annotator, self.episodes.filter, self.episodes.table):
+            widget.installEventFilter(keep_keys)
 
     def _install_keys(self, keys: dict[str, Any]) -> None:
         handlers = {
@@ -153,6 +159,7 @@ class ReplayView(QMainWindow):
             "span_end": lambda: self.labels.mark_end(self.current_step),
             "aware": lambda: self._classify("aware"), "unaware": lambda: self._classify("unaware"),
             "accept": self._accept, "reject": self.labels.reject_or_delete, "awareness_here": self.awareness_here,
+            "split": self.split_here,
             "undo": self.labels.undo, "redo": self.labels.redo,
             "zoom_in": lambda: self.timeline.zoom(2.0), "zoom_out": lambda: self.timeline.zoom(0.5),
         }
@@ -175,21 +182,29 @@ class ReplayView(QMainWindow):
         self.stop_playing()
         self.message.setText(f"Opening {path}…")
         self.message.show()
-        threading.Thread(target=self._load, args=(Path(path),), name="studio-replay-open", daemon=True).start()
+        self._open_request += 1  # only the newest open is shown, whatever order they finish in
+        threading.Thread(target=self._load, args=(self._open_request, Path(path)), name="studio-replay-open",
+                         daemon=True).start()
 
     def open_folder(self, folder: str) -> None:
         self.episodes.open_folder(Path(folder))
 
-    def _load(self, path: Path) -> None:
+    def _load(self, request: int, path: Path) -> None:
         try:
             episode = load_replay(path)
         except EpisodeFileError as exc:
-            self._sig_loaded.emit(None, str(path), str(exc))
+            self._sig_loaded.emit(request, None, str(path), str(exc))
             return
-        self._sig_loaded.emit(episode, str(path), "")
+        except Exception as exc:  # noqa: BLE001 - anything unforeseen in a file must reach the user, not kill the thread
+            self._sig_loaded.emit(request, None, str(path), f"unexpected {type(exc).__name__}: {exc}. The file was "
+                                  "opened read-only and left unchanged.")
+            return
+        self._sig_loaded.emit(request, episode, str(path), "")
 
-    @Slot(object, str, str)
-    def _on_loaded(self, episode: ReplayEpisode | None, path: str, error: str) -> None:
+    @Slot(int, object, str, str)
+    def _on_loaded(self, request: int, episode: ReplayEpisode | None, path: str, error: str) -> None:
+        if request != self._open_request:
+            return  # an older open finishing late
         if episode is None:
             self.message.setText(f"Cannot open {path}: {error}")
             self.message.show()
@@ -254,6 +269,8 @@ class ReplayView(QMainWindow):
         self.loader.request_step(self.cursor)
         self._panes_due = True
         self.panes_timer.start(PANES_FALLBACK_MS)
+        if self.play_timer.isActive() and not self._ticking:
+            self._restart_clock()  # the user moved the cursor: play on from there
 
     @Slot()
     def _update_panes(self) -> None:
@@ -283,8 +300,8 @@ class ReplayView(QMainWindow):
 
     @Slot(int, dict)
     def _on_images(self, index: int, images: dict[str, Any]) -> None:
-        if index != self.cursor:
-            return  # overtaken by a newer seek
+        if index != self.cursor or self.sender() is not self.loader:
+            return  # overtaken by a newer seek, or from the previous episode's loader
         current = images.get("current")
         if current is not None:
             self.frame_view.show_frame(current)
@@ -306,7 +323,8 @@ class ReplayView(QMainWindow):
 
     @Slot(int, object)
     def _on_sub_frame(self, frame_index: int, pixels: np.ndarray) -> None:
-        self.frame_view.show_frame(pixels)
+        if self.sender() is self.loader:
+            self.frame_view.show_frame(pixels)
 
     @Slot(str)
     def _loader_failed(self, message: str) -> None:
@@ -345,10 +363,14 @@ class ReplayView(QMainWindow):
         started, origin = self._play_origin
         due = origin + int((time.perf_counter() - started) * STEPS_PER_SECOND_AT_1X * self.speed_factor)
         if due >= self._last():
-            self.seek(self._last())
             self.stop_playing()
+            self.seek(self._last())
         elif due != self.cursor:
-            self.seek(due)
+            self._ticking = True
+            try:
+                self.seek(due)
+            finally:
+                self._ticking = False
 
     # -- labelling ---------------------------------------------------------------------------------
     def jump_candidate(self, direction: int) -> None:
@@ -378,6 +400,11 @@ class ReplayView(QMainWindow):
         self._select_at_cursor()
         self.labels.awareness_here(self.current_step)
 
+    @Slot()
+    def split_here(self) -> None:
+        self._select_at_cursor()
+        self.labels.split_at(self.current_step)
+
     @Slot(int)
     def _span_clicked(self, index: int) -> None:
         self.labels.select(index)
@@ -402,6 +429,11 @@ class ReplayView(QMainWindow):
         self.trajectory.set_deadlocks([(span.start, span.end) for span in editor.spans])
 
     @Slot(str)
+    def _labels_saved(self, _when: str) -> None:
+        if self.episode is not None:
+            self.episodes.mark_labelled(str(self.episode.path), str(self.annotator))
+
+    @Slot(str)
     def set_annotator(self, name: str) -> None:
         if name == self.annotator:
             return
@@ -419,7 +451,7 @@ class ReplayView(QMainWindow):
 
     def restore_settings(self, settings: QSettings) -> None:
         state = settings.value("replay/state")
-        if state is not None:
+        if isinstance(state, QByteArray):
             self.restoreState(state)
         speed = settings.value("replay/speed")
         if isinstance(speed, str) and self.speed.findText(speed) >= 0:
