@@ -17,7 +17,9 @@ from studio.authoring_panel import AuthoringPanel
 from studio.human_control import HUMAN_STEP_S, KEY_PADS, GamepadPoller, describe_pad
 from studio.live_controls import LiveControls
 from studio.live_session import LiveSession
+from studio.live_timeline import LiveTimeline
 from studio.recording_bar import RecordingBar
+from studio.task_list import TaskList
 from widgets.frame_view import FrameView
 from widgets.metrics_bar import MetricsBar
 from widgets.observation_strip import ObservationStrip
@@ -37,6 +39,7 @@ ACTIONS = (  # name, shortcut, what it does (for Help > Keyboard shortcuts)
     ("Send hint…", "Ctrl+H", "text intervention: free text in the agent's next prompt"),
     ("Take control", "Ctrl+K", "pause the agent and drive yourself (again to hand back)"),
     ("Restart world", "Ctrl+Shift+R", "start a fresh built-in world"),
+    ("Back to live", "Esc", "after looking at an earlier step, show the game again"),
 )
 
 
@@ -49,12 +52,14 @@ class LiveView(QMainWindow):
         self.frame_view = FrameView()
         self.observations = ObservationStrip()
         self.recording = RecordingBar()
+        self.history = LiveTimeline()
         central = QWidget()
         column = QVBoxLayout(central)
         column.setContentsMargins(0, 0, 0, 0)
         column.addWidget(self.frame_view, 1)
         column.addWidget(self.observations)
         column.addWidget(self.recording)
+        column.addWidget(self.history)
         self.setCentralWidget(central)
         self.controls = LiveControls([t.id for t in session.tasks])
         self.reasoning = ReasoningPanel()
@@ -63,11 +68,15 @@ class LiveView(QMainWindow):
         self._dock("Episode", self.controls, Qt.DockWidgetArea.LeftDockWidgetArea)
         self._dock("Reasoning", self.reasoning, Qt.DockWidgetArea.RightDockWidgetArea)
         self._dock("Trajectory", self.trajectory, Qt.DockWidgetArea.RightDockWidgetArea)
+        self.tasks = TaskList(session.tasks)
+        self._dock("Tasks", self.tasks, Qt.DockWidgetArea.LeftDockWidgetArea)
         self.authoring = AuthoringPanel(session, self.trajectory)
         self._dock("Author task", self.authoring, Qt.DockWidgetArea.LeftDockWidgetArea)
         self.authoring.sig_task_added.connect(self.controls.add_task)
+        self.authoring.sig_task_added.connect(lambda _id: self.tasks.set_tasks(session.tasks))
         episode_dock = self.findChild(QDockWidget, "dock-Episode")
         self.tabifyDockWidget(episode_dock, self.findChild(QDockWidget, "dock-Author task"))
+        self.tabifyDockWidget(episode_dock, self.findChild(QDockWidget, "dock-Tasks"))
         episode_dock.raise_()
         self.resizeDocks([episode_dock, self.findChild(QDockWidget, "dock-Trajectory")], [360, 430],
                          Qt.Orientation.Horizontal)
@@ -78,6 +87,7 @@ class LiveView(QMainWindow):
         self.gamepad = GamepadPoller(session.human_input, lambda: session.human_inputs_waiting)
         self.gamepad.sig_status.connect(self.status.setText)
         self._last_frame_no = -1
+        self._viewing_step: int | None = None  # an earlier step shown instead of the live game
         self._step_info = ""
         self._evaluator_state = ""
         self.frame_timer = QTimer(self)
@@ -95,6 +105,10 @@ class LiveView(QMainWindow):
                              (session.sig_episode_end, self._on_episode_end)):
             signal.connect(slot)
         self.recording.sig_open_in_replay.connect(self.sig_open_in_replay)
+        self.reasoning.sig_step_selected.connect(self.history.select_step)
+        self.history.sig_view_step.connect(self._view_step)
+        session.sig_observation.connect(self.history.add_observation)
+        self.tasks.sig_task_chosen.connect(self.controls.task.setCurrentText)
         self.controls.task.currentTextChanged.connect(self.show_task)
         self.controls.sig_clock_changed.connect(self._clock_changed)
 
@@ -110,7 +124,7 @@ class LiveView(QMainWindow):
         slots = {"Start": self.start, "Pause": self.session.pause, "Resume": self.session.resume,
                  "Step": self.session.step_once, "Stop": self.session.stop, "Push back": self.push_back,
                  "Turn around": self.turn_around, "Send hint…": self.send_hint, "Take control": self.toggle_control,
-                 "Restart world": self.restart_world}
+                 "Restart world": self.restart_world, "Back to live": self.history.back_to_live}
         actions = {}
         for name, shortcut, tip in ACTIONS:
             action = QAction(name, self)
@@ -200,8 +214,23 @@ class LiveView(QMainWindow):
                                    for step in task.reference_route])
 
     # -- pulled on timers ---------------------------------------------------------------------------
+    @Slot(int, object)
+    def _view_step(self, step: int, image: np.ndarray | None) -> None:
+        if step < 0:
+            self._viewing_step, self._last_frame_no = None, -1  # the next poll shows the live game again
+            return
+        self._viewing_step = step
+        if image is not None:
+            self.frame_view.show_frame(image)
+            self.status.setText(f"Showing step {step} as the agent saw it (half size). Esc returns to live.")
+        else:
+            self.status.setText(f"Step {step}'s frame is no longer kept here; open the recording in Replay.")
+
     @Slot()
     def _pull_frame(self) -> None:
+        if self._viewing_step is not None:
+            self.frame_view.set_overlay("top_right", f"step {self._viewing_step} (as seen by the agent)")
+            return
         latest = self.session.latest_frame()
         if latest is not None and latest[0] != self._last_frame_no:
             self._last_frame_no = latest[0]
@@ -214,7 +243,10 @@ class LiveView(QMainWindow):
         state = self.session.evaluator_state()
         if state.get("state") != self._evaluator_state:
             self._evaluator_state = str(state.get("state"))
-            if self._evaluator_state in ("lost", "scanning") and self.session.world is not None:
+            if self._evaluator_state in ("failed", "disconnected"):
+                self.status.setText(f"Evaluator stopped: {state.get('message') or 'no reason given'}. Ground truth "
+                                    "is unavailable; Restart world (Ctrl+Shift+R) starts a fresh pair.")
+            elif self._evaluator_state in ("lost", "scanning") and self.session.world is not None:
                 self.status.setText(f"Evaluator: {state.get('message') or 'searching for the state block'} "
                                     "(it rescans by itself)")
             elif self._evaluator_state == "locked" and "Evaluator:" in self.status.text():
@@ -249,6 +281,7 @@ class LiveView(QMainWindow):
     @Slot(dict)
     def _on_step(self, record: dict[str, Any]) -> None:
         self.reasoning.add_step(record)
+        self.history.add_step(record)
         self.metrics.add_usage(record.get("usage") or {}, float(record.get("latency_s", 0.0)))
         if record.get("position") is not None:
             step = int(record["step"])
@@ -265,11 +298,16 @@ class LiveView(QMainWindow):
         self.metrics.update_metrics({**metrics, "consecutive": consecutive})
         # metrics hold 0-based indices into the episode's steps; steps are numbered from 1
         self.trajectory.set_deadlocks([(int(span[0]) + 1, int(span[1]) + 1) for span in deadlocks])
+        self.history.set_deadlocks([(int(span[0]), int(span[1])) for span in deadlocks])
+        if metrics.get("success"):
+            self.history.mark_success(int(metrics.get("step", 0)))
         self._step_info = f"step {metrics.get('step', 0)} / {self.metrics.budget}"
 
     @Slot(dict)
     def _on_episode_started(self, info: dict[str, Any]) -> None:
         self.reasoning.clear()
+        self.history.reset()
+        self._view_step(-1, None)
         self.trajectory.clear_episode()
         self.metrics.reset(int(info["budget"]))
         self.show_task(info["task_id"])

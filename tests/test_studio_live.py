@@ -59,7 +59,7 @@ def test_a_random_episode_updates_every_panel(window, qtbot, settings_dir):
     qtbot.waitUntil(lambda: live.trajectory.points > 0 and live.reasoning.count == 6, timeout=10_000)
     assert live.frame_view.frames_shown > 0 and live.frame_view.current.shape == (360, 640, 3)
     assert live.metrics.labels["step"].text() == "Step 6 / 6"
-    assert live.frame_view.overlay_text("top_right") == "step 6 / 6"
+    qtbot.waitUntil(lambda: live.frame_view.overlay_text("top_right") == "step 6 / 6", timeout=2_000)  # next poll
     assert live.frame_view.overlay_text("top_left").startswith("pad:")
     assert set(live.observations.shown_kinds()) == {"previous", "left", "right"}
     assert "Episode ended (budget) after 6 steps" in live.status.text()
@@ -187,3 +187,28 @@ def test_a_dead_world_is_reported_the_recording_kept_and_a_restart_works(window,
     live.restart_world()
     qtbot.waitUntil(lambda: "Connected" in live.status.text(), timeout=60_000)
     assert window.session.world.latest_frame().pixels.shape == (360, 640, 3)
+
+
+def test_clicking_a_step_shows_what_the_agent_saw_and_the_timeline_follows(window, qtbot):
+    live = window.live
+    run_to_end(window, qtbot, LiveChoices("q08_site_navigation", budget=5))
+    qtbot.waitUntil(lambda: live.reasoning.count == 5 and live.history.timeline.count == 5, timeout=10_000)
+    live.reasoning.list.setCurrentRow(2)  # step 3
+    assert live.frame_view.current.shape == (180, 320, 3)  # the stored half-size frame of step 3
+    assert "step 3" in live.status.text() and live.history.timeline.cursor == 2
+    qtbot.wait(100)  # live frames keep arriving meanwhile; the past step must stay on screen
+    assert live.frame_view.current.shape == (180, 320, 3)
+    live.actions_by_name["Back to live"].trigger()
+    qtbot.waitUntil(lambda: live.frame_view.current.shape == (360, 640, 3), timeout=5_000)
+
+
+def test_the_task_list_shows_every_task_and_choosing_one_selects_it(window, qtbot):
+    live = window.live
+    assert sorted(live.tasks.task_ids) == sorted(t.id for t in window.session.tasks)
+    assert len(live.tasks.task_ids) >= 30
+    row = live.tasks.task_ids.index("q03_pier_navigation")
+    live.tasks.table.selectRow(row)
+    assert live.controls.task.currentText() == "q03_pier_navigation"
+    goal_xs, _ = live.trajectory._goal.getData()
+    task = window.session.task("q03_pier_navigation")
+    assert abs(float(goal_xs.mean()) - task.success.reach.x) < 0.5

@@ -57,9 +57,19 @@ class Timeline(QWidget):
 
     # -- data ----------------------------------------------------------------------------------
     def set_episode(self, count: int, step_numbers: list[int]) -> None:
-        self.count, self._labels = count, step_numbers
+        self.count, self._labels = count, list(step_numbers)
         self.cursor, self.view = 0, (0.0, float(max(count, 1)))
         self.marks, self.spans, self.selected_span = {}, [], None
+        self.update()
+
+    def append_step(self, step_number: int) -> None:
+        """One more step (a live episode): the view keeps following the end unless the user zoomed away."""
+        following = self.view[1] >= self.count
+        self.count += 1
+        self._labels.append(step_number)
+        if following:
+            width = self.view[1] - self.view[0]
+            self.view = (0.0, float(self.count)) if self.view[0] == 0 else (self.count - width, float(self.count))
         self.update()
 
     def set_cursor(self, position: int) -> None:
