@@ -13,12 +13,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QApplication, QDockWidget
+from PySide6.QtWidgets import QDockWidget
 
 from core.game.pad import PadState
-from studio.live_session import LiveSession
-from studio.main_window import MainWindow
-from studio.qt_wait import spin_until, use_scratch_settings
+from studio.qt_wait import spin_until
+from studio.scripted import open_studio, save_and_close
 
 OUT = Path(__file__).resolve().parent / "images" / "studio_authoring.png"
 TEXTS = {"visual_guided": "Walk south from the fountain, then east along the cobbled lane to the benches.",
@@ -29,15 +28,8 @@ DRIVE = [("start", None), ("waypoint", PadState(left_y=1.0)), ("waypoint", PadSt
 
 
 def main() -> None:
-    app = QApplication.instance() or QApplication(sys.argv)
-    use_scratch_settings()  # the user's saved layout must not shape the picture
-    session = LiveSession()
-    window = MainWindow(session)
-    window.setProperty("quiet", True)
-    window.resize(1600, 940)
-    window.show()
-    session.connect_world()
-    spin_until(lambda: session.evaluator is not None and "Connected" in window.live.status.text(), 90)
+    app, window = open_studio()
+    session = window.session
     live, panel = window.live, window.live.authoring
     dock = live.findChild(QDockWidget, "dock-Author task")
     dock.raise_()
@@ -59,11 +51,8 @@ def main() -> None:
     spin_until(lambda: False, 0.8)
     xs, ys = zip(*(step.goto for step in panel.draft.route), strict=True)
     live.trajectory.setRange(xRange=(min(xs) - 14, max(xs) + 14), yRange=(min(ys) - 14, max(ys) + 14))
-    spin_until(lambda: False, 0.3)
-    window.grab().save(str(OUT))
-    print(f"wrote {OUT}: {panel.bar.try_result.text()}")
-    window.close()
-    app.processEvents()
+    print(panel.bar.try_result.text())
+    save_and_close(app, window, OUT, settle_s=0.3)
 
 
 if __name__ == "__main__":

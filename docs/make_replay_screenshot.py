@@ -11,7 +11,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from PySide6.QtCore import QSettings
-from PySide6.QtWidgets import QApplication
 
 from core.agents.actions import ActionSet
 from core.agents.base import ReplayAgent
@@ -22,9 +21,8 @@ from core.evaluation.tasks import load_task
 from core.game.builtin import BuiltinWorld
 from core.paths import PROFILES_DIR, TASKS_DIR
 from core.session.runner import EpisodeRunner, RunOptions
-from studio.live_session import LiveSession
-from studio.main_window import MainWindow
-from studio.qt_wait import spin_until, use_scratch_settings
+from studio.qt_wait import spin_until
+from studio.scripted import open_studio, save_and_close
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "docs" / "images" / "studio_replay.png"
@@ -59,14 +57,11 @@ def record(folder: Path) -> Path:
 
 
 def main() -> None:
-    app = QApplication.instance() or QApplication(sys.argv)
     with tempfile.TemporaryDirectory() as folder:
-        use_scratch_settings()
-        QSettings("PokeGym", "Studio").setValue("replay/annotator", "alice")
         episode = record(Path(folder))
-        window = MainWindow(LiveSession())
-        window.resize(1600, 940)
-        window.show()
+        app, window = open_studio(connect=False)
+        QSettings("PokeGym", "Studio").setValue("replay/annotator", "alice")
+        window.replay.set_annotator("alice")
         window.open_path(str(episode))
         replay = window.replay
         spin_until(lambda: replay.episode is not None and replay.shown_index == 0, 60)
@@ -86,11 +81,7 @@ def main() -> None:
         replay.seek_step(target)
         replay.timeline.zoom(1.5)
         spin_until(lambda: replay.shown_index == replay.cursor, 10)
-        spin_until(lambda: False, 1.5)  # autosave and repaint
-        window.grab().save(str(OUT))
-        print(f"wrote {OUT}")
-        window.close()
-        app.processEvents()
+        save_and_close(app, window, OUT, settle_s=1.5)  # autosave and repaint first
 
 
 if __name__ == "__main__":

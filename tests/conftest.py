@@ -77,3 +77,35 @@ def no_qt_leaks(request: pytest.FixtureRequest) -> Iterator[None]:
                and t.name.startswith("studio-")]
     assert not open_windows, f"test left windows open: {[type(w).__name__ for w in open_windows]}"
     assert not threads, f"test left studio threads running: {threads}"
+
+
+def open_live_window(qtbot: Any) -> Any:
+    """The studio's main window on a fresh built-in world, once it reports "Connected"."""
+    from studio.live_session import LiveSession
+    from studio.main_window import MainWindow
+
+    session = LiveSession()
+    main = MainWindow(session)
+    main.setProperty("quiet", True)  # errors go to the status bar, not to modal dialogs a test cannot answer
+    qtbot.addWidget(main)
+    main.show()
+    session.connect_world()
+    qtbot.waitUntil(lambda: session.evaluator is not None and "Connected" in main.live.status.text(), timeout=60_000)
+    return main
+
+
+@pytest.fixture
+def settings_dir(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """Recordings and QSettings in the test's own folder."""
+    from PySide6.QtCore import QSettings
+
+    monkeypatch.setattr("studio.live_session.RECORDINGS_DIR", tmp_path)
+    QSettings.setPath(QSettings.Format.NativeFormat, QSettings.Scope.UserScope, str(tmp_path / "settings"))
+    return tmp_path
+
+
+@pytest.fixture
+def live_window(qtbot: Any, settings_dir: Any) -> Iterator[Any]:
+    main = open_live_window(qtbot)
+    yield main
+    main.close()

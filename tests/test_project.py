@@ -34,3 +34,13 @@ def test_import_layers_hold():
 def test_ruff_is_clean():
     result = _run(sys.executable, "-m", "ruff", "check", "--no-cache", ".")
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_studio_without_a_display_says_what_to_do_instead_of_aborting():
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
+    result = subprocess.run([sys.executable, "main.py"], cwd=PROJECT_ROOT, capture_output=True, text=True,
+                            timeout=120, env=env)
+    assert result.returncode == 2
+    assert "no display" in result.stderr and "QT_QPA_PLATFORM=offscreen" in result.stderr

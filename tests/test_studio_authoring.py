@@ -8,7 +8,7 @@ import pytest
 
 pytest.importorskip("pytestqt")
 
-from PySide6.QtCore import QSettings, Qt
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDockWidget, QFileDialog
 
 from core.evaluation.tasks import Goto, Interact, load_task
@@ -21,29 +21,9 @@ TEXTS = {"visual_guided": "Walk south from the fountain toward the cobbled lane.
          "step_guided": "1. Go south. 2. Stop at the lane.", "goal_only": "Go to the lane."}
 
 
-def open_window(qtbot):
-    session = LiveSession()
-    main = MainWindow(session)
-    main.setProperty("quiet", True)
-    qtbot.addWidget(main)
-    main.show()
-    session.connect_world()
-    qtbot.waitUntil(lambda: session.evaluator is not None and "Connected" in main.live.status.text(), timeout=60_000)
-    return main
-
-
 @pytest.fixture
-def settings_dir(tmp_path, monkeypatch):
-    monkeypatch.setattr("studio.live_session.RECORDINGS_DIR", tmp_path)
-    QSettings.setPath(QSettings.Format.NativeFormat, QSettings.Scope.UserScope, str(tmp_path / "settings"))
-    return tmp_path
-
-
-@pytest.fixture
-def window(qtbot, settings_dir):
-    main = open_window(qtbot)
-    yield main
-    main.close()
+def window(live_window):
+    return live_window
 
 
 def show_panel(window):

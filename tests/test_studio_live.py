@@ -9,7 +9,7 @@ import pytest
 
 pytest.importorskip("pytestqt")
 
-from PySide6.QtCore import QSettings, Qt, QTimer
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QApplication, QInputDialog
 
 from core.recording.reader import EpisodeReader
@@ -18,29 +18,9 @@ from studio.live_session import LiveSession
 from studio.main_window import MainWindow
 
 
-def open_window(qtbot):
-    session = LiveSession()
-    main = MainWindow(session)
-    main.setProperty("quiet", True)
-    qtbot.addWidget(main)
-    main.show()
-    session.connect_world()
-    qtbot.waitUntil(lambda: session.evaluator is not None and "Connected" in main.live.status.text(), timeout=60_000)
-    return main
-
-
 @pytest.fixture
-def settings_dir(tmp_path, monkeypatch):
-    monkeypatch.setattr("studio.live_session.RECORDINGS_DIR", tmp_path)
-    QSettings.setPath(QSettings.Format.NativeFormat, QSettings.Scope.UserScope, str(tmp_path / "settings"))
-    return tmp_path
-
-
-@pytest.fixture
-def window(qtbot, settings_dir):
-    main = open_window(qtbot)
-    yield main
-    main.close()
+def window(live_window):
+    return live_window
 
 
 def run_to_end(window, qtbot, choices: LiveChoices) -> dict:
@@ -69,6 +49,11 @@ def test_a_random_episode_updates_every_panel(window, qtbot, settings_dir):
     with EpisodeReader(recordings[0]) as episode:
         assert episode.step_count == 6 and episode.complete
         assert set(episode.image_sets()) >= {"current", "previous", "left", "right"}
+        assert len(episode.metadata["map_outline"]) > 10
+    with qtbot.waitSignal(window.replay.sig_opened, timeout=20_000):
+        live.recording.open_button.click()  # "Open in replay"
+    assert window.tabs.currentWidget() is window.replay
+    assert window.replay.episode.step_count == 6 and window.replay.trajectory.backdrop_shapes > 10
 
 
 def test_model_agents_are_offered_only_when_their_key_is_set(qtbot, settings_dir, monkeypatch):

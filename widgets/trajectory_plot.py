@@ -179,10 +179,10 @@ class TrajectoryPlot(pg.PlotWidget):
             self.plotItem.vb.setRange(xRange=(every[:, 0].min(), every[:, 0].max()),
                                       yRange=(every[:, 1].min(), every[:, 1].max()), padding=0.02)
 
-    def fit_to_data(self) -> None:
-        """Frame what is drawn now, once (for a finished episode), without re-fitting on later updates."""
-        self.plotItem.vb.autoRange(padding=0.05)
-        self.plotItem.vb.disableAutoRange()
+    def frame_on(self, points: np.ndarray, margin: float) -> None:
+        """Frame these points with a margin in metres, once (no re-fitting on later updates)."""
+        low, high = points.min(axis=0) - margin, points.max(axis=0) + margin
+        self.plotItem.vb.setRange(xRange=(low[0], high[0]), yRange=(low[1], high[1]), padding=0)
 
     @property
     def backdrop_shapes(self) -> int:

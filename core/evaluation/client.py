@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from core.evaluation.sample import StateSample
+from core.evaluation.sample_log import SampleLog
 from core.game import child, ipc
 from core.game.errors import GameError
 from core.paths import PROFILES_DIR
@@ -38,7 +39,7 @@ class EvaluatorClient:
         self._runtime_dir = runtime_dir
         self._changed = threading.Condition()
         self._send_lock = threading.Lock()
-        self.samples: list[StateSample] = []
+        self.samples = SampleLog()
         self.status: dict[str, Any] = {"state": "starting"}
         self.successes: list[dict[str, Any]] = []
         self.errors: list[str] = []

@@ -55,6 +55,14 @@ class ReplayEpisode:
             run[index] = current
         self.consecutive_ims = run
 
+    def map_outline(self) -> list[tuple[str, np.ndarray]]:
+        """The world's footprints recorded with the episode (empty for games that give none)."""
+        shapes = self.metadata.get("map_outline") or []
+        try:
+            return [(str(shape["kind"]), np.asarray(shape["points"], dtype=float).reshape(-1, 2)) for shape in shapes]
+        except (KeyError, TypeError, ValueError):
+            return []  # a damaged outline only costs the backdrop
+
     @property
     def step_count(self) -> int:
         return len(self.steps)

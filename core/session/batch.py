@@ -150,7 +150,8 @@ def run_batch(task_selector: str, granularity: str, agent_spec: str, trials: int
             with results_path.open("a") as handle:
                 handle.write(json.dumps(result, default=str) + "\n")
             results.append(result)
-            progress(len(finished) + len(results), len(specs), result)
+            # Count only this invocation's specs: the folder may also hold other agents' episodes.
+            progress(len(specs) - len(todo) + len(results), len(specs), result)
         return result
 
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:

@@ -23,7 +23,7 @@ from core.agents.observe import ObservationBuilder, ObservationOptions, resize_f
 from core.evaluation.client import EvaluatorClient, EvaluatorError
 from core.evaluation.sample import StateSample
 from core.evaluation.tasks import Interact, Task
-from core.game.connection import GameConnection
+from core.game.connection import Capability, GameConnection
 from core.game.errors import GameError
 from core.game.pad import PadState
 from core.recording.writer import EpisodeWriter
@@ -246,6 +246,10 @@ class EpisodeRunner:
                     "options": self.options.to_json(), "game": self.game.info.name}
         assert self.record_path is not None
         metadata["versions"] = _versions()
+        outline = getattr(self.game, "map_outline", None)
+        if outline is not None and Capability.MAP_OUTLINE in self.game.info.capabilities:
+            # Footprints for the replay view's map; geometry only, and never part of an observation.
+            metadata["map_outline"] = [{"kind": kind, "points": points.round(2).tolist()} for kind, points in outline()]
         return EpisodeWriter(self.record_path, metadata, (height, width, 3), image_sets=tuple(sets),
                              continuous_frames=self.options.frame_every_ticks > 0)
 

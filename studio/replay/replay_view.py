@@ -236,9 +236,10 @@ class ReplayView(QMainWindow):
         self.trajectory.clear_episode()
         self.trajectory.set_path(episode.path_xy[:, 0], episode.path_xy[:, 1])
         self.trajectory.set_steps(episode.steps, episode.positions)
+        self.trajectory.set_backdrop(episode.map_outline())
         if len(episode.path_xy):
             self.trajectory.set_start(*episode.path_xy[0])
-            self.trajectory.fit_to_data()
+            self.trajectory.frame_on(episode.path_xy, margin=12.0)
         for kind, steps in episode.marks().items():
             if kind in ("intervention", "human"):
                 for step in steps:

@@ -1,0 +1,35 @@
+"""The studio driven by a script instead of a user (screenshots, benchmarks): a window on scratch
+settings, connected to a fresh built-in world, and a grab of it to a PNG."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from PySide6.QtWidgets import QApplication
+
+from studio.live_session import LiveSession
+from studio.main_window import MainWindow
+from studio.qt_wait import spin_until, use_scratch_settings
+
+
+def open_studio(size: tuple[int, int] = (1600, 940), connect: bool = True) -> tuple[QApplication, MainWindow]:
+    app = QApplication.instance() or QApplication(sys.argv)
+    use_scratch_settings()  # the user's saved layout must not shape the result
+    session = LiveSession()
+    window = MainWindow(session)
+    window.setProperty("quiet", True)
+    window.resize(*size)
+    window.show()
+    if connect:
+        session.connect_world()
+        spin_until(lambda: session.evaluator is not None and "Connected" in window.live.status.text(), 90)
+    return app, window  # type: ignore[return-value]
+
+
+def save_and_close(app: QApplication, window: MainWindow, path: Path, settle_s: float = 0.8) -> None:
+    spin_until(lambda: False, settle_s)  # let the last repaints land
+    window.grab().save(str(path))
+    print(f"wrote {path}")
+    window.close()
+    app.processEvents()
