@@ -436,6 +436,8 @@ class ReplayView(QMainWindow):
 
     @Slot(str)
     def set_annotator(self, name: str) -> None:
+        if self.label_panel.annotator.text() != name:
+            self.label_panel.annotator.setText(name)
         if name == self.annotator:
             return
         self.annotator = name
