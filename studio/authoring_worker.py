@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from concurrent.futures import Future
 from functools import partial
 from typing import Any
 
@@ -36,15 +37,20 @@ class AuthoringWorker(QObject):
     # Each raises RuntimeError (a message for the user) while an episode runs or before the world is up.
     def sample(self, purpose: str) -> None:
         """The evaluator's reading once the input queued so far has been played."""
-        self.session.run_on_world(partial(self._sample, purpose))
+        self._watch(purpose, self.session.run_on_world(partial(self._sample, purpose)))
 
     def go_to(self, start: str | dict[str, Any]) -> None:
         """Reset the game to a start state; the reading after it comes back as an "at_start" sample."""
-        self.session.run_on_world(partial(self._go_to, start))
+        self._watch("start", self.session.run_on_world(partial(self._go_to, start)))
 
     def try_out(self, task: Task) -> None:
         """Try the task on the live game, then put the game back as it was (when it keeps save states)."""
-        self.session.run_on_world(partial(self._try, task))
+        self._watch("try", self.session.run_on_world(partial(self._try, task)))
+
+    def _watch(self, purpose: str, job: Future[None]) -> None:
+        """A job cancelled before it ran (the world was restarted or closed) still gets an answer."""
+        job.add_done_callback(lambda done: self.sig_failed.emit(purpose, "cancelled: the world was restarted")
+                              if done.cancelled() else None)
 
     # -- on the drive thread ------------------------------------------------------------------
     def _sample(self, purpose: str, world: BuiltinWorld, evaluator: EvaluatorClient) -> None:

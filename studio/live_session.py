@@ -199,9 +199,7 @@ class LiveSession(QObject):
     def new_samples(self) -> list[StateSample]:
         if self.evaluator is None:
             return []
-        samples = self.evaluator.samples
-        fresh = samples[self._samples_seen:]
-        self._samples_seen = len(samples)
+        fresh, self._samples_seen, _dropped = self.evaluator.samples.since(self._samples_seen)
         return fresh
 
     def latest_sample(self) -> StateSample | None:
@@ -249,7 +247,7 @@ class LiveSession(QObject):
             self._drives = [d for d in self._drives if not d.done()]
             self._drives.append(self._driver.submit(self._hold, self.world, pad, seconds))
 
-    def run_on_world(self, job: Callable[[BuiltinWorld, EvaluatorClient], None]) -> None:
+    def run_on_world(self, job: Callable[[BuiltinWorld, EvaluatorClient], None]) -> Future[None]:
         """Run `job(world, evaluator)` on the drive thread between episodes, after the input already queued,
         so it never talks to the world at the same time as the human's driving (the authoring panel
         captures and tries tasks this way). The job reports its own results and errors. Raises
@@ -259,7 +257,9 @@ class LiveSession(QObject):
         if self.world is None or self.evaluator is None:
             raise RuntimeError("The world is not running yet.")
         self._drives = [d for d in self._drives if not d.done()]
-        self._drives.append(self._driver.submit(job, self.world, self.evaluator))
+        future = self._driver.submit(job, self.world, self.evaluator)
+        self._drives.append(future)
+        return future
 
     @property
     def human_inputs_waiting(self) -> int:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -68,6 +69,9 @@ def test_a_task_authored_by_driving_is_saved_reloaded_and_solved(world, evaluato
     path = save_task(draft, tmp_path)
 
     assert path == tmp_path / "authored_walk.yaml" and [p.name for p in tmp_path.iterdir()] == [path.name]
+    umask = os.umask(0o022)
+    os.umask(umask)
+    assert path.stat().st_mode & 0o777 == 0o666 & ~umask  # readable like any file the user writes, not 0600
     text = path.read_text()
     assert text.startswith("# PokeGym task") and "Format: docs/task-format.md" in text.splitlines()[0]
     assert list(yaml.safe_load(text)) == SUITE_KEYS

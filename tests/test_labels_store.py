@@ -202,3 +202,34 @@ def test_the_automatic_annotator_name_is_reserved(tmp_path):
     path = make_episode(tmp_path / "episode.h5")
     with pytest.raises(LabelStoreError, match="reserved"):
         save_labels(path, AnnotatorLabels("auto"))
+
+
+def test_two_damaged_copies_are_refused_instead_of_being_saved_over(tmp_path):
+    path = make_episode(tmp_path / "episode.h5")
+    save_labels(path, _labels(1, "alice"))
+    save_labels(path, _labels(2, "bob"))
+    start, _ = _slots_region(path)
+    with path.open("r+b") as stream:
+        for slot in range(LABEL_SLOTS):
+            stream.seek(start + slot * LABEL_SLOT_BYTES + 40)
+            stream.write(b"\xff" * 64)  # both payloads damaged, headers intact
+    before = _sha(path)
+    with pytest.raises(LabelStoreError, match="both stored copies"):
+        read_labels(path)
+    with pytest.raises(LabelStoreError, match="both stored copies"):
+        save_labels(path, _labels(3, "carol"))  # would otherwise start over and drop alice's and bob's
+    assert _sha(path) == before
+
+
+def test_a_checksummed_copy_that_is_not_a_label_document_is_a_clear_error(tmp_path):
+    import json
+    import zlib
+
+    path = make_episode(tmp_path / "episode.h5")
+    start, _ = _slots_region(path)
+    for payload in (b"not deflate at all", zlib.compress(json.dumps([1, 2, 3]).encode())):
+        with path.open("r+b") as stream:
+            stream.seek(start)
+            stream.write(encode_header(5, payload) + payload)
+        with pytest.raises(LabelStoreError, match="not a valid label document"):
+            read_labels(path)

@@ -29,3 +29,15 @@ def test_a_cursor_reads_exactly_the_new_samples_even_after_old_ones_are_dropped(
     with pytest.raises(IndexError):
         log[5]
     assert [s.tick for s in log[0:903]] == [901, 902, 903]  # only what is still kept
+
+
+def test_since_never_loses_or_repeats_a_sample_and_reports_what_was_dropped():
+    log = SampleLog(keep=10)
+    for tick in range(1, 21):
+        log.append(sample(tick))
+    fresh, cursor, lost = log.since(0)  # a reader that fell 20 samples behind a log keeping 10
+    assert [s.tick for s in fresh] == list(range(11, 21)) and cursor == 20 and lost == 10
+    for tick in range(21, 24):
+        log.append(sample(tick))
+    fresh, cursor, lost = log.since(cursor)
+    assert [s.tick for s in fresh] == [21, 22, 23] and cursor == 23 and lost == 0

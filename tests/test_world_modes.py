@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import stat
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -49,8 +51,10 @@ def test_lockstep_worlds_refuse_live_input(world):
 
 
 def test_a_world_started_by_hand_can_be_attached_to_and_cleans_up():
+    errors = tempfile.TemporaryFile("w+")  # noqa: SIM115 - outlives the process; closed when collected
     process = subprocess.Popen([sys.executable, "main.py", "world", "--renderer", "software"], cwd=PROJECT_ROOT,
-                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+                               stdout=subprocess.PIPE, stderr=errors, text=True,
+                               env={**os.environ, "PYTHONFAULTHANDLER": "1"})
     try:
         connection_file = None
         for line in process.stdout:
@@ -71,7 +75,14 @@ def test_a_world_started_by_hand_can_be_attached_to_and_cleans_up():
         with BuiltinWorld.attach(connection_file) as again:  # turned the impostor away, serves the next client
             assert again.reset("harbor").tick == 0
         process.send_signal(signal.SIGINT)
-        assert process.wait(timeout=60) == 0
+        try:
+            code = process.wait(timeout=60)
+        except subprocess.TimeoutExpired:  # rare on loaded CI machines: say where it was stuck
+            process.send_signal(signal.SIGABRT)  # faulthandler prints every thread's stack to stderr
+            process.wait(timeout=10)
+            errors.seek(0)
+            pytest.fail("the world did not exit on SIGINT within 60 s; its stacks:\n" + errors.read()[-6000:])
+        assert code == 0
         assert not runtime_dir.exists()
     finally:
         if process.poll() is None:

@@ -48,8 +48,21 @@ def save_task(draft_or_task: TaskDraft | Task, folder: Path = TASKS_DIR, overwri
     return path
 
 
+def _umask() -> int:
+    """The process umask, read without setting it (os.umask would change it for every thread meanwhile)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass  # not Linux: the usual default
+    return 0o022
+
+
 def _write_atomically(path: Path, text: str, overwrite: bool) -> None:
     fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".tmp")
+    if hasattr(os, "fchmod"):
+        os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes it private (0600); a task file is an ordinary file
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
             handle.write(text)

@@ -28,6 +28,15 @@ class SampleLog:
             self._recent.append(sample)
             self._total += 1
 
+    def since(self, cursor: int) -> tuple[list[StateSample], int, int]:
+        """Samples from absolute index `cursor` on, the cursor to use next time, and how many samples
+        between `cursor` and the oldest kept one were dropped (0 unless the reader fell far behind).
+        One lock for all three, so a sample arriving meanwhile is neither lost nor taken twice."""
+        with self._lock:
+            first = self._total - len(self._recent)
+            start = max(cursor, first)
+            return [self._recent[i - first] for i in range(start, self._total)], self._total, start - cursor
+
     @property
     def dropped(self) -> int:
         """How many of the oldest samples are no longer kept."""

@@ -21,6 +21,7 @@ import os
 import shutil
 import stat
 import time
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -74,7 +75,7 @@ def read_labels(path: Path | str) -> LabelDocument:
     fd = _open(path, os.O_RDONLY)
     try:
         _check_size(fd, path, offset)
-        return _document(path, _newest(fd, offset))
+        return _document(path, _newest(fd, offset, path))
     finally:
         os.close(fd)
 
@@ -96,7 +97,7 @@ def save_labels(path: Path | str, labels: AnnotatorLabels) -> None:
     fd = _open(path, os.O_RDWR)
     try:
         _check_size(fd, path, offset)
-        newest = _newest(fd, offset)
+        newest = _newest(fd, offset, path)
         payload = encode_document(_document(path, newest).with_annotator(labels))
         if len(payload) > MAX_PAYLOAD_BYTES:
             raise LabelStoreError(f"the labels for {path} take {len(payload)} bytes compressed, more than a slot's "
@@ -104,7 +105,7 @@ def save_labels(path: Path | str, labels: AnnotatorLabels) -> None:
         slot = 0 if newest is None else 1 - newest.slot  # never the slot holding the newest copy
         sequence = 1 if newest is None else newest.header.sequence + 1
         _write_slot(fd, offset + slot * LABEL_SLOT_BYTES, sequence, payload)
-        check = _newest(fd, offset)
+        check = _newest(fd, offset, path)
         if check is None or (check.slot, check.header.sequence) != (slot, sequence):
             raise LabelStoreError(f"{path}: the saved labels did not read back; the previous copy is still there")
     finally:
@@ -255,17 +256,27 @@ def _write_at(fd: int, offset: int, data: bytes) -> None:
         view, offset = view[written:], offset + written
 
 
-def _newest(fd: int, offset: int) -> _Copy | None:
-    """The valid slot with the highest sequence number, or None when neither is valid (no labels yet)."""
-    found = []
+def _newest(fd: int, offset: int, path: Path | None = None) -> _Copy | None:
+    """The valid slot with the highest sequence number; None when both slots are empty (no labels yet).
+
+    Two slots that hold something but neither checks out cannot come from one interrupted save (that
+    leaves the other copy intact): refuse, rather than let a save start over and drop the labels."""
+    found, damaged = [], 0
     for slot in range(LABEL_SLOTS):
         start = offset + slot * LABEL_SLOT_BYTES
-        header = decode_header(_read_at(fd, start, HEADER_BYTES))
+        raw_header = _read_at(fd, start, HEADER_BYTES)
+        header = decode_header(raw_header)
         if header is None:
+            damaged += any(raw_header)
             continue
         payload = _read_at(fd, start + HEADER_BYTES, header.length)
         if payload_valid(header, payload):
             found.append(_Copy(slot, header, payload))
+        else:
+            damaged += 1
+    if not found and damaged == LABEL_SLOTS:
+        raise LabelStoreError(f"{path or 'the episode file'}: both stored copies of the labels are damaged; "
+                              "nothing was changed. Restore the file from a backup to recover them.")
     return max(found, key=lambda copy: copy.header.sequence, default=None)
 
 
@@ -274,7 +285,7 @@ def _document(path: Path, newest: _Copy | None) -> LabelDocument:
         return LabelDocument()
     try:
         document = decode_document(newest.payload)
-    except (ValueError, KeyError, TypeError) as exc:  # checksum fine, content not ours: a bug, not a crash
+    except (ValueError, KeyError, TypeError, AttributeError, zlib.error) as exc:  # checksum fine, content not ours
         raise LabelStoreError(f"{path}: the stored labels are not a valid label document ({exc})") from exc
     if document.format_version > LABELS_FORMAT_VERSION:
         raise LabelStoreError(f"{path} holds labels in format {document.format_version}, newer than this PokeGym "

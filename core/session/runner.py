@@ -8,7 +8,9 @@ takeover, interventions) may be called from any thread, for example the studio's
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import logging
 import math
 import threading
 import time
@@ -31,6 +33,7 @@ from core.session.events import RunnerEvents
 from core.session.interventions import DEFAULT_HINT, PHYSICAL, Intervention, InterventionPolicy
 from core.session.metrics import StepFacts, current_consecutive_im, episode_metrics
 
+log = logging.getLogger(__name__)
 GOAL_AREA_M = 3.0
 FULL_METRICS_EVERY_STEP_UNTIL = 300
 FULL_METRICS_PERIOD_S = 0.25
@@ -190,8 +193,9 @@ class EpisodeRunner:
                     intervention = dataclasses.replace(intervention, step=self.step)  # the step that carries it
                     last_intervention = self.step
                     self.events.sig_intervention.emit(intervention.to_json())
-                new_samples = self.evaluator.samples[sample_cursor:]
-                sample_cursor += len(new_samples)
+                new_samples, sample_cursor, lost = self.evaluator.samples.since(sample_cursor)
+                if lost:  # only after a pause longer than the log keeps: say so in the record
+                    log.warning("%d evaluator samples before step %d were no longer kept", lost, self.step)
                 record = self._record(decision, source, macro, intervention, fact)
                 numbers = {"step": self.step, "time": time.time(), "tick_before": tick_before,
                            "tick_after": after.tick, "latency_s": decision.latency_s if decision else 0.0,
@@ -211,9 +215,16 @@ class EpisodeRunner:
             end_reason, error = "error", self._root_cause(exc)
         except AgentFailure as exc:
             end_reason, error = "error", str(exc)
+        except Exception as exc:  # noqa: BLE001 - e.g. a full disk: end with the reason and a closed, readable file
+            end_reason, error = "error", f"unexpected {type(exc).__name__}: {exc}"
         result = self._result(facts, end_reason, error, reached_goal)
         if writer is not None:
-            writer.finish(result)
+            try:
+                writer.finish(result)
+            except OSError as exc:  # the steps already written stay readable; only the result is missing
+                result["error"] = f"{result.get('error') or ''} (the result could not be written: {exc})".strip()
+                with contextlib.suppress(OSError):
+                    writer.abandon()
         self.events.sig_episode_end.emit(result)
         return result
 

@@ -224,6 +224,7 @@ class WorldServer:
 
 
 _SAVE_MAGIC = b"PGSAVE1\n"
+EXIT_GRACE_S = 10.0
 
 
 def seal_state(world_name: str, state: GameState) -> bytes:
@@ -321,5 +322,10 @@ def run(spec: WorldSpec, *, runtime_dir: Path | None, owner_pid: int | None, wid
             for leftover in runtime_dir.iterdir():
                 leftover.unlink(missing_ok=True)
             runtime_dir.rmdir()
+        # Everything is released; if interpreter teardown (Panda3D's, a thread's) then stalls, the
+        # process must still end: a world asked to stop that lingers holds its memory and pid.
+        watchdog = threading.Timer(EXIT_GRACE_S, os._exit, args=(0,))
+        watchdog.daemon = True
+        watchdog.start()
     return 0
 
