@@ -322,3 +322,18 @@ def test_damaged_settings_do_not_stop_the_studio_from_opening(qtbot, settings):
     again = MainWindow(LiveSession())
     qtbot.addWidget(again)
     assert again.live.controls.budget.value() == again.live.controls.budget.maximum()
+
+
+def test_playback_shows_the_frames_recorded_between_steps(window, qtbot, tmp_path):
+    path = write_long_episode(tmp_path / "with_frames.h5", 20, frames()[:20], frames_per_step=3)
+    open_episode(window, qtbot, path)
+    replay = window.replay
+    assert replay.sub_frames.isVisible() and replay.sub_frames.maximum() == 3
+    replay.sub_frames.setValue(2)  # scrub within step 1
+    qtbot.waitUntil(lambda: shown_brightness(window) == 250, timeout=5_000)
+    replay.seek(0)
+    qtbot.waitUntil(lambda: shown_brightness(window) == 10, timeout=5_000)
+    replay.speed.setCurrentText("0.25×")  # two seconds a step: the in-between frames have time to show
+    replay.toggle_play()
+    qtbot.waitUntil(lambda: replay.cursor == 0 and shown_brightness(window) == 250, timeout=5_000)
+    replay.toggle_play()

@@ -15,11 +15,15 @@ from core.session.metrics import StepFacts, episode_metrics
 TICKS_PER_STEP = 30
 
 
-def write_long_episode(path: Path, steps: int, frames: list[np.ndarray], seed: int = 0) -> Path:
+def write_long_episode(path: Path, steps: int, frames: list[np.ndarray], seed: int = 0,
+                       frames_per_step: int = 0) -> Path:
+    """`frames_per_step` continuous frames are recorded during each step, all of brightness 250, so
+    that a test can tell them from the step images."""
     rng = random.Random(seed)
     metadata = {"task_id": "synthetic_long", "granularity": "goal_only", "category": "navigation",
                 "agent": "synthetic", "step_budget": steps}
-    writer = EpisodeWriter(path, metadata, frames[0].shape)
+    writer = EpisodeWriter(path, metadata, frames[0].shape, continuous_frames=frames_per_step > 0)
+    between = np.full(frames[0].shape, 250, np.uint8)
     x = y = heading = 0.0
     stuck_left = 0
     facts = []
@@ -52,6 +56,8 @@ def write_long_episode(path: Path, steps: int, frames: list[np.ndarray], seed: i
                    "tick_after": (index + 1) * TICKS_PER_STEP, "latency_s": 1.0, "displacement": displacement,
                    "ineffective": int(fact.ineffective), "source": "agent"}
         writer.add_samples(samples)
+        for piece in range(1, frames_per_step + 1):
+            writer.add_frame(between, index * TICKS_PER_STEP + piece * TICKS_PER_STEP // (frames_per_step + 1))
         writer.add_step(numbers, record, {"current": frames[index % len(frames)]})
     metrics = episode_metrics(facts, False)
     writer.finish({"success": False, "success_step": None, "steps_used": steps, "end_reason": "budget",

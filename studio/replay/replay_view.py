@@ -362,7 +362,8 @@ class ReplayView(QMainWindow):
     @Slot()
     def _play_tick(self) -> None:
         started, origin = self._play_origin
-        due = origin + int((time.perf_counter() - started) * STEPS_PER_SECOND_AT_1X * self.speed_factor)
+        progress = (time.perf_counter() - started) * STEPS_PER_SECOND_AT_1X * self.speed_factor
+        due = origin + int(progress)
         if due >= self._last():
             self.stop_playing()
             self.seek(self._last())
@@ -372,6 +373,12 @@ class ReplayView(QMainWindow):
                 self.seek(due)
             finally:
                 self._ticking = False
+        elif self.episode is not None:
+            # Within a step, play the continuous frames recorded while it executed, if any.
+            between = len(self.episode.frames_between(self.cursor))
+            sub = int((progress - int(progress)) * (between + 1))
+            if between and sub > self.sub_frames.value():
+                self.sub_frames.setValue(sub)
 
     # -- labelling ---------------------------------------------------------------------------------
     def jump_candidate(self, direction: int) -> None:
