@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLineEdit,
     QSpinBox,
+    QVBoxLayout,
     QWidget,
 )
 
@@ -70,7 +71,7 @@ class LiveControls(QWidget):
         self.paradigm.addItems(["discrete", "continuous"])
         self.previous_frame = QCheckBox("previous frame")
         self.side_views = QCheckBox("left and right views")
-        observation = QHBoxLayout()
+        observation = QVBoxLayout()
         observation.addWidget(self.previous_frame)
         observation.addWidget(self.side_views)
         self.reflection = QCheckBox("every")
@@ -106,6 +107,9 @@ class LiveControls(QWidget):
                              ("Step budget", self.budget), ("Frames between steps", self.frames_every),
                              ("World clock", self.clock)):
             form.addRow(label, field)
+        for box in self._boxes().values():  # long entries must not widen the dock: they elide instead
+            box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+            box.setMinimumContentsLength(8 if box in (self.paradigm, self.intervention) else 14)
         self.agent.currentTextChanged.connect(self._agent_changed)
         self.clock.currentTextChanged.connect(lambda text: self.sig_clock_changed.emit(CLOCKS[text]))
         self._agent_changed(self.agent.currentText())

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 from PySide6.QtCore import Signal, Slot
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSizePolicy, QVBoxLayout, QWidget
 
 from widgets.timeline import Timeline, TimelineSpan
 
@@ -25,6 +25,7 @@ class LiveTimeline(QWidget):
         self.back = QPushButton("Back to live (Esc)")
         self.back.setEnabled(False)
         self.caption = QLabel("Steps of this episode: click one to see what the agent saw.")
+        self.caption.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         row = QHBoxLayout()
         row.addWidget(self.caption, 1)
         row.addWidget(self.back)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt, QUrl, Signal, Slot
 from PySide6.QtGui import QDesktopServices
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSizePolicy, QWidget
 
 
 class RecordingBar(QWidget):
@@ -17,6 +17,8 @@ class RecordingBar(QWidget):
         super().__init__()
         self.label = QLabel("Recording: on (every episode is written under recordings/)")
         self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        # A long path must not set the window's minimum width: it is clipped, and whole in the tooltip.
+        self.label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.open_button = QPushButton("Open in replay")
         self.folder_button = QPushButton("Show in folder")
         layout = QHBoxLayout(self)
@@ -33,6 +35,7 @@ class RecordingBar(QWidget):
         self.path = Path(path)
         state = "recorded" if finished else "recording"
         self.label.setText(f"Episode {state} to {path}")
+        self.label.setToolTip(path)
         self._set_enabled(True)
 
     def _set_enabled(self, enabled: bool) -> None:

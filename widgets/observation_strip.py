@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 KINDS = ("previous", "left", "right")
 _TITLES = {"current": "current", "previous": "previous frame", "left": "left view", "right": "right view"}
@@ -17,7 +17,7 @@ class _Thumbnail(QWidget):
         self.title = QLabel(title)
         self.view = pg.GraphicsLayoutWidget()
         self.view.setBackground("k")
-        self.view.setFixedSize(160, 90)
+        self.view.setFixedSize(144, 81)
         box = self.view.addViewBox(lockAspect=True, enableMouse=False)
         box.invertY(True)
         self.image = pg.ImageItem(axisOrder="row-major")
@@ -44,6 +44,7 @@ class ObservationStrip(QWidget):
         layout = QHBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         self.caption = QLabel("Images given to the agent appear here at each step.")
+        self.caption.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         outer = QVBoxLayout()
         outer.addWidget(self.caption)
         row = QHBoxLayout()

@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QGraphicsPolygonItem
 
 _TAIL = 600  # samples drawn bright; older ones fade into the full path
 MIN_PATH_STEP_M = 0.01
+LEGEND_MIN_SIZE = (420, 380)
 FULL_PATH_REFRESH_S = 0.5
 INTERVENTION_STYLE = {  # kind -> (symbol, colour)
     "push_back": ("t", (200, 0, 150)), "turn_around": ("o", (120, 60, 200)), "text": ("star", (0, 150, 160)),
@@ -37,6 +38,10 @@ class TrajectoryPlot(pg.PlotWidget):
         self.setLabel("left", "y (m, north)")
         legend = self.addLegend(offset=(-4, -4), labelTextSize="7pt", verSpacing=-6)
         legend.setBrush(pg.mkBrush(255, 255, 255, 200))  # readable where it covers the path
+        self._legend = legend
+        self.setToolTip("Blue: path (recent part bright). Red: deadlock spans. Orange circle: goal radius. "
+                        "Green dashes: reference route. Green square: start. Marks: interventions and human steps. "
+                        "Grey: buildings; blue: water.")
         self._path = self.plot([], [], pen=pg.mkPen((150, 170, 200), width=1))
         self._tail = self.plot([], [], pen=pg.mkPen((30, 90, 200), width=2), name="path (recent bright)")
         self._deadlocks = self.plot([], [], pen=pg.mkPen((220, 30, 30), width=5), connect="finite",
@@ -196,6 +201,13 @@ class TrajectoryPlot(pg.PlotWidget):
         self._marks.setData([])
         self._deadlocks.setData([], [])
         self._cursor.setData([], [])
+
+    def resizeEvent(self, event: object) -> None:
+        super().resizeEvent(event)  # type: ignore[arg-type]
+        # In a small dock the legend would hide the map it explains; the tooltip says the same.
+        legend = self.__dict__.get("_legend")  # Qt resizes the plot while it is still being built
+        if legend is not None:
+            legend.setVisible(self.width() >= LEGEND_MIN_SIZE[0] and self.height() >= LEGEND_MIN_SIZE[1])
 
     # -- clicks --------------------------------------------------------------------------------
     def _clicked(self, event: object) -> None:
