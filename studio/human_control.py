@@ -8,6 +8,7 @@ instead of queueing a backlog.
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 from PySide6.QtCore import QObject, Qt, QTimer, Signal, Slot
 
@@ -51,6 +52,7 @@ class GamepadPoller(QObject):
         super().__init__()
         self._send, self._waiting = send, waiting
         self._pad = None
+        self.device_dir: Path | None = None  # where to look for /dev/input/js* devices (None: the system's)
         self._timer = QTimer(self)
         self._timer.timeout.connect(self._poll)
 
@@ -58,7 +60,7 @@ class GamepadPoller(QObject):
         from core.game.physical_pad import GamepadError, open_gamepad
 
         try:
-            self._pad = open_gamepad()
+            self._pad = open_gamepad(device_dir=self.device_dir)
         except GamepadError as exc:
             self.sig_status.emit(f"Gamepad: {exc}")
             return

@@ -197,3 +197,32 @@ def test_the_task_list_shows_every_task_and_choosing_one_selects_it(window, qtbo
     goal_xs, _ = live.trajectory._goal.getData()
     task = window.session.task("q03_pier_navigation")
     assert abs(float(goal_xs.mean()) - task.success.reach.x) < 0.5
+
+
+def test_a_physical_gamepad_drives_the_character_as_recorded_human_steps(window, qtbot, settings_dir, tmp_path):
+    import os
+    import struct
+
+    if not hasattr(os, "mkfifo"):
+        pytest.skip("the joystick stand-in is a POSIX FIFO")
+    devices = tmp_path / "input"
+    devices.mkdir()
+    os.mkfifo(devices / "js0")  # stands in for /dev/input/js0: real js_event bytes go through it
+    live = window.live
+    live.gamepad.device_dir = devices
+    steps = []
+    window.session.sig_step.connect(steps.append)
+    window.session.start_episode(LiveChoices("q08_site_navigation", budget=40))
+    live.toggle_control()  # opens the gamepad (the reading end of the FIFO)
+    assert live.gamepad.active
+    writer = os.open(devices / "js0", os.O_WRONLY)
+    try:
+        os.write(writer, struct.pack("=IhBB", 0, -32767, 0x02, 1))  # axis 1 (left stick Y) pushed fully up
+        qtbot.waitUntil(lambda: sum(1 for s in steps if s["source"] == "human") >= 2, timeout=30_000)
+        os.write(writer, struct.pack("=IhBB", 1, 0, 0x02, 1))  # released
+    finally:
+        os.close(writer)
+    live.toggle_control()
+    window.session.stop()
+    human = [s for s in steps if s["source"] == "human"]
+    assert all(s["macro"][0][0]["left_y"] > 0.9 for s in human[:2])
