@@ -20,6 +20,7 @@ SPAN_COLORS = {"suggested": QColor(255, 170, 170, 150), "aware": QColor(255, 150
 EDGE_GRAB_PX = 5
 _ROW = 12
 _LEGEND_TOP = 18 + _ROW + 4 + _ROW + 6 + 6
+_LEGEND_LINE = 15
 _LEGEND = (("success", MARK_COLORS["success"]), ("intervention", MARK_COLORS["intervention"]),
            ("human", MARK_COLORS["human"]), ("parse error", MARK_COLORS["parse_error"]),
            ("suggested", SPAN_COLORS["suggested"]), ("Aware", SPAN_COLORS["aware"]),
@@ -41,7 +42,7 @@ class Timeline(QWidget):
 
     def __init__(self) -> None:
         super().__init__()
-        self.setMinimumHeight(_LEGEND_TOP + 16)
+        self.setMinimumHeight(_LEGEND_TOP + 2 * _LEGEND_LINE)  # room for the legend on two lines
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.setMouseTracking(True)
         self.count = 0
@@ -158,13 +159,16 @@ class Timeline(QWidget):
             painter.drawText(QPointF(self._x(position + 0.5) + 2, 15), str(step))
 
     def _paint_legend(self, painter: QPainter) -> None:
-        x = 6.0
+        x, top = 6.0, float(_LEGEND_TOP)
         metrics = painter.fontMetrics()
         for text, color in _LEGEND:
-            painter.fillRect(QRectF(x, _LEGEND_TOP + 3, 10, 9), color)
+            width = 13 + metrics.horizontalAdvance(text) + 12
+            if x + width > self.width() and x > 6:  # wrap rather than clip in a narrow window
+                x, top = 6.0, top + _LEGEND_LINE
+            painter.fillRect(QRectF(x, top + 3, 10, 9), color)
             painter.setPen(QColor(70, 70, 70))
-            painter.drawText(QPointF(x + 13, _LEGEND_TOP + 12), text)
-            x += 13 + metrics.horizontalAdvance(text) + 12
+            painter.drawText(QPointF(x + 13, top + 12), text)
+            x += width
 
     def _paint_marks(self, painter: QPainter) -> None:
         top = 18.0
