@@ -15,7 +15,7 @@ from core.labels.agreement import category_agreement, cohen_kappa, step_agreemen
 from core.labels.episodes import load_episode, load_folder, open_editor
 from core.labels.export import COLUMNS, export_labels
 from core.labels.model import AnnotatorLabels, LabelEditor, Span
-from core.labels.store import Autosaver, read_labels, save_labels
+from core.labels.store import read_labels, save_labels
 from core.recording.reader import EpisodeReader
 from core.recording.writer import EpisodeWriter
 from core.session.metrics import AWARE, LOST, SUCCESS, UNAWARE
@@ -41,21 +41,6 @@ def make_episode(path: Path, steps: int = 20, deadlocks: tuple = ((1, 4, True), 
     else:
         writer.abandon()
     return path
-
-
-class Clock:
-    """A hand-driven clock, so timing is tested without sleeping."""
-
-    def __init__(self) -> None:
-        self.now = 0.0
-        self.stamp = 0
-
-    def __call__(self) -> float:
-        return self.now
-
-    def iso(self) -> str:
-        self.stamp += 1
-        return f"2025-01-01T00:00:{self.stamp:02d}Z"
 
 
 # -- the editor --------------------------------------------------------------------------------------
@@ -189,32 +174,6 @@ def test_two_annotators_keep_their_labels_side_by_side(tmp_path):
     assert open_editor(path, "carol").labels.spans[0].pending  # a third annotator still gets suggestions
 
 
-def test_the_autosaver_saves_once_edits_settle(tmp_path):
-    path, editor = _editor(tmp_path)
-    clock = Clock()
-    saved = []
-    autosaver = Autosaver(path, editor, delay_s=2.0, max_delay_s=10.0, clock=clock)
-    autosaver.on_saved.append(lambda: saved.append(clock.now))
-    assert not autosaver.poll()
-    editor.accept_suggestion(0)
-    clock.now = 1.5
-    editor.set_note(0, "first")
-    clock.now = 3.0
-    assert not autosaver.poll() and "alice" not in read_labels(path).annotators  # still being edited
-    clock.now = 3.5
-    assert autosaver.poll() and saved == [3.5] and not editor.dirty
-    assert read_labels(path).annotators["alice"].spans[0].note == "first"
-    for second in range(4, 15):  # a steady stream of edits is still saved after max_delay_s
-        clock.now = float(second)
-        editor.set_note(0, f"edit {second}")
-        autosaver.poll()
-    assert saved == [3.5, 14.0]
-    editor.set_kind(0, "aware")
-    assert autosaver.flush() and not autosaver.flush()
-    assert read_labels(path).annotators["alice"].spans[0].kind == "aware"
-
-
-# -- agreement -----------------------------------------------------------------------------------------
 def test_kappa_matches_the_textbook_example():
     # Wikipedia's Cohen's kappa example: 50 proposals, 20 yes/yes, 5 yes/no, 10 no/yes, 15 no/no
     a = ["yes"] * 25 + ["no"] * 25

@@ -267,9 +267,10 @@ def test_labels_of_a_folder_export_and_show_agreement(window, qtbot, episode_fil
     window.open_path(str(episode_file.parent))
     qtbot.waitUntil(lambda: episodes.rows == 1 and episodes.export.isEnabled(), timeout=20_000)
     out = episode_file.parent.parent / "labels.csv"
-    with qtbot.waitSignal(episodes.sig_status) as status:
+    with qtbot.waitSignal(episodes.sig_status, check_params_cb=lambda text: text.startswith("Exported"),
+                          timeout=20_000) as status:
         episodes.export_to(out, "csv")
-    assert "Exported" in status.args[0]
+    assert str(out) in status.args[0]
     rows = list(csv.DictReader(out.open()))
     assert any(r["annotator"] == "alice" and r["span_kind"] == "unaware" for r in rows)
     dialog = AgreementDialog(episode_file.parent)

@@ -105,10 +105,6 @@ class Timeline(QWidget):
         self.view = (0.0, float(max(self.count, 1)))
         self.update()
 
-    @property
-    def visible_steps(self) -> float:
-        return self.view[1] - self.view[0]
-
     # -- geometry --------------------------------------------------------------------------------
     def _x(self, position: float) -> float:
         first, last = self.view

@@ -20,7 +20,6 @@ from __future__ import annotations
 import os
 import shutil
 import stat
-import time
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -28,7 +27,7 @@ from pathlib import Path
 
 import h5py
 
-from core.labels.model import AUTO_ANNOTATOR, LABELS_FORMAT_VERSION, AnnotatorLabels, LabelDocument, LabelEditor
+from core.labels.model import AUTO_ANNOTATOR, LABELS_FORMAT_VERSION, AnnotatorLabels, LabelDocument
 from core.labels.slots import (
     HEADER_BYTES,
     MAX_PAYLOAD_BYTES,
@@ -112,68 +111,6 @@ def save_labels(path: Path | str, labels: AnnotatorLabels) -> None:
         os.close(fd)
 
 
-class Autosaver:
-    """Debounced saving of a LabelEditor, with no thread or timer of its own: the GUI calls `poll()` from
-    its timer, `flush()` on close, and decides where that runs. It saves `delay_s` after the last edit, or
-    `max_delay_s` after the first unsaved one, so a steady stream of edits is still saved. A failed save
-    raises LabelStoreError (for the GUI to show) and is retried only after another delay."""
-
-    def __init__(self, path: Path | str, editor: LabelEditor, delay_s: float = 2.0, max_delay_s: float = 10.0,
-                 clock: Callable[[], float] = time.monotonic) -> None:
-        self.path = Path(path)
-        self.editor = editor
-        self.delay_s, self.max_delay_s = delay_s, max_delay_s
-        self._clock = clock
-        self._first: float | None = None
-        self._last: float | None = None
-        self.on_saved: list[Callable[[], None]] = []
-        editor.on_change.append(self.touch)
-
-    def touch(self) -> None:
-        if not self.editor.dirty:
-            self._first = self._last = None
-            return
-        self._last = self._clock()
-        if self._first is None:
-            self._first = self._last
-
-    def due(self) -> bool:
-        if self._first is None or self._last is None or not self.editor.dirty:
-            return False
-        now = self._clock()
-        return now - self._last >= self.delay_s or now - self._first >= self.max_delay_s
-
-    def poll(self) -> bool:
-        """Save if an edit has settled; True when it saved."""
-        if not self.due():
-            return False
-        self.save_now()
-        return True
-
-    def flush(self) -> bool:
-        """Save now if anything is unsaved (on close, or before switching episodes)."""
-        if not self.editor.dirty:
-            return False
-        self.save_now()
-        return True
-
-    def save_now(self) -> None:
-        labels = self.editor.labels
-        try:
-            save_labels(self.path, labels)
-        except LabelStoreError:
-            self._first = self._last = self._clock()  # retry after a delay, not on every poll
-            raise
-        self.editor.mark_saved(labels)  # its on_change calls touch(), which clears the pending save
-        for callback in list(self.on_saved):
-            callback()
-
-    def detach(self) -> None:
-        if self.touch in self.editor.on_change:
-            self.editor.on_change.remove(self.touch)
-
-
-# -- finding the slots -------------------------------------------------------------------------
 def _locate(path: Path) -> int | None:
     """File offset of /labels/slots (None when the episode predates it), after checking the file is an
     episode of a known version. Opens read-only."""

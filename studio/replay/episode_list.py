@@ -97,6 +97,7 @@ class EpisodeList(QWidget):
         self.folder: Path | None = None
         self.current: str | None = None
         self._thread: threading.Thread | None = None
+        self._export: threading.Thread | None = None
 
     def open_folder(self, folder: Path) -> None:
         self.folder = Path(folder)
@@ -105,8 +106,9 @@ class EpisodeList(QWidget):
         self._thread.start()
 
     def wait_loaded(self) -> None:
-        if self._thread is not None:
-            self._thread.join()
+        for thread in (self._thread, self._export):
+            if thread is not None:
+                thread.join()
 
     def _load(self, folder: Path) -> None:
         episodes, warnings = load_folder(folder)
@@ -182,11 +184,18 @@ class EpisodeList(QWidget):
             self.export_to(Path(path), "jsonl" if path.endswith(".jsonl") or "jsonl" in chosen else "csv")
 
     def export_to(self, path: Path, fmt: str) -> None:
-        """Every label in the folder, one row per span and per episode category (docs/labels-format.md)."""
+        """Every label in the folder, one row per span and per episode category (docs/labels-format.md).
+        Reading every episode can take a while: it runs in a thread, and sig_status reports the outcome."""
         assert self.folder is not None
+        self.sig_status.emit(f"Exporting the labels of {self.folder}…")
+        self._export = threading.Thread(target=self._export_labels, args=(self.folder, path, fmt),
+                                        name="studio-export", daemon=True)
+        self._export.start()
+
+    def _export_labels(self, folder: Path, path: Path, fmt: str) -> None:
         try:
             with path.open("w", encoding="utf-8", newline="") as stream:
-                result = export_labels(self.folder, stream, fmt)  # type: ignore[arg-type]
+                result = export_labels(folder, stream, fmt)  # type: ignore[arg-type]
         except OSError as exc:
             self.sig_status.emit(f"Could not export labels to {path}: {exc.strerror or exc}")
             return
