@@ -22,6 +22,7 @@ class LiveTimeline(QWidget):
     def __init__(self) -> None:
         super().__init__()
         self.timeline = Timeline()
+        self.timeline.empty_text = "Steps appear here as an episode runs"
         self.back = QPushButton("Back to live (Esc)")
         self.back.setEnabled(False)
         self.caption = QLabel("Steps of this episode: click one to see what the agent saw.")

@@ -45,6 +45,7 @@ class Timeline(QWidget):
         self.setMinimumHeight(_LEGEND_TOP + 2 * _LEGEND_LINE)  # room for the legend on two lines
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.setMouseTracking(True)
+        self.empty_text = "Open an episode to see its timeline"
         self.count = 0
         self.cursor = 0
         self.view = (0.0, 1.0)  # visible positions [first, last + 1)
@@ -123,7 +124,7 @@ class Timeline(QWidget):
         painter = QPainter(self)
         painter.fillRect(self.rect(), QColor(250, 250, 250))
         if self.count == 0:
-            painter.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter, "Open an episode to see its timeline")
+            painter.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter, self.empty_text)
             return
         self._paint_ticks(painter)
         self._paint_marks(painter)
