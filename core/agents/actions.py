@@ -43,6 +43,9 @@ class DiscreteSpec(_Model):
 class ContinuousSpec(_Model):
     min_seconds: float = Field(0.0333, gt=0)
     max_seconds: float = Field(2.0, gt=0, le=10)
+    # A stick deflection up to this magnitude does nothing in the game; the metrics use it to tell a
+    # move from a camera-only action (docs/metrics.md).
+    dead_zone: float = Field(0.15, ge=0, lt=1)
 
 
 class ActionSetSpec(_Model):

@@ -22,6 +22,9 @@ class Decision:
     parse_error: str | None = None
     usage: dict[str, Any] = field(default_factory=dict)
     latency_s: float = 0.0
+    memory: str = ""                  # the agent's short-term memory when it decided (self-reflection)
+    reflection: str = ""              # a reflection made just before this decision, if any
+    lessons: tuple[str, ...] = ()     # the experience-library lessons its prompt showed
 
 
 class Agent(Protocol):

@@ -3,6 +3,7 @@
     python main.py run --tasks all --granularity all --agent random --trials 5 --workers 2 --out runs/random
     python main.py run --tasks q01*,category:navigation --granularity goal --agent random:7 --out runs/x
     OPENAI_API_KEY=... python main.py run --tasks q03* --agent model:gpt-5.2 --reflection 5 --out runs/gpt
+    OPENAI_API_KEY=... python main.py run --protocol paper --agent model:gpt-5.2 --workers 2 --out runs/gpt-paper
 
 Each episode gets its own world and evaluator processes. Interrupt and rerun with the same --out
 to resume: finished episodes (in results.jsonl) are skipped.
@@ -23,6 +24,9 @@ from core.session.runner import RunOptions
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--protocol", choices=["paper"],
+                        help="paper: every task x all 3 granularities x 5 trials with each task's own step budget "
+                             "(the benchmark's protocol); leave out --tasks, --granularity, --trials and --budget")
     parser.add_argument("--tasks", default="all", help="all, task ids or globs, quests, category:NAME (comma list)")
     parser.add_argument("--granularity", default="goal", help="visual, step, goal or all (default goal)")
     parser.add_argument("--agent", default="random",
@@ -33,6 +37,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--reflection", type=int, nargs="?", const=5, default=0, metavar="K",
                         help="self-reflection every K steps (5 if K is omitted; off by default), with a per-model "
                              "experience library")
+    parser.add_argument("--experience-from", type=Path, metavar="LIBRARY.json",
+                        help="with --reflection: start every episode from this experience library (for example "
+                             "RUN/experience/library.json of an earlier run). Without it a run starts with no lessons; "
+                             "the start is recorded in RUN/experience/start.json and in every episode file")
     parser.add_argument("--frames-every", type=int, default=0, metavar="TICKS",
                         help="also record continuous frames every TICKS ticks for smooth replay (0 = off)")
     parser.add_argument("--trials", type=int, default=1)
@@ -47,7 +55,33 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0)
 
 
+PAPER_PROTOCOL = {"tasks": "all", "granularity": "all", "trials": 5, "budget": None}
+_DEFAULTS = {"tasks": "all", "granularity": "goal", "trials": 1, "budget": None}
+
+
+def apply_protocol(args: argparse.Namespace) -> str | None:
+    """Fill in a named protocol's settings; the error text when the command also overrides one of them."""
+    if args.protocol != "paper":
+        return None
+    changed = [f"--{name}" for name, default in _DEFAULTS.items()
+               if getattr(args, name) != default and getattr(args, name) != PAPER_PROTOCOL[name]]
+    if changed:
+        return (f"--protocol paper fixes the tasks, granularities, trials and budgets; leave out {', '.join(changed)} "
+                "(or drop --protocol to choose them yourself)")
+    for name, value in PAPER_PROTOCOL.items():
+        setattr(args, name, value)
+    return None
+
+
 def run(args: argparse.Namespace) -> int:
+    problem = apply_protocol(args)
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
+    if args.experience_from is not None and not args.reflection:
+        print("error: --experience-from only applies with --reflection (the agent reflects and reads lessons)",
+              file=sys.stderr)
+        return 2
     options = RunOptions(
         paradigm=args.paradigm, observation=ObservationOptions(args.previous_frame, args.side_views),
         interventions=InterventionPolicy(args.intervention, args.intervention_k), step_budget=args.budget,
@@ -66,7 +100,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         results = run_batch(args.tasks, args.granularity, args.agent, args.trials, args.workers, args.out,
                             options, progress, {"model_id": args.model_id, "base_url": args.base_url,
-                                                "reflection_every": args.reflection})
+                                                "reflection_every": args.reflection,
+                                                "experience_from": args.experience_from})
     except BatchError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

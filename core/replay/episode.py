@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from core.recording.reader import EpisodeFileError, EpisodeReader
+from core.session.metrics import IM_EPSILON_M, consecutive_im_series, facts_from_record
 
 MARK_KINDS = ("success", "intervention", "human", "parse_error")
 
@@ -33,6 +34,7 @@ class ReplayEpisode:
     path_xy: np.ndarray                # (m, 2) every sample
     frame_ticks: np.ndarray            # ticks of continuous frames (may be empty)
     image_sets: list[str]
+    displacement: np.ndarray = field(default_factory=lambda: np.zeros(0))  # metres per step (own input)
     cumulative_ims: np.ndarray = field(init=False)
     cumulative_moves: np.ndarray = field(init=False)
     cumulative_tokens: np.ndarray = field(init=False)
@@ -40,20 +42,17 @@ class ReplayEpisode:
     consecutive_ims: np.ndarray = field(init=False)
 
     def __post_init__(self) -> None:
-        self.cumulative_ims = np.cumsum(self.ineffective.astype(np.int64))
-        self.cumulative_moves = np.cumsum([bool(r.get("movement")) for r in self.records], dtype=np.int64)
+        if len(self.displacement) != len(self.steps):  # built by hand without it: what `ineffective` implies
+            self.displacement = np.where(self.ineffective, 0.0, IM_EPSILON_M)
+        facts = [facts_from_record(record, {"step": int(step), "displacement": float(moved)})
+                 for record, step, moved in zip(self.records, self.steps, self.displacement, strict=True)]
+        self.cumulative_ims = np.cumsum([f.ineffective for f in facts], dtype=np.int64)
+        self.cumulative_moves = np.cumsum([f.by_agent and f.movement for f in facts], dtype=np.int64)
         usage = [r.get("usage") or {} for r in self.records]
         self.cumulative_tokens = np.cumsum([int(u.get("input_tokens", 0)) + int(u.get("output_tokens", 0))
                                             for u in usage], dtype=np.int64)
         self.cumulative_cost = np.cumsum([float(u.get("cost_usd", 0.0)) for u in usage])
-        run = np.zeros(len(self.ineffective), dtype=np.int64)
-        current = 0
-        for index, record in enumerate(self.records):
-            movement = bool(record.get("movement"))
-            if movement:
-                current = current + 1 if self.ineffective[index] else 0
-            run[index] = current
-        self.consecutive_ims = run
+        self.consecutive_ims = np.asarray(consecutive_im_series(facts), dtype=np.int64)
 
     def map_outline(self) -> list[tuple[str, np.ndarray]]:
         """The world's footprints recorded with the episode (empty for games that give none)."""
@@ -150,4 +149,4 @@ def load_replay(path: Path) -> ReplayEpisode:
     return ReplayEpisode(path, metadata, result, numbers["step"].astype(np.int64),
                          numbers["tick_before"].astype(np.int64), tick_after,
                          numbers["ineffective"].astype(bool), numbers["latency_s"].astype(float), records, positions,
-                         xy, frame_ticks, image_sets)
+                         xy, frame_ticks, image_sets, numbers["displacement"].astype(float))

@@ -6,6 +6,7 @@ skipping them.
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import json
 import threading
@@ -17,6 +18,7 @@ from typing import Any
 
 from core.agents.actions import ActionSet
 from core.agents.base import Agent, RandomAgent, ReplayAgent
+from core.agents.reflection import ExperienceError, ExperienceLibrary, merge_libraries, write_atomically
 from core.evaluation.client import EvaluatorClient
 from core.evaluation.profile import load_profile
 from core.evaluation.tasks import Task, load_suite
@@ -27,6 +29,7 @@ from core.recording.reader import EpisodeReader
 from core.session.runner import EpisodeRunner, RunOptions
 
 GRANULARITY_NAMES = {"visual": "visual_guided", "step": "step_guided", "goal": "goal_only"}
+EXPERIENCE_DIR = "experience"
 
 
 class BatchError(ValueError):
@@ -76,7 +79,8 @@ def make_agent(spec: str, actions: ActionSet, seed: int, paradigm: str,
     options = options or {}
     name, _, argument = spec.partition(":")
     if name == "random":
-        return RandomAgent(actions, seed=int(argument) if argument else seed, paradigm=paradigm)
+        # a fixed SEED still varies by trial (the caller passes run seed + trial), or five trials would be one
+        return RandomAgent(actions, seed=int(argument) + seed if argument else seed, paradigm=paradigm)
     if name == "replay":
         with EpisodeReader(Path(argument)) as episode:
             replies = [r["raw_reply"] for r in episode.records() if r["source"] == "agent"]
@@ -84,7 +88,6 @@ def make_agent(spec: str, actions: ActionSet, seed: int, paradigm: str,
     if name == "model":
         from core.agents.models.base import ModelError, config_for
         from core.agents.models.clients import make_client
-        from core.agents.reflection import ExperienceLibrary
         from core.agents.vlm_agent import VLMAgent
 
         try:
@@ -93,7 +96,9 @@ def make_agent(spec: str, actions: ActionSet, seed: int, paradigm: str,
         except ModelError as exc:
             raise BatchError(str(exc)) from None
         reflection = int(options.get("reflection_every") or 0)
-        library = ExperienceLibrary.for_model(config.model) if reflection else None
+        library = options.get("experience")
+        if reflection and library is None:
+            library = ExperienceLibrary()  # never an earlier run's lessons unless the caller names them
         return VLMAgent(client, actions, options.get("granularity", "goal_only"), paradigm,
                         reflection_every=reflection, library=library)
     raise BatchError(f"unknown agent {spec!r}; use random[:SEED], replay:EPISODE.h5 or model:PRESET "
@@ -112,16 +117,59 @@ def done_keys(results: Path) -> set[str]:
     return keys
 
 
+def starting_experience(out: Path, experience_from: Path | None) -> ExperienceLibrary:
+    """The library every episode of this run starts from, snapshotted as RUN/experience/start.json. A resumed
+    run keeps the start it had; naming a different one for the same folder is refused."""
+    start_file = out / EXPERIENCE_DIR / "start.json"
+    try:
+        chosen = ExperienceLibrary.load(experience_from) if experience_from is not None else ExperienceLibrary()
+        if start_file.exists():
+            recorded = ExperienceLibrary.load(start_file)
+            recorded.source = json.loads(start_file.read_text()).get("source", recorded.source)
+            if recorded.lessons != chosen.lessons:
+                raise BatchError(f"{out} was started from the experience library {recorded.source!r}; resume it "
+                                 "with the same --experience-from, or choose another --out")
+            return recorded
+    except ExperienceError as exc:
+        raise BatchError(str(exc)) from None
+    write_atomically(start_file, chosen.to_json())
+    return chosen
+
+
+def finish_experience(out: Path, start: ExperienceLibrary, keys: list[str]) -> Path:
+    """Merge the episodes' new lessons, in the run's fixed episode order, into RUN/experience/library.json."""
+    learned = []
+    for key in keys:
+        path = out / EXPERIENCE_DIR / "episodes" / f"{key}.json"
+        if path.exists():
+            with contextlib.suppress(ExperienceError):  # an episode cut before its first lesson was saved
+                learned.append(ExperienceLibrary.load(path))
+    merged = merge_libraries(start, learned)
+    target = out / EXPERIENCE_DIR / "library.json"
+    write_atomically(target, merged.to_json())
+    return target
+
+
+def plan_episodes(task_selector: str, granularity: str, agent_spec: str, trials: int,
+                  flags: list[str] | None = None) -> list[EpisodeSpec]:
+    """Every episode of a run, in its fixed order (task, granularity, trial)."""
+    if flags is None:
+        flags = load_profile(PROFILES_DIR / "builtin_world.yaml").flags
+    tasks = select_tasks(task_selector, load_suite(TASKS_DIR, flags))
+    return [EpisodeSpec(t, g, agent_spec, trial) for t in tasks for g in granularities(granularity)
+            for trial in range(trials)]
+
+
 def run_batch(task_selector: str, granularity: str, agent_spec: str, trials: int, workers: int, out: Path,
               options: RunOptions, progress: Callable[[int, int, dict[str, Any]], None],
               agent_options: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     agent_options = agent_options or {}
     profile = load_profile(PROFILES_DIR / "builtin_world.yaml")
     actions = ActionSet.from_profile_data(profile.actions)
-    tasks = select_tasks(task_selector, load_suite(TASKS_DIR, profile.flags))
-    specs = [EpisodeSpec(t, g, agent_spec, trial) for t in tasks for g in granularities(granularity)
-             for trial in range(trials)]
+    specs = plan_episodes(task_selector, granularity, agent_spec, trials, profile.flags)
     out.mkdir(parents=True, exist_ok=True)
+    reflecting = bool(agent_options.get("reflection_every")) and agent_spec.startswith("model:")
+    experience = starting_experience(out, agent_options.get("experience_from")) if reflecting else None
     results_path = out / "results.jsonl"
     finished = done_keys(results_path)
     todo = [s for s in specs if s.key not in finished]
@@ -133,8 +181,9 @@ def run_batch(task_selector: str, granularity: str, agent_spec: str, trials: int
                                      observation=options.observation, interventions=options.interventions,
                                      step_budget=options.step_budget, seed=options.seed + spec.trial,
                                      frame_every_ticks=options.frame_every_ticks)
+        library = experience.copy_to(out / EXPERIENCE_DIR / "episodes" / f"{spec.key}.json") if experience else None
         agent = make_agent(spec.agent_spec, actions, episode_options.seed, options.paradigm,
-                           {**agent_options, "granularity": spec.granularity})
+                           {**agent_options, "granularity": spec.granularity, "experience": library})
         path = out / "episodes" / f"{spec.key}.h5"
         try:
             with BuiltinWorld.launch(renderer="software") as world, EvaluatorClient.launch(world.pid) as evaluator:
@@ -157,4 +206,6 @@ def run_batch(task_selector: str, granularity: str, agent_spec: str, trials: int
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
         for future in as_completed([pool.submit(one, spec) for spec in todo]):
             future.result()
+    if experience is not None:
+        finish_experience(out, experience, [spec.key for spec in specs])
     return results

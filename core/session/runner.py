@@ -31,7 +31,13 @@ from core.game.pad import PadState
 from core.recording.writer import EpisodeWriter
 from core.session.events import RunnerEvents
 from core.session.interventions import DEFAULT_HINT, PHYSICAL, Intervention, InterventionPolicy
-from core.session.metrics import StepFacts, current_consecutive_im, episode_metrics
+from core.session.metrics import (
+    INVALID_ACTION,
+    StepFacts,
+    continuous_facts,
+    episode_metrics,
+    next_run_length,
+)
 
 log = logging.getLogger(__name__)
 GOAL_AREA_M = 3.0
@@ -153,7 +159,7 @@ class EpisodeRunner:
         writer = self._open_writer(frame.pixels.shape) if self.record_path is not None else None
         facts: list[StepFacts] = []
         history: list[HistoryEntry] = []
-        consecutive_im, last_intervention = 0, None
+        last_intervention, im_run = None, 0
         pending_hint = ""
         end_reason, error = "budget", None
         goal = goal_point(task)
@@ -175,24 +181,32 @@ class EpisodeRunner:
                 after = self.evaluator.sample_after(time.time())
                 displacement = math.hypot(after.x - position.x, after.y - position.y)
                 position = after
-                movement = decision is not None and decision.action is not None and \
-                    (decision.action.name in self.actions.movement or decision.action.name == "Continuous")
-                fact = StepFacts(decision.action.name if decision and decision.action else "NoOp", movement,
-                                 displacement, decision.self_assessment if decision else "unsure")
-                facts.append(fact)
-                consecutive_im = consecutive_im + 1 if fact.ineffective else (0 if movement else consecutive_im)
+                label, movement = self._metric_label(decision, source, intervention)
+                fact = StepFacts(label, movement, displacement,
+                                 (decision.self_assessment or "missing") if decision else "", source,
+                                 intervention=intervention is not None, step=self.step)
                 if goal is not None and math.hypot(after.x - goal[0], after.y - goal[1]) <= GOAL_AREA_M:
                     reached_goal = True
                 if intervention is None and self._text_intervention is not None:
                     intervention, self._text_intervention = self._text_intervention, None
                 elif intervention is None:
-                    intervention = options.interventions.check(self.step, consecutive_im, last_intervention)
+                    intervention = options.interventions.check(self.step, next_run_length(im_run, fact),
+                                                               last_intervention)
                     if intervention is not None:
                         pending_hint = self._apply(intervention)
+                        if intervention.kind in PHYSICAL:
+                            # Measured apart, so the push is never credited to the agent's next move.
+                            pushed = self.evaluator.sample_after(time.time())
+                            fact = dataclasses.replace(fact, external_displacement=math.hypot(
+                                pushed.x - after.x, pushed.y - after.y))
+                            position = pushed
                 if intervention is not None:
                     intervention = dataclasses.replace(intervention, step=self.step)  # the step that carries it
+                    fact = dataclasses.replace(fact, intervention=True)
                     last_intervention = self.step
                     self.events.sig_intervention.emit(intervention.to_json())
+                facts.append(fact)
+                im_run = next_run_length(im_run, fact)
                 new_samples, sample_cursor, lost = self.evaluator.samples.since(sample_cursor)
                 if lost:  # only after a pause longer than the log keeps: say so in the record
                     log.warning("%d evaluator samples before step %d were no longer kept", lost, self.step)
@@ -205,7 +219,7 @@ class EpisodeRunner:
                     writer.add_step(numbers, record, self._images)
                 history.append(HistoryEntry(self.step, record["action"], record["thought"],
                                             record["self_assessment"], pending_hint))
-                self._emit_step(decision, after, numbers, record, facts)
+                self._emit_step(decision, after, numbers, record, facts, im_run)
                 if self.evaluator.successes:
                     end_reason = "success"
                     break
@@ -340,6 +354,17 @@ class EpisodeRunner:
             self.game.hold(pad, seconds)
         return ""
 
+    def _metric_label(self, decision: Decision | None, source: str,
+                      intervention: Intervention | None) -> tuple[str, bool]:
+        """(entropy label, asked to move) of a step, as the metrics count it (docs/metrics.md)."""
+        if decision is None:
+            return (intervention.kind if intervention is not None else source), False
+        if decision.action is None:
+            return INVALID_ACTION, False
+        if decision.action.name == "Continuous":
+            return continuous_facts(decision.action.params, self.actions.spec.continuous.dead_zone)
+        return decision.action.name, decision.action.name in self.actions.movement
+
     def _record(self, decision: Decision | None, source: str, macro: tuple[tuple[PadState, float], ...],
                 intervention: Intervention | None, fact: StepFacts) -> dict[str, Any]:
         action = decision.action.describe() if decision and decision.action else (
@@ -350,14 +375,15 @@ class EpisodeRunner:
             "self_assessment": decision.self_assessment if decision else "",
             "parse_error": decision.parse_error if decision else None,
             "macro": [[pad.to_dict(), seconds] for pad, seconds in macro],
-            "usage": {k: v for k, v in decision.usage.items() if k not in ("memory", "reflection")} if decision else {},
+            "usage": dict(decision.usage) if decision else {},
             "intervention": intervention.to_json() if intervention else None,
-            "memory": decision.usage.get("memory", "") if decision else "",
-            "reflection": decision.usage.get("reflection", "") if decision else "", "movement": fact.movement,
+            "memory": decision.memory if decision else "", "reflection": decision.reflection if decision else "",
+            "lessons": list(decision.lessons) if decision else [], "movement": fact.movement,
+            "entropy_label": fact.action, "intervention_displacement": round(fact.external_displacement, 4),
         }
 
     def _emit_step(self, decision: Decision | None, after: StateSample, numbers: dict[str, Any],
-                   record: dict[str, Any], facts: list[StepFacts]) -> None:
+                   record: dict[str, Any], facts: list[StepFacts], im_run: int) -> None:
         self.events.sig_sample.emit(after)
         self.events.sig_step.emit({**numbers, **record})
         now = time.perf_counter()
@@ -366,7 +392,7 @@ class EpisodeRunner:
             self._metrics_at = now
             self._summary = episode_metrics(facts, bool(self.evaluator.successes)).to_json()
         self.events.sig_metrics.emit({**self._summary, "step": self.step, "success": bool(self.evaluator.successes),
-                                      "current_consecutive_im": current_consecutive_im(facts)})
+                                      "current_consecutive_im": im_run})
 
     def _result(self, facts: list[StepFacts], end_reason: str, error: str | None,
                 reached_goal: bool) -> dict[str, Any]:

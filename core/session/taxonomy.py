@@ -20,10 +20,12 @@ from typing import Any
 
 from core.labels.model import AUTO_ANNOTATOR, LabelDocument
 from core.labels.store import LabelStoreError, read_labels
-from core.session.metrics import CATEGORIES, LOST
+from core.session.metrics import AWARE, CATEGORIES, EXECUTION, LOST, SUCCESS, SUGGESTIONS, UNAWARE, UNCLASSIFIED
 
 ERROR = "Error"
-TAXONOMY = (*CATEGORIES, ERROR)
+# Unclassified Deadlock: the episode ended stuck, but the agent's words did not say whether it knew;
+# only the automatic rule gives it, and a human label replaces it.
+TAXONOMY = (SUCCESS, UNAWARE, AWARE, UNCLASSIFIED, LOST, EXECUTION, ERROR)
 HUMAN, AUTO = "human", "auto"
 
 
@@ -51,7 +53,7 @@ def automatic_category(row: Mapping[str, Any]) -> EpisodeCategory:
     if row.get("end_reason") == "error":
         return EpisodeCategory(ERROR, AUTO)
     suggestion = row.get("failure_category_suggestion", LOST)
-    return EpisodeCategory(suggestion if suggestion in CATEGORIES else LOST, AUTO)
+    return EpisodeCategory(suggestion if suggestion in SUGGESTIONS else LOST, AUTO)
 
 
 def episode_category(folder: Path, row: Mapping[str, Any]) -> tuple[EpisodeCategory, str | None]:
