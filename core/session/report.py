@@ -17,6 +17,7 @@ from typing import Any
 import cv2
 import numpy as np
 
+from core.session import run_folder
 from core.session.metrics import pearson
 from core.session.taxonomy import AUTO, HUMAN, TAXONOMY, EpisodeCategory, categorise
 
@@ -40,10 +41,10 @@ def load_results(folder: Path) -> tuple[list[dict[str, Any]], list[str]]:
     path = folder / "results.jsonl"
     if not folder.is_dir():
         raise ReportError(f"{folder} is not a folder; {RUN_HINT}")
-    if not path.is_file():
+    if not path.is_file() and not (folder / run_folder.ERRORS).is_file():
         raise ReportError(f"{folder} has no results.jsonl; {RUN_HINT}, or run one: python main.py run --out {folder}")
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8") if path.is_file() else ""
     except (OSError, UnicodeDecodeError) as exc:
         raise ReportError(f"cannot read {path} ({exc}); check its permissions or restore it from a backup") from exc
     rows, warnings = [], []
@@ -92,6 +93,9 @@ def build_report(folder: Path | str) -> dict[str, Any]:
     """Every number of the report, JSON-serialisable. Raises ReportError when there is nothing to read."""
     folder = Path(folder)
     rows, warnings = load_results(folder)
+    # Infrastructure errors are not results: kept out of every table and denominator, counted apart.
+    errors = [_error_summary(r) for r in run_folder.unresolved_errors(folder, rows)]
+    rows = [r for r in rows if not run_folder.is_error(r)]
     main = [r for r in rows if not r.get("privileged")]
     privileged = [r for r in rows if r.get("privileged")]
     labelled, label_warnings = categorise(folder, main)
@@ -123,7 +127,27 @@ def build_report(folder: Path | str) -> dict[str, Any]:
     return {"folder": str(folder), "sr": sr_rows, "metrics": metric_rows, "failures": failure_rows,
             "failure_sources": failure_sources, "disputed": sum(c.disputed for c in labelled), "points": points,
             "pearson_im_sr": pearson(*_xy(points)), "pearson_by_agent": by_agent, "episodes": len(main),
-            "privileged_episodes": len(privileged), "warnings": warnings + label_warnings}
+            "privileged_episodes": len(privileged), "infrastructure_errors": errors,
+            "warnings": warnings + label_warnings}
+
+
+def _error_summary(row: dict[str, Any]) -> dict[str, Any]:
+    error = str(row.get("error") or "unknown error")
+    return {"key": row.get("key"), "agent": agent_of(row) if ("agent_spec" in row or "agent" in row) else "?",
+            "task_id": row.get("task_id"), "granularity": row.get("granularity"), "error": error.splitlines()[0]}
+
+
+def errors_text(errors: Sequence[dict[str, Any]], shown: int = 10) -> str:
+    """The report's section on infrastructure errors (empty when there are none)."""
+    if not errors:
+        return ""
+    lines = [f"{len(errors)} episode(s) ended in an infrastructure error (the game or the evaluator died, or the "
+             "model API failed for good). They are not results and are in none of the tables above; run the "
+             "same `python main.py run` command again to retry them.", ""]
+    lines += [f"- {e['key']}: {e['error']}" for e in errors[:shown]]
+    if len(errors) > shown:
+        lines.append(f"- ... and {len(errors) - shown} more (errors.jsonl has every one)")
+    return "\n".join(lines)
 
 
 def _xy(points: Sequence[dict[str, Any]]) -> tuple[list[float], list[float]]:
@@ -155,9 +179,12 @@ def write_report(folder: Path, report: dict[str, Any]) -> str:
                           for r in report["failures"]])
     per_agent = "; ".join(f"{agent}: {format_value(r) if r is not None else 'undefined'}"
                           for agent, r in report["pearson_by_agent"].items())
+    errors = report["infrastructure_errors"]
     text = "\n\n".join([
         "# PokeGym run report", f"{report['episodes']} episodes "
-        f"({report['privileged_episodes']} privileged driver episodes are kept out of every table).",
+        f"({report['privileged_episodes']} privileged driver episodes are kept out of every table)."
+        + (f" {len(errors)} episode(s) that ended in an infrastructure error are not results; they are "
+           "counted apart, at the end." if errors else ""),
         "## Success rate by granularity and category", sr,
         "## Movement metrics", metrics,
         "## Failure taxonomy (human labels where confirmed, automatic suggestions otherwise)", failures,
@@ -167,6 +194,7 @@ def write_report(folder: Path, report: dict[str, Any]) -> str:
         f"{pearson_text(report['pearson_im_sr'])}.",
         f"Per agent: {per_agent or 'no agents'}.",
         "![IM rate vs success rate](im_vs_sr.png)",
+        *(["## Infrastructure errors (not results)", errors_text(errors)] if errors else []),
     ]) + "\n"
     (folder / "report.md").write_text(text)
     for name, rows in (("success_rates", report["sr"]), ("metrics", report["metrics"]),
@@ -209,6 +237,9 @@ def long_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
     for agent, r_value in report["pearson_by_agent"].items():
         add("im_vs_sr", agent, "all", "all", "pearson_r", r_value)
     add("im_vs_sr", "all", "all", "all", "pearson_r", report["pearson_im_sr"])
+    for agent in sorted({e["agent"] for e in report["infrastructure_errors"]}):
+        count = sum(e["agent"] == agent for e in report["infrastructure_errors"])
+        add("infrastructure_errors", agent, "all", "all", "episodes", count)
     return out
 
 
