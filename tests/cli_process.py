@@ -36,6 +36,8 @@ class CliProcess:
             with self._changed:
                 self.lines[name].append(line.rstrip("\n"))
                 self._changed.notify_all()
+        with self._changed:  # end of output: let waiters see that the process is ending
+            self._changed.notify_all()
 
     def text(self, name: str) -> str:
         with self._changed:

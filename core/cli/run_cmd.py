@@ -13,6 +13,7 @@ interrupted ones and those that ended in an infrastructure error (errors.jsonl) 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import signal
 import sys
@@ -81,15 +82,21 @@ class StopOnInterrupt:
             signal.signal(number, handler)
 
     def _handle(self, number: int, frame: FrameType | None) -> None:
-        # os.write, not print: a handler that interrupts a print to the same stream must not print.
         self.presses += 1
         if self.presses == 1:
-            os.write(2, b"\nstopping; Ctrl+C again to abort\n")
+            _say(b"\nstopping; Ctrl+C again to abort\n")
             self.control.stop()
             return
-        os.write(2, b"\naborted: the running episodes' files are left without a result; rerun to redo them\n")
+        _say(b"\naborted: the running episodes' files are left without a result; rerun to redo them\n")
         child.kill_all()
         os._exit(130)
+
+
+def _say(message: bytes) -> None:
+    """os.write, not print: a handler that interrupts a print to the same stream must not print, and a
+    closed terminal must not turn a stop into an exception."""
+    with contextlib.suppress(OSError):
+        os.write(2, message)
 
 
 def check_arguments(args: argparse.Namespace) -> str | None:
