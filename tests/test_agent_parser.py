@@ -139,6 +139,7 @@ def test_a_wrapper_object_around_the_answer(reply):
     '**Final answer:**\n{"action": "RotateRight", "self_assessment": "stuck"}\n\nNot {"action": "MoveLeft"}.',
     'Draft: {"action": "MoveLeft", "self_assessment": "stuck"}\n{"action": "RotateRight", "self_assessment": "stuck"}',
     '{"action": "MoveLeft"}\nActually, the wall is there.\n{"action": "RotateRight", "self_assessment": "stuck"}',
+    '{"action": "MoveLeft"} Wait, no - the wall. {"action": "RotateRight", "self_assessment": "stuck"}',
     '{"draft": {"action": "MoveLeft"}, "final": {"action": "RotateRight", "self_assessment": "stuck"}}',
     'Thought: turn or strafe?\nAction: MoveLeft\nSelf-assessment: stuck\nFinal Answer: RotateRight',
 ])
@@ -297,6 +298,7 @@ def test_a_bad_action_set_is_reported():
     ("progressing", "progressing"), ("Stuck", "stuck"), ("UNSURE", "unsure"),
     ("making progress", "progressing"), ("moving", "progressing"), ("not stuck", "progressing"),
     ("blocked", "stuck"), ("not moving", "stuck"), ("no progress", "stuck"), ("I'm stuck", "stuck"),
+    ("I can\u2019t move", "stuck"), ("\u2018progressing\u2019", "progressing"), ("**Stuck**", "stuck"),
     ("uncertain", "unsure"), ("not sure", "unsure"),
     ("stuck - a fence is in the way", "stuck"), ("progressing (the pier is closer)", "progressing"),
     # ambiguous: never a guess

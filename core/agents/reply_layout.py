@@ -33,7 +33,8 @@ _DRAFT = re.compile(r"\b(?:draft|initial (?:answer|attempt|idea|plan|guess|choic
                     r"tentative(?:ly)?|preliminary)\b", re.I)
 _REVISION = re.compile(r"\b(?:actually|on second thought|reconsider(?:ing)?|correction|corrected|revised?|revision|"
                        r"scratch that|instead|change (?:my|the) (?:mind|answer|action)|let me (?:fix|correct|redo|"
-                       r"update|revise)|updated (?:answer|action)|better option)\b|(?:^|[.!?]\s+)wait[,.!:\u2014-]",
+                       r"update|revise)|updated (?:answer|action)|better option)\b"
+                       r"|(?:^|[.!?])\s*\bwait\s?[,.!:\u2014-]",  # "Wait, ..." opening a sentence; not "I could wait:"
                        re.I | re.M)
 
 
