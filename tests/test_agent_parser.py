@@ -285,6 +285,13 @@ def test_continuous_control_is_range_checked():
 def test_a_bare_action_name_is_accepted():
     assert accepted("RotateLeft").action.name == "RotateLeft"
     assert accepted("**Interact**\n").action.name == "Interact"
+    assert accepted("MoveForward\n\nThe bakery is straight ahead.").action.name == "MoveForward"
+    assert accepted("The guard is in front of me.\n\n`Interact`").action.name == "Interact"
+
+
+def test_a_name_line_that_the_prose_overrules_is_refused():
+    assert "also mentions RotateLeft" in refused("MoveForward\n\nActually, RotateLeft is better.").error
+    assert "no JSON object" in refused("left\n\nThe path goes left.").error  # an alias alone is just a word
 
 
 def test_a_bad_action_set_is_reported():

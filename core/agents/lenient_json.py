@@ -53,9 +53,10 @@ class Bareword(str):
 
 
 class LenientError(ValueError):
-    def __init__(self, message: str, position: int) -> None:
+    def __init__(self, message: str, position: int, too_deep: bool = False) -> None:
         super().__init__(f"{message} at character {position}")
         self.position = position
+        self.too_deep = too_deep
 
 
 class _Cut(Exception):  # internal control flow: the text ended here
@@ -113,7 +114,9 @@ def find_objects(text: str, wanted: Any = None) -> tuple[list[Found], list[Unrea
             value, end = reader.read_at(index)
         except LenientError as exc:
             unreadable.append(Unreadable(index, exc.position, str(exc)))
-            index = _next_start(text, index + 1)
+            # Nested too deeply: so is every object opened on the way down; an answer is never that deep
+            # (a strictly valid deep object is not searched below four levels either).
+            index = _next_start(text, exc.position if exc.too_deep else index + 1)
             continue
         found.append(Found(value, index, end, strict=False))
         if isinstance(value, Partial):
@@ -207,7 +210,7 @@ class _Reader:
 
     def object(self, depth: int) -> dict[str, Any]:
         if depth > MAX_DEPTH:
-            raise LenientError("nested too deeply", self.pos)
+            raise LenientError("nested too deeply", self.pos, too_deep=True)
         self.pos += 1  # the '{'
         result: dict[str, Any] = {}
         while True:
@@ -254,7 +257,7 @@ class _Reader:
 
     def array(self, depth: int) -> list[Any]:
         if depth > MAX_DEPTH:
-            raise LenientError("nested too deeply", self.pos)
+            raise LenientError("nested too deeply", self.pos, too_deep=True)
         self.pos += 1  # the '['
         items: list[Any] = []
         while True:

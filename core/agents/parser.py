@@ -69,6 +69,7 @@ _THOUGHT_KEYS = ("thought", "thoughts", "reasoning", "reason", "rationale", "exp
 _NAME_KEYS = ("name", "action", "type", "id", "command")
 _PLACEHOLDER = re.compile(r"\s*(?:<[^<>]*>|\.\.\.|…|\?+|[A-Za-z]+(?:\s*\|\s*[A-Za-z]+)+)\s*")
 _TEMPLATE = re.compile(r"<[^<>\n]{1,80}>|[\"']\s*\|\s*[\"']")  # the prompt's format line echoed back
+_MARKUP = " \t\r\n*`'\".!#>"  # around a bare name: "**MoveForward**", "`Interact`.", "> Wait"
 _WINDOW = 300  # how far before an answer its "Final answer:" / "Draft:" label may stand
 
 
@@ -126,12 +127,11 @@ def _parse(text: Any, actions: ActionSet, paradigm: str) -> ParseResult:
     candidates += _line_candidates(prose, actions)
     candidates.sort(key=lambda c: c.start)
     if not candidates:
-        bare = _bare_name(lay.answer, actions)
-        if bare is None:
+        candidates = _bare_names(prose, actions)
+        if not candidates:
             said = [read_assessment(v) for present, v in (assessment_field(o.value) for o in found) if present]
             return ParseResult(None, lay.thinking, said[-1] if said else _line_assessment(prose),
                                _nothing_found(lay, found, unreadable))
-        candidates = [_Candidate(0, len(text), bare, None, {}, {})]
     chosen, problem = _choose(candidates, lay.answer)
     if chosen is not None and problem is None:
         problem = _later_unreadable(chosen, unreadable, lay.answer)
@@ -240,7 +240,7 @@ def _line_candidates(prose: str, actions: ActionSet) -> list[_Candidate]:
     out = []
     previous_end = 0
     for line in action_lines(prose):
-        value = line.value.strip().strip("*`'\" ").rstrip(".!").strip()
+        value = line.value.strip(_MARKUP)
         if not value or value[0] in "{[" or normalized(value) == "continuous":
             previous_end = line.end
             continue  # the JSON on this line or the next is its own candidate
@@ -276,11 +276,27 @@ def _line_action_name(value: str, actions: ActionSet) -> str | None:
     return canonical.get(normalized(first))
 
 
-def _bare_name(answer: str, actions: ActionSet) -> Action | None:
-    text = answer.strip().strip("*`'\"").rstrip(".!").strip()
-    if len(text) > 40 or not text or actions.resolve_name(text) is None:
-        return None
-    return actions.discrete(text)
+def _bare_names(prose: str, actions: ActionSet) -> list[_Candidate]:
+    """A reply that is only an action name (any alias), or whose first or last line is exactly an action's
+    own name ("MoveForward" and then an explanation). Aliases on a line of their own ("left", "a") are too
+    common as words to be read as answers there."""
+    whole = prose.strip(_MARKUP)
+    if len(whole) <= 40 and actions.resolve_name(whole):
+        return [_Candidate(0, len(prose), actions.discrete(whole), None, {}, {})]
+    canonical = {normalized(name): name for name in actions.names}
+    lines = [(m.start(), m.end(), m.group().strip(_MARKUP)) for m in re.finditer(r"[^\n]*\S[^\n]*", prose)]
+    out = []
+    for start, end, line in sorted({lines[0], lines[-1]}) if lines else ():
+        name = canonical.get(normalized(line)) if len(line) <= 40 else None
+        if name is None:
+            continue
+        rest = normalized(prose[:start] + " " + prose[end:])
+        others = [canonical[key] for key in canonical if canonical[key] != name and key in rest]
+        if others:  # "MoveForward", then "... actually RotateLeft is better": the prose may overrule the line
+            return [_Candidate(start, end, None, f"the reply names {name} on a line of its own but also mentions "
+                               f"{', '.join(others)}; answer with one JSON object", {}, {})]
+        out.append(_Candidate(start, end, actions.discrete(name), None, {}, {}))
+    return out
 
 
 # --- choosing among them --------------------------------------------------------------------------------------
