@@ -27,7 +27,7 @@ _SYNONYMS = {
 }
 _EXACT = {value: value for value in STATED_ASSESSMENTS}
 _PHRASES = {phrase: value for value, phrases in _SYNONYMS.items() for phrase in phrases}
-_LEADING = re.compile(r"(?:i am|i'm|im|we are|i|currently|still)\s+")
+_LEADING = re.compile(r"^(?:i am|i'm|im|we are|i|currently|still)\s+")
 # A known phrase, then nothing or an explanation after a clear break: "stuck - a fence is in the way".
 _ANY_PHRASE = "|".join(sorted((re.escape(p) for p in _PHRASES), key=len, reverse=True))
 _PHRASE_THEN_BREAK = re.compile(r"(" + _ANY_PHRASE + r")\s*(?:$|\(|[-–—:;,.]\s)")

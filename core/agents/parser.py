@@ -71,6 +71,7 @@ _PLACEHOLDER = re.compile(r"\s*(?:<[^<>]*>|\.\.\.|…|\?+|[A-Za-z]+(?:\s*\|\s*[A
 _TEMPLATE = re.compile(r"<[^<>\n]{1,80}>|[\"']\s*\|\s*[\"']")  # the prompt's format line echoed back
 _MARKUP = " \t\r\n*`'\".!#>"  # around a bare name: "**MoveForward**", "`Interact`.", "> Wait"
 _WINDOW = 300  # how far before an answer its "Final answer:" / "Draft:" label may stand
+_SHOWN = 2000  # how much of an unreadable object is looked at for what it was meant to say
 
 
 @dataclass(frozen=True)
@@ -284,7 +285,8 @@ def _bare_names(prose: str, actions: ActionSet) -> list[_Candidate]:
     if len(whole) <= 40 and actions.resolve_name(whole):
         return [_Candidate(0, len(prose), actions.discrete(whole), None, {}, {})]
     canonical = {normalized(name): name for name in actions.names}
-    lines = [(m.start(), m.end(), m.group().strip(_MARKUP)) for m in re.finditer(r"[^\n]*\S[^\n]*", prose)]
+    lines = [(m.start(), m.end(), m.group().strip(_MARKUP)) for m in re.finditer(r"[^\n]+", prose)
+             if not m.group().isspace()]
     out = []
     for start, end, line in sorted({lines[0], lines[-1]}) if lines else ():
         name = canonical.get(normalized(line)) if len(line) <= 40 else None
@@ -330,7 +332,7 @@ def _listing(candidates: list[_Candidate]) -> str:
 
 def _later_unreadable(chosen: _Candidate, unreadable: list, answer: str) -> str | None:
     for bad in unreadable:
-        text = answer[bad.start:bad.end + 1]
+        text = answer[bad.start:min(bad.end + 1, bad.start + _SHOWN)]
         if bad.start >= chosen.end and re.search(r"action\W{0,3}\s*:", text, re.I) and not _TEMPLATE.search(text):
             return (f"after the answer the reply holds another JSON object that could not be read ({bad.reason}); "
                     "send one readable answer")
@@ -347,13 +349,14 @@ def _nothing_found(lay: Layout, found: list[Found], unreadable: list) -> str:
             return "the reply ended inside a thinking block, before any answer (it may have been cut off)"
     if found and found[-1].truncated:
         return "the reply was cut off before its action; send the whole JSON object"
-    bad = [lay.answer[u.start:u.end + 1] for u in unreadable]
+    bad = [lay.answer[u.start:min(u.end + 1, u.start + _SHOWN)] for u in unreadable]
     if any(_TEMPLATE.search(text) for text in bad):
         return "the reply repeats the answer template instead of choosing an action"
     bad_reasons = [u.reason for u, text in zip(unreadable, bad) if re.search(r"action", text, re.I)]
     if bad_reasons:
         return f"the reply's JSON could not be read ({bad_reasons[-1]})"
-    if any(not obj.strict and re.search(r"[\"']action[\"']\s*:", lay.answer[obj.start:obj.end]) for obj in found):
+    if any(not obj.strict and re.search(r"[\"']action[\"']\s*:", lay.answer[obj.start:min(obj.end, obj.start + _SHOWN)])
+           for obj in found):
         return "the reply's JSON could not be read: its \"action\" field is lost in malformed text"
     if found:
         return "the JSON object has no \"action\" field"

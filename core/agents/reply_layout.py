@@ -16,7 +16,6 @@ _THINK_TAGS = "think|thinking|reasoning|scratchpad|reflection|analysis|internal_
 _OPEN = re.compile(rf"<({_THINK_TAGS})(?:\s[^<>]{{0,200}})?>", re.I)
 _LONE_CLOSE = re.compile(rf"</({_THINK_TAGS})>", re.I)
 _HARMONY_FINAL = "<|channel|>final<|message|>"
-_NOT_NEWLINE = re.compile(r"[^\n]")
 
 
 _LABEL = r"^[ \t>*_#\-]*(?:\d+[.)][ \t]*)?"  # "**", "## ", "> ", "- ", "1. " before a label
@@ -91,7 +90,7 @@ def layout(text: str) -> Layout:
 
 def blank(chunk: str) -> str:
     """The chunk as spaces, keeping its line breaks (so positions and line starts stay where they were)."""
-    return " " * len(chunk) if "\n" not in chunk else _NOT_NEWLINE.sub(" ", chunk)
+    return "\n".join(" " * len(line) for line in chunk.split("\n"))
 
 
 def _strip_tags(chunk: str) -> str:
