@@ -47,12 +47,15 @@ def _timed(call: Callable[[], Any]) -> float:
 def bench_parse(args: argparse.Namespace, emit: Callable[..., None]) -> None:
     from core.agents.actions import ActionSet
     from core.agents.parser import parse_reply
-    from core.agents.reply_corpus import DEFAULT_CORPUS, check, load_corpus, wrong_action
+    from core.agents.reply_corpus import DEFAULT_CORPUS, CorpusError, check, load_corpus, wrong_action
     from core.evaluation.profile import load_profile
     from core.paths import PROFILES_DIR
 
     actions = ActionSet.from_profile_data(load_profile(PROFILES_DIR / "builtin_world.yaml").actions)
-    corpus = load_corpus(Path(args.corpus) if args.corpus else DEFAULT_CORPUS)
+    try:
+        corpus = load_corpus(Path(args.corpus) if args.corpus else DEFAULT_CORPUS)
+    except CorpusError as exc:
+        raise SystemExit(f"bench parse: {exc}") from None
 
     failures: list[str] = []
     wrong = 0
@@ -61,7 +64,7 @@ def bench_parse(args: argparse.Namespace, emit: Callable[..., None]) -> None:
         result = parse_reply(entry.reply, actions, entry.paradigm)
         problem = check(entry, result)
         wrong += wrong_action(entry, result)
-        by_style[entry.style].append(problem is None)
+        by_style[entry.style or "unstyled"].append(problem is None)
         if problem:
             failures.append(f"{entry.id}: {problem}")
     for line in failures:
