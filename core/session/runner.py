@@ -101,6 +101,7 @@ class EpisodeRunner:
         self._single_step = False
         self._stop = threading.Event()
         self._stop_reason = "stopped"
+        self._stop_error: str | None = None
         self._control = threading.Lock()
         self._pending: list[tuple[str, object]] = []  # human inputs and interventions, in arrival order
         self._text_intervention: Intervention | None = None
@@ -123,11 +124,13 @@ class EpisodeRunner:
         self._single_step = True
         self._resume.set()
 
-    def stop(self, reason: str = "stopped") -> None:
+    def stop(self, reason: str = "stopped", error: str | None = None) -> None:
         """End the episode after the step in progress; a decision still being made is abandoned, so a
         slow model call never holds up a stop. `reason` becomes the end_reason: "stopped" (a user's
-        Stop) or "interrupted" (a batch cut short by Ctrl+C, which is not a result)."""
+        Stop), "interrupted" (a batch cut short by Ctrl+C, which is not a result) or "error" with `error`
+        saying why (an episode past its time limit)."""
         self._stop_reason = reason
+        self._stop_error = error
         self._stop.set()
         self._resume.set()
 
@@ -177,7 +180,7 @@ class EpisodeRunner:
                 source, decision, macro, intervention = self._next_action(builder, instruction, history,
                                                                           pending_hint)
                 if source is None:
-                    end_reason = self._stop_reason
+                    end_reason, error = self._stop_reason, self._stop_error
                     break
                 pending_hint = ""
                 self.step += 1
@@ -233,6 +236,8 @@ class EpisodeRunner:
                 end_reason = "budget"
         except GameError as exc:
             end_reason, error = "error", self._root_cause(exc)
+            if self._stop_error:  # the game was killed because the episode had to end (its time limit)
+                error = f"{self._stop_error}; {error}"
         except AgentFailure as exc:
             end_reason, error = "error", str(exc)
         except Exception as exc:  # noqa: BLE001 - e.g. a full disk: end with the reason and a closed, readable file
