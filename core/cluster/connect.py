@@ -7,8 +7,10 @@ HOST:PORT of a head started with `ray start --head`) uses that cluster as it is;
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import os
+import socket
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
@@ -40,10 +42,37 @@ def import_ray(local: bool = False) -> ModuleType:
     return ray
 
 
+REACH_TIMEOUT_S = 10.0
+
+
+def _on_loopback(host: str) -> bool:
+    try:
+        return host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _check_reachable(address: str) -> None:
+    """Ray retries an unreachable head for minutes; find out in seconds, and say what to check."""
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit():
+        raise BatchError(f"--ray {address!r}: give auto, or the head's HOST:PORT (the port `ray start --head` "
+                         "printed, 6379 by default)")
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=REACH_TIMEOUT_S):
+            pass
+    except OSError as exc:
+        raise BatchError(f"cannot reach the Ray head at {address} ({exc.strerror or exc}); is `ray start --head "
+                         "--port PORT` running there, and does the firewall let this machine in?") from None
+
+
 def connect(address: str | None, num_cpus: int | None = None) -> RayCluster:
     """Attach this process to Ray: a new private local instance when `address` is None or "local"."""
     local = address in (None, LOCAL)
-    ray = import_ray(local)
+    if address is not None and not local and address != "auto":
+        _check_reachable(address)
+    # A head on loopback was started loopback-only; the driver must not swap 127.0.0.1 for its LAN address.
+    ray = import_ray(local or (address is not None and _on_loopback(address.rpartition(":")[0].strip("[]"))))
     options: dict[str, Any] = {"logging_level": logging.WARNING, "log_to_driver": False}
     try:
         if local:

@@ -167,6 +167,10 @@ def play_episode(job: EpisodeJob, root: Path, control: EpisodeControl,
             watchdog.arm(runner, (world.pid, evaluator.pid))
             try:
                 result = runner.run()
+            except GameError as exc:  # it died before the first step: the runner names the cause all the same
+                cause = runner.root_cause(exc)
+                result = _error_row(job, agent.name, f"{watchdog.message}; {cause}" if watchdog.fired.is_set()
+                                    else cause)
             finally:
                 watchdog.disarm()
                 control.finished(runner)

@@ -235,7 +235,7 @@ class EpisodeRunner:
             else:
                 end_reason = "budget"
         except GameError as exc:
-            end_reason, error = "error", self._root_cause(exc)
+            end_reason, error = "error", self.root_cause(exc)
             if self._stop_error:  # the game was killed because the episode had to end (its time limit)
                 error = f"{self._stop_error}; {error}"
         except AgentFailure as exc:
@@ -254,7 +254,7 @@ class EpisodeRunner:
         return result
 
     # -- pieces -----------------------------------------------------------------------------
-    def _root_cause(self, exc: GameError) -> str:
+    def root_cause(self, exc: GameError) -> str:
         """When the game dies, the evaluator follows it; report the game's death, not the echo."""
         deadline = time.monotonic() + (2.0 if isinstance(exc, EvaluatorError) else 0.0)
         while True:  # the evaluator may notice the death a moment before the game client does

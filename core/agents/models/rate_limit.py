@@ -86,6 +86,9 @@ class PermitBook:
         """The provider said "too many requests": nobody starts one for `seconds` (a shared back-off)."""
         self._paused_until = max(self._paused_until, now + seconds)
 
+    def paused_for(self, now: float) -> float:
+        return max(0.0, self._paused_until - now)
+
 
 class RequestLimiter(Protocol):
     """What a model client needs from a limiter; `key` names the provider and server."""
@@ -126,6 +129,11 @@ class LocalLimiter:
     def back_off(self, key: str, seconds: float) -> None:
         with self._changed:
             self._book(key).pause(time.monotonic(), seconds)
+
+    def paused_for(self, key: str) -> float:
+        """Seconds until requests to `key` may start again after a 429 (0 when not paused)."""
+        with self._changed:
+            return self._book(key).paused_for(time.monotonic())
 
 
 def limiter_key(provider: str, base_url: str | None) -> str:
