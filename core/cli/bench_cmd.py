@@ -1,5 +1,5 @@
-"""`python main.py bench world|scan|record|live|replay|parse`: the world, memory scanning, recording, the studio,
-or the reply parser.
+"""`python main.py bench world|scan|record|live|replay|parse|rl|run`: the world, memory scanning, recording, the
+studio, the reply parser, Gymnasium environments, or whole runs (local pool and Ray).
 
 Figures are relative to baselines measured in the same run, because shared machines are noisy.
 """
@@ -19,7 +19,8 @@ from core.paths import PROJECT_ROOT
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("suite", choices=["world", "scan", "record", "live", "replay", "parse"], help="what to measure")
+    parser.add_argument("suite", choices=["world", "scan", "record", "live", "replay", "parse", "rl", "run"],
+                        help="what to measure")
     parser.add_argument("--json", action="store_true", help="one JSON object per line")
     parser.add_argument("--steps", type=int, default=60, help="lockstep steps per timed block (default %(default)s)")
     parser.add_argument("--frames", type=int, default=400, help="frames to render per size (default %(default)s)")
@@ -30,6 +31,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--corpus", type=Path,
                         help="parse: a folder of reply corpus YAML files (default: tests/data/replies)")
     parser.add_argument("--rounds", type=int, default=30, help="parse: timed passes over the corpus (default 30)")
+    parser.add_argument("--episodes", type=int, default=4, help="run: episodes per configuration (default 4)")
+    parser.add_argument("--episode-steps", type=int, default=20, help="run: steps per episode (default 20)")
 
 
 def emit(args: argparse.Namespace, name: str, value: float, unit: str, baseline: float | None = None,
@@ -110,6 +113,14 @@ def run(args: argparse.Namespace) -> int:
         from core.cli.bench_parse import bench_parse
 
         bench_parse(args, emit)
+    elif args.suite == "rl":
+        from core.cli.bench_rl import bench_rl
+
+        bench_rl(args, emit)
+    elif args.suite == "run":
+        from core.cli.bench_run import bench_run
+
+        bench_run(args, emit)
     return 0
 
 
