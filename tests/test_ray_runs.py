@@ -16,6 +16,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -131,6 +132,7 @@ def test_a_worker_killed_mid_episode_is_retried_on_another_worker_and_recorded_o
     with EpisodeReader(out / "episodes" / f"{EPISODE}.h5") as episode:  # the retry's whole file, not a part
         assert episode.step_count == episode.result["steps_used"] == rows[0]["steps_used"]
     assert not list((out / "episodes").glob(".*.part"))
+    assert not list(Path(tempfile.gettempdir()).glob(f"pokegym-episode-{worker}-*"))  # the killed one's folder
 
 
 def test_a_game_killed_inside_an_episode_is_an_infrastructure_error_with_its_cause_then_retried(head, runs, tmp_path):

@@ -29,7 +29,7 @@ from core.agents.models.rate_limit import RateLimits
 from core.agents.observe import ObservationOptions
 from core.cli.progress import RunProgress
 from core.game import child
-from core.session.batch import BatchError, run_batch
+from core.session.batch import BatchError, check_run, run_batch
 from core.session.batch_control import BatchControl
 from core.session.batch_driver import EpisodeExecutor
 from core.session.interventions import InterventionPolicy
@@ -139,6 +139,7 @@ class StopOnInterrupt:
             return
         _say(b"\naborted: the running episodes' files are left without a result; rerun to redo them\n")
         child.kill_all()
+        self.control.abort()
         os._exit(130)
 
 
@@ -218,8 +219,12 @@ def run(args: argparse.Namespace) -> int:
         interventions=InterventionPolicy(args.intervention, args.intervention_k), step_budget=args.budget,
         seed=args.seed, frame_every_ticks=args.frames_every,
     )
+    agent_options = {"model_id": args.model_id, "base_url": args.base_url, "reflection_every": args.reflection,
+                     "experience_from": args.experience_from}
     try:
         limits = RateLimits(args.concurrent_requests, args.requests_per_minute)
+        if args.ray is not None:  # mistakes in the command first: starting or joining Ray takes seconds
+            check_run(args.tasks, args.granularity, args.agent, args.trials, options, agent_options)
         executor = make_executor(args)
     except BatchError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -230,11 +235,9 @@ def run(args: argparse.Namespace) -> int:
         # After Ray's start-up, which sets its own SIGTERM handler: ours must be the one that runs.
         with StopOnInterrupt(control):
             rows = run_batch(args.tasks, args.granularity, args.agent, args.trials, args.workers or 1, args.out,
-                             options, display.episode, {"model_id": args.model_id, "base_url": args.base_url,
-                                                        "reflection_every": args.reflection,
-                                                        "experience_from": args.experience_from}, control,
-                             executor=executor, episode_timeout_s=args.episode_timeout, retries=args.retries,
-                             limits=limits, status=display.status)
+                             options, display.episode, agent_options, control, executor=executor,
+                             episode_timeout_s=args.episode_timeout, retries=args.retries, limits=limits,
+                             status=display.status)
     except BatchError as exc:
         display.close()
         print(f"error: {exc}", file=sys.stderr)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ipaddress
 import logging
 import os
+import signal
 import socket
 from dataclasses import dataclass
 from types import ModuleType
@@ -89,6 +90,31 @@ def connect(address: str | None, num_cpus: int | None = None) -> RayCluster:
     return RayCluster(address=str(info.get("gcs_address", address)), started_here=local,
                       driver_node=ray.get_runtime_context().get_node_id(),
                       cpus=float(ray.cluster_resources().get("CPU", 0.0)))
+
+
+def kill_local_ray() -> None:
+    """Abort: SIGKILL every process under this one (a private Ray: its GCS, raylet, agents and workers, whose
+    worlds then exit on their own). Safe in a signal handler: /proc reads and kill calls only."""
+    parents: dict[int, int] = {}
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                with open(f"/proc/{entry.name}/stat") as handle:
+                    parents[int(entry.name)] = int(handle.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+    doomed, frontier = set(), [os.getpid()]
+    while frontier:
+        parent = frontier.pop()
+        for pid, ppid in parents.items():
+            if ppid == parent and pid not in doomed:
+                doomed.add(pid)
+                frontier.append(pid)
+    for pid in doomed:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            continue
 
 
 def disconnect() -> None:

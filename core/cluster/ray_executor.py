@@ -24,11 +24,12 @@ import ray
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from core.agents.models.rate_limit import RateLimits
-from core.cluster.connect import RayCluster, connect, disconnect
+from core.cluster.connect import RayCluster, connect, disconnect, kill_local_ray
 from core.cluster.coordinator import CHUNK_BYTES, RunCoordinator
 from core.cluster.fingerprint import Fingerprint, differences, fingerprint, mismatch_message
 from core.cluster.ray_limiter import LimiterActor, RayLimiter
 from core.cluster.resources import EpisodeResources
+from core.game import child
 from core.session import run_folder
 from core.session.batch_control import INTERRUPTED, BatchControl, Stoppable
 from core.session.batch_driver import Finished
@@ -40,6 +41,7 @@ RUNNING_POLL_S = 1.0      # how often the driver reads the running table
 BACKSTOP_GRACE_S = 60.0   # past --episode-timeout plus this, the worker itself is killed
 UPLOAD_WINDOW = 2         # chunks in flight per upload: memory stays bounded at a few chunks
 DEFAULT_MAX_RETRIES = 3   # Ray's retries of an episode whose worker or node died
+FOLDER_PREFIX = "pokegym-episode-"  # then the worker's pid: a folder whose worker is gone can be removed
 
 
 class NodeMismatch(BatchError):
@@ -102,6 +104,14 @@ def _upload(coordinator: ray.actor.ActorHandle, source: Path, relative: str) -> 
         raise
 
 
+def _remove_orphaned_folders() -> None:
+    """Episode folders of workers that were killed (their `finally` never ran): a recording can be large."""
+    for folder in Path(tempfile.gettempdir()).glob(f"{FOLDER_PREFIX}*-*"):
+        owner = folder.name[len(FOLDER_PREFIX):].split("-", 1)[0]
+        if owner.isdigit() and not child.pid_alive(int(owner)):
+            shutil.rmtree(folder, ignore_errors=True)
+
+
 @ray.remote
 def _episode_task(job: EpisodeJob, coordinator: ray.actor.ActorHandle, limiter: RayLimiter | None,
                   expected: str) -> EpisodeOutcome:
@@ -112,7 +122,8 @@ def _episode_task(job: EpisodeJob, coordinator: ray.actor.ActorHandle, limiter: 
     attempt = os.urandom(8).hex()
     if not ray.get(coordinator.begin.remote(job.key, attempt, _node_name(), os.getpid())):
         return EpisodeOutcome(SKIPPED)
-    root = Path(tempfile.mkdtemp(prefix="pokegym-episode-"))
+    _remove_orphaned_folders()
+    root = Path(tempfile.mkdtemp(prefix=f"{FOLDER_PREFIX}{os.getpid()}-"))
     try:
         outcome = play_episode(job, root, _RemoteControl(coordinator), limiter)
         if outcome.kind != SKIPPED:
@@ -179,6 +190,8 @@ class RayExecutor:
             self.connect()
         assert self.cluster is not None
         self._control = control
+        if self.cluster.started_here:
+            control.on_abort(kill_local_ray)  # a second Ctrl+C exits at once: take the private Ray along
         here = NodeAffinitySchedulingStrategy(self.cluster.driver_node, soft=False)
         self._coordinator = ray.remote(RunCoordinator).options(
             num_cpus=0, max_concurrency=32, scheduling_strategy=here).remote(str(out.resolve()))
@@ -199,7 +212,10 @@ class RayExecutor:
         ready, _ = ray.wait(list(self._refs), num_returns=1, timeout=timeout)
         if ready:
             ready, _ = ray.wait(list(self._refs), num_returns=len(self._refs), timeout=0)
-        return [(self._refs[ref], self._outcome(ref, self._refs.pop(ref))) for ref in ready]
+        finished = [(self._refs[ref], self._outcome(ref, self._refs.pop(ref))) for ref in ready]
+        for job, _ in finished:
+            self._running.pop(job.key, None)  # gone from the table at the next read; not counted meanwhile
+        return finished
 
     def _outcome(self, ref: ray.ObjectRef, job: EpisodeJob) -> EpisodeOutcome | BaseException:
         try:

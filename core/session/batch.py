@@ -70,6 +70,21 @@ def finish_experience(out: Path, start: ExperienceLibrary, keys: list[str]) -> P
     return target
 
 
+def check_run(task_selector: str, granularity: str, agent_spec: str, trials: int, options: RunOptions,
+              agent_options: dict[str, Any]) -> tuple[list[EpisodeSpec], tuple[str, ...] | None]:
+    """The run's episodes and a replay agent's replies; BatchError for an unknown task or agent, a missing key
+    or an unreadable replay file, before anything is made (or a cluster is started)."""
+    profile = load_profile(PROFILES_DIR / "builtin_world.yaml")
+    actions = ActionSet.from_profile_data(profile.actions)
+    specs = plan_episodes(task_selector, granularity, agent_spec, trials, profile.flags)
+    if not specs:
+        raise BatchError("nothing to run: --trials must be at least 1")
+    replies = tuple(replay_replies(agent_spec.partition(":")[2])) if agent_spec.startswith("replay:") else None
+    make_agent(agent_spec, actions, options.seed, options.paradigm,
+               {**agent_options, "granularity": specs[0].granularity, "replies": replies})
+    return specs, replies
+
+
 def run_batch(task_selector: str, granularity: str, agent_spec: str, trials: int, workers: int, out: Path,
               options: RunOptions, progress: Callable[[int, int, dict[str, Any]], None],
               agent_options: dict[str, Any] | None = None, control: BatchControl | None = None, *,
@@ -85,15 +100,7 @@ def run_batch(task_selector: str, granularity: str, agent_spec: str, trials: int
     """
     agent_options = agent_options or {}
     control = control or BatchControl()
-    profile = load_profile(PROFILES_DIR / "builtin_world.yaml")
-    actions = ActionSet.from_profile_data(profile.actions)
-    specs = plan_episodes(task_selector, granularity, agent_spec, trials, profile.flags)
-    if not specs:
-        raise BatchError("nothing to run: --trials must be at least 1")
-    replies = tuple(replay_replies(agent_spec.partition(":")[2])) if agent_spec.startswith("replay:") else None
-    # An unknown agent, a missing key or an unreadable replay file is reported before anything is made.
-    make_agent(agent_spec, actions, options.seed, options.paradigm,
-               {**agent_options, "granularity": specs[0].granularity, "replies": replies})
+    specs, replies = check_run(task_selector, granularity, agent_spec, trials, options, agent_options)
     try:
         run_folder.prepare(out)
     except run_folder.RunFolderError as exc:

@@ -112,6 +112,7 @@ def drive(jobs: list[EpisodeJob], executor: EpisodeExecutor, out: Path, control:
                     with (errors_path if failed else results_path).open("a") as handle:
                         handle.write(json.dumps(row, default=str) + "\n")
                     rows.append(row)
+                    report()  # so the line below shows the running count as it is now
                     progress(already + len(rows), total, row)
                     if failed and job.attempt <= retries and not control.stopping:
                         # The project's own retry of an infrastructure error; the failed try stays in errors.jsonl.
