@@ -31,8 +31,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--corpus", type=Path,
                         help="parse: a folder of reply corpus YAML files (default: tests/data/replies)")
     parser.add_argument("--rounds", type=int, default=30, help="parse: timed passes over the corpus (default 30)")
-    parser.add_argument("--episodes", type=int, default=4, help="run: episodes per configuration (default 4)")
-    parser.add_argument("--episode-steps", type=int, default=20, help="run: steps per episode (default 20)")
+    parser.add_argument("--episodes", type=int, default=6, help="run: episodes per configuration (default 6)")
+    parser.add_argument("--episode-steps", type=int, default=30, help="run: steps per episode (default 30)")
 
 
 def emit(args: argparse.Namespace, name: str, value: float, unit: str, baseline: float | None = None,

@@ -70,6 +70,9 @@ def _check_reachable(address: str) -> None:
 def connect(address: str | None, num_cpus: int | None = None) -> RayCluster:
     """Attach this process to Ray: a new private local instance when `address` is None or "local"."""
     local = address in (None, LOCAL)
+    already = _attached()
+    if already is not None:
+        return already  # this process is attached already (a bench running several executors on one Ray)
     if address is not None and not local and address != "auto":
         _check_reachable(address)
     # A head on loopback was started loopback-only; the driver must not swap 127.0.0.1 for its LAN address.
@@ -89,6 +92,17 @@ def connect(address: str | None, num_cpus: int | None = None) -> RayCluster:
     info = context.address_info
     return RayCluster(address=str(info.get("gcs_address", address)), started_here=local,
                       driver_node=ray.get_runtime_context().get_node_id(),
+                      cpus=float(ray.cluster_resources().get("CPU", 0.0)))
+
+
+def _attached() -> RayCluster | None:
+    import sys
+
+    ray = sys.modules.get("ray")
+    if ray is None or not ray.is_initialized():
+        return None
+    context = ray.get_runtime_context()
+    return RayCluster(address=context.gcs_address, started_here=False, driver_node=context.get_node_id(),
                       cpus=float(ray.cluster_resources().get("CPU", 0.0)))
 
 
