@@ -173,8 +173,14 @@ def make_executor(args: argparse.Namespace) -> EpisodeExecutor:
     """The local pool, or a Ray executor already connected and with every node checked (BatchError if not)."""
     if args.ray is None:
         return LocalPool(args.workers or 1)
-    from core.cluster.ray_executor import RayExecutor
     from core.cluster.resources import episode_resources, parse_resource
+
+    try:
+        from core.cluster.ray_executor import RayExecutor
+    except ModuleNotFoundError as exc:
+        if exc.name != "ray" and not str(exc.name).startswith("ray."):
+            raise
+        raise BatchError("--ray needs Ray, which is an optional extra: pip install -e '.[ray]'") from None
 
     try:
         extra = dict(parse_resource(text) for text in args.ray_resource)
