@@ -268,7 +268,8 @@ class EpisodeRunner:
                     "agent_config": self.agent.describe(), "privileged": self.options.privileged,
                     "start_state": self.task.start_for_reset(), "step_budget": self.options.step_budget or
                     self.task.step_budget, "instruction": self.task.instruction(self.options.granularity),
-                    "options": self.options.to_json(), "game": self.game.info.name}
+                    "options": self.options.to_json(), "game": self.game.info.name,
+                    "tick_hz": self.game.info.tick_hz}  # turns recorded ticks into seconds (clips)
         assert self.record_path is not None
         metadata["versions"] = _versions()
         outline = getattr(self.game, "map_outline", None)
