@@ -8,6 +8,7 @@
     python main.py tasks list    the 30-task suite; `tasks validate --all` drives every task
     python main.py run           run and record episodes; `report DIR` makes the paper's tables
     python main.py labels        export the studio's labels (`labels export DIR`), kappa (`labels agreement`)
+    python main.py export        a clip of a step range (`export clip EP.h5 --steps 40-75 --out c.mp4`), a dataset
     python main.py bench world   measure rendering and stepping (JSON lines with --json)
 """
 
@@ -27,6 +28,7 @@ _COMMANDS: list[tuple[str, str, str]] = [
     ("run", "run_cmd", "run episodes (task x granularity x agent x trial) and record them"),
     ("report", "report_cmd", "tables and the IM/SR correlation for a run folder"),
     ("labels", "labels_cmd", "export deadlock/failure labels and measure annotator agreement"),
+    ("export", "export_cmd", "share results: video clips with overlays (.mp4, .gif) and training datasets"),
     ("bench", "bench_cmd", "measure performance (ratios against same-run baselines)"),
 ]
 
