@@ -326,6 +326,11 @@ def write_long_csv(path: Path, report: dict[str, Any]) -> None:
 
 
 def _scatter(path: Path, points: list[dict[str, Any]], overall: dict[str, Any]) -> None:
+    cv2.imwrite(str(path), scatter_image(points, overall))
+
+
+def scatter_image(points: list[dict[str, Any]], overall: dict[str, Any]) -> np.ndarray:
+    """The IM rate / success rate scatter as a BGR image (report.md's im_vs_sr.png, the HTML report's figure)."""
     size, margin = 480, 60
     image = np.full((size, size, 3), 255, np.uint8)
     plot = size - 2 * margin
@@ -352,4 +357,4 @@ def _scatter(path: Path, points: list[dict[str, Any]], overall: dict[str, Any]) 
         x = int(margin + plot * min(max(point["im_rate"], 0.0), 1.0))
         y = int(size - margin - plot * min(max(point["success_rate"], 0.0), 1.0))
         cv2.circle(image, (x, y), 5, colours.get(point["granularity"], (120, 120, 120)), -1, cv2.LINE_AA)
-    cv2.imwrite(str(path), image)
+    return image
