@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 from core.recording.reader import EpisodeFileError
 from core.replay.episode import ReplayEpisode, load_replay
 from studio.replay.episode_list import EpisodeList
+from studio.replay.export_clip_dialog import ExportClipDialog
 from studio.replay.frame_loader import FrameLoader
 from studio.replay.keymap import REPLAY_KEYS, TextFieldsKeepKeys, load_keys
 from studio.replay.label_panel import LabelPanel
@@ -67,6 +68,10 @@ class ReplayView(QMainWindow):
         self.speed.addItems([f"{s:g}×" for s in SPEEDS])
         self.speed.setCurrentText("1×")
         self.position_label = QLabel("")
+        self.export_button = QPushButton("Export clip…")
+        self.export_button.setToolTip("Write the selected steps (Shift+drag on the timeline) as an MP4 or GIF with "
+                                      "overlays (Ctrl+Shift+E)")
+        self.clip_dialog: ExportClipDialog | None = None
         self.message = QLabel("Open an episode: File → Open recording…, drop an .h5 file here, or "
                               "`python main.py replay PATH`.")
         self.message.setWordWrap(True)
@@ -121,6 +126,7 @@ class ReplayView(QMainWindow):
         transport.addWidget(QLabel("Speed"))
         transport.addWidget(self.speed)
         transport.addWidget(self.position_label, 1)
+        transport.addWidget(self.export_button)
         column.addLayout(transport)
         column.addWidget(self.timeline)
         self.sub_frames.hide()
@@ -134,6 +140,12 @@ class ReplayView(QMainWindow):
         self.timeline.sig_span_edge_moved.connect(self._span_dragged)
         self.trajectory.sig_step_clicked.connect(self.seek_step)
         self.play_button.clicked.connect(self.toggle_play)
+        self.export_button.clicked.connect(self.open_export_clip)
+        export = QAction("Export clip…", self)
+        export.setShortcut("Ctrl+Shift+E")
+        export.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        export.triggered.connect(self.open_export_clip)
+        self.addAction(export)
         self.speed.currentIndexChanged.connect(self._restart_clock)
         self.sub_frames.valueChanged.connect(self._sub_frame_chosen)
         self.episodes.sig_open.connect(self.open_episode)
@@ -454,6 +466,14 @@ class ReplayView(QMainWindow):
             self.labels.open(self.episode.path, name, self.episode.result, self.episode.step_count, writable,
                              "" if writable else f"{self.episode.path} is not writable")
 
+    # -- export ----------------------------------------------------------------------------------------
+    @Slot()
+    def open_export_clip(self) -> None:
+        if self.clip_dialog is None:
+            self.clip_dialog = ExportClipDialog(self)
+            self.clip_dialog.sig_status.connect(self.statusBar().showMessage)
+        self.clip_dialog.open_for(self)
+
     # -- settings and shutdown -------------------------------------------------------------------------
     def save_settings(self, settings: QSettings) -> None:
         settings.setValue("replay/state", self.saveState())
@@ -469,6 +489,9 @@ class ReplayView(QMainWindow):
 
     def shut_down(self) -> None:
         self.stop_playing()
+        if self.clip_dialog is not None:
+            self.clip_dialog.shut_down()
+            self.clip_dialog.close()
         self.labels.shut_down()
         self.episodes.wait_loaded()
         if self.loader is not None:
