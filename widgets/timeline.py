@@ -50,6 +50,9 @@ class Timeline(QWidget):
         self.setMinimumHeight(_LEGEND_TOP + 2 * _LEGEND_LINE)  # room for the legend on two lines
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.setMouseTracking(True)
+        # A click takes the keyboard focus, so the owner's keys (steps, Export clip…) work right after it
+        # instead of going to whatever had focus before (a tab bar turns the page on an arrow key).
+        self.setFocusPolicy(Qt.FocusPolicy.ClickFocus)
         self.empty_text = "Open an episode to see its timeline"
         self.count = 0
         self.cursor = 0

@@ -72,6 +72,8 @@ class ExportClipDialog(QDialog):
         self.status = QLabel("")
         self.status.setWordWrap(True)
         self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.status.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        self.status.setMinimumHeight(self.status.fontMetrics().lineSpacing() * 4)  # messages never squeeze the form
         self.export_button = QPushButton("Export")
         self.cancel_button = QPushButton("Cancel export")
         self.show_button = QPushButton("Show in folder")
@@ -202,7 +204,8 @@ class ExportClipDialog(QDialog):
             self.path.setText(str(out))
         first, last = sorted((self.first.value(), self.last.value()))
         self._set_running(True)
-        self.status.setText(f"Writing steps {first}-{last} to {out}…")
+        self.status.setText(f"Writing steps {first}-{last} to {out.name}…")
+        self.status.setToolTip(str(out))
         self.job.start(self.episode, (first, last), out, self.options())
 
     def _set_running(self, running: bool) -> None:
@@ -224,8 +227,9 @@ class ExportClipDialog(QDialog):
         self._set_running(False)
         source = "continuous frames at the game's rate" if result.continuous else "step images"
         notes = "".join(f"\nNote: {note}" for note in result.notes)
-        self.status.setText(f"Wrote {result.path}: steps {result.first_step}-{result.last_step}, "
+        self.status.setText(f"Wrote {result.path.name}: steps {result.first_step}-{result.last_step}, "
                             f"{result.seconds:.1f} s, {result.size[0]}×{result.size[1]}, from {source}.{notes}")
+        self.status.setToolTip(str(result.path))
         self.show_button.setEnabled(True)
         self.sig_exported.emit(str(result.path))
         self.sig_status.emit(f"Clip written: {result.path}")
