@@ -5,6 +5,7 @@ get clear messages and a cancelled export leaves nothing behind."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import threading
@@ -210,3 +211,26 @@ def test_mp4_without_pyav_says_how_to_get_it(episode, tmp_path, monkeypatch):
     with pytest.raises(ExportError, match=r"needs PyAV: pip install -e \"\.\[export\]\".*\.gif"):
         export_clip(episode, "1-3", tmp_path / "clip.mp4")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_headless_chromium_decodes_the_mp4(episode, tmp_path):
+    pytest.importorskip("av", reason="MP4 clips need PyAV: install the export extra")
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    if browser is None:
+        pytest.skip("chromium is not installed (Debian package chromium; .ci/run installs it)")
+    result = export_clip(episode, "5-9", tmp_path / "clip.mp4")
+    page = tmp_path / "page.html"
+    page.write_text(  # the page reports what the browser's own decoder made of the file
+        '<!DOCTYPE html><video id="v" src="clip.mp4" muted></video><p id="out">pending</p><script>'
+        'const v = document.getElementById("v"), out = document.getElementById("out");'
+        'v.addEventListener("loadeddata", () => { out.textContent = "loaded " + v.videoWidth + "x" + v.videoHeight'
+        ' + " " + v.duration.toFixed(2); });'
+        'v.addEventListener("error", () => { out.textContent = "error " + v.error.code; });</script>')
+    dom = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                          "--disable-component-update", "--disable-sync", "--no-first-run",
+                          f"--user-data-dir={tmp_path / 'profile'}", "--allow-file-access-from-files",
+                          "--virtual-time-budget=8000", "--dump-dom", page.as_uri()],
+                         capture_output=True, text=True, timeout=120).stdout
+    found = re.search(r'<p id="out">loaded (\d+)x(\d+) ([\d.]+)</p>', dom)
+    assert found is not None, dom[-300:]
+    assert (int(found[1]), int(found[2])) == result.size and abs(float(found[3]) - result.seconds) < 0.05

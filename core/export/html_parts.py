@@ -18,7 +18,9 @@ body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu San
 h1 { font-size: 26px; margin-bottom: 4px; } h2 { margin-top: 34px; border-bottom: 1px solid #ddd; padding-bottom: 4px; }
 h3 { font-size: 15px; margin: 0 0 4px; word-break: break-all; }
 .meta { color: #555; } .warning { color: #8a4b00; background: #fff4e0; padding: 8px 8px 8px 28px; }
-table { border-collapse: collapse; margin: 8px 0 4px; background: #fff; font-variant-numeric: tabular-nums; }
+.scroll { overflow-x: auto; max-width: 100%; }
+table { border-collapse: collapse; font-size: 13px; margin: 8px 0 4px; background: #fff;
+        font-variant-numeric: tabular-nums; }
 th, td { border: 1px solid #d8d8d8; padding: 4px 8px; text-align: left; vertical-align: top; }
 th { background: #f0f0f3; font-weight: 600; } tr:nth-child(even) td { background: #fbfbfd; }
 img.figure { display: block; max-width: 480px; border: 1px solid #ddd; background: #fff; }
@@ -32,6 +34,7 @@ img.figure { display: block; max-width: 480px; border: 1px solid #ddd; backgroun
 figure img { display: block; width: 160px; border-bottom: 4px solid #999; }
 figcaption { font-size: 12px; color: #555; } .span { color: #444; margin: 4px 0; } .said { font-style: italic; }
 code { font-size: 12px; color: #555; word-break: break-all; }
+nav { margin: 10px 0; } nav a { color: #1a5fb4; text-decoration: none; }
 """
 
 
@@ -39,7 +42,8 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     """Every cell is escaped: cells may hold text from files."""
     head = "".join(f"<th>{escape(str(h))}</th>" for h in headers)
     body = "".join("<tr>" + "".join(f"<td>{escape(str(cell))}</td>" for cell in row) + "</tr>" for row in rows)
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body or '<tr><td>none</td></tr>'}</tbody></table>"
+    return (f'<div class="scroll"><table><thead><tr>{head}</tr></thead>'
+            f"<tbody>{body or '<tr><td>none</td></tr>'}</tbody></table></div>")
 
 
 def taxonomy_bars(failures: Sequence[dict[str, Any]]) -> str:

@@ -37,6 +37,10 @@ from core.session.report import (
 from core.session.rescore import rescore_rows
 from core.session.taxonomy import ERROR, SUCCESS, TAXONOMY, EpisodeCategory, categorise
 
+NAV = ('<nav><a href="#success">Success rates</a> · <a href="#metrics">Movement metrics</a> · '
+       '<a href="#correlation">IM vs SR</a> · <a href="#taxonomy">Failure taxonomy</a> · '
+       '<a href="#tasks">Per-task results</a> · <a href="#failed">Failed episodes</a></nav>')
+
 
 def data_uri(mime: str, payload: bytes) -> str:
     return f"data:{mime};base64,{base64.b64encode(payload).decode('ascii')}"
@@ -63,8 +67,8 @@ def _success_tables(report: dict[str, Any]) -> str:
     detail = [[r["agent"], r["granularity"],
                *(f"{format_value(r[c], True)} (n={r[f'n_{c}']})" for c in TASK_CATEGORIES),
                format_value(r["overall"], True), str(r["episodes"])] for r in report["sr"]]
-    return ("<h2>Success rate (the paper's layout)</h2>" + table(paper_headers, _paper_rows(report))
-            + "<h2>Success rate by granularity and category</h2>"
+    return ('<h2 id="success">Success rate (the paper\'s layout)</h2>' + table(paper_headers, _paper_rows(report))
+            + '<h2 id="by-category">Success rate by granularity and category</h2>'
             + table(["agent", "granularity", *TASK_CATEGORIES, "overall", "episodes"], detail))
 
 
@@ -73,7 +77,8 @@ def _metrics_table(report: dict[str, Any]) -> str:
              format_value(r["max_consecutive_im"]), format_value(r["recovery_rate"], True),
              format_value(r["action_entropy_bits"]), *(str(r[name]) for name in SPAN_COUNTS)]
             for r in report["metrics"]]
-    return ("<h2>Movement metrics</h2><p>Deadlock spans are classified by what the agent said during them: aware "
+    return ('<h2 id="metrics">Movement metrics</h2>'
+            "<p>Deadlock spans are classified by what the agent said during them: aware "
             "(it said stuck), unaware (it mostly said progressing) or unclassified (left for a human label).</p>"
             + table(["agent", "granularity", "avg successful steps", "IM rate", "max consecutive IMs",
                      "recovery rate", "action entropy (bits)", "deadlock spans", "aware", "unaware", "unclassified"],
@@ -87,7 +92,7 @@ def _correlation(report: dict[str, Any]) -> str:
         if ok else "<p>(the scatter could not be drawn)</p>"
     items = [f"<li>{escape(g)}: {escape(correlation_text(v))}</li>" for g, v in found["by_granularity"].items()]
     agents = [f"<li>{escape(a)}: {escape(correlation_text(v))}</li>" for a, v in found["by_agent"].items()]
-    return (f"<h2>Ineffective moves versus success</h2>{image}"
+    return (f'<h2 id="correlation">Ineffective moves versus success</h2>{image}'
             f"<p>Pearson r between IM rate and success rate, one point per {escape(found['unit'])} "
             f"({len(report['points'])} points): {escape(correlation_text(found['overall']))}.</p>"
             f"<p>Per granularity:</p><ul>{''.join(items) or '<li>none</li>'}</ul>"
@@ -96,7 +101,8 @@ def _correlation(report: dict[str, Any]) -> str:
 
 def _taxonomy(report: dict[str, Any]) -> str:
     rows = [[r["agent"], *(str(r[k]) for k in (*TAXONOMY, "from_human", "automatic"))] for r in report["failures"]]
-    return ("<h2>Failure taxonomy</h2><p>Human labels where an annotator confirmed one, automatic suggestions "
+    return ('<h2 id="taxonomy">Failure taxonomy</h2>'
+            "<p>Human labels where an annotator confirmed one, automatic suggestions "
             f"otherwise. Episodes whose annotators disagree: {int(report['disputed'])}.</p>"
             + taxonomy_bars(report["failures"]) + table(["agent", *TAXONOMY, "from human labels", "automatic"], rows))
 
@@ -118,7 +124,7 @@ def _per_task(rows: Sequence[dict[str, Any]], categories: Sequence[EpisodeCatego
                            str(len(wins)), format_value(len(wins) / len(results), True) if results else "-",
                            format_value(mean(steps)) if steps else "-", format_value(mean(ims), True) if ims else "-",
                            outcome])
-    return "<h2>Per-task results</h2>" + table(
+    return '<h2 id="tasks">Per-task results</h2>' + table(
         ["task", "category", "granularity", "agent", "episodes", "successes", "success rate", "avg successful steps",
          "IM rate", "outcomes"], table_rows)
 
@@ -160,7 +166,8 @@ def _failed(folder: Path, rows: Sequence[dict[str, Any]], categories: Sequence[E
             f'{escape(str(row["granularity"]))} · {escape(agent_of(row))} · ended by '
             f'{escape(str(row.get("end_reason", "?")))} after {escape(str(row.get("steps_used", "?")))} steps · '
             f'<code>{escape(str(row.get("episode", "")))}</code></p>{_strip_html(strip)}</section>')
-    text = f"<h2>Failed episodes ({len(cards)})</h2>" + ("".join(cards) or "<p>None: every episode succeeded.</p>")
+    text = f'<h2 id="failed">Failed episodes ({len(cards)})</h2>'
+    text += "".join(cards) or "<p>None: every episode succeeded.</p>"
     if errors:
         text += ("<h3>Ended in an infrastructure error (not results, left out of every rate)</h3>"
                  + table(["episode", "agent", "error"], errors))
@@ -174,7 +181,7 @@ def _header(folder: Path, report: dict[str, Any]) -> str:
     return (f"<h1>PokeGym run report</h1><p class=\"meta\">{escape(str(folder))} · generated "
             f"{escape(time.strftime('%Y-%m-%d %H:%M'))} · {int(report['episodes'])} episodes "
             f"({int(report['privileged_episodes'])} privileged driver episodes are kept out of every table).{rescored}"
-            "</p>" + (f'<ul class="warning">{notes}</ul>' if notes else ""))
+            "</p>" + (f'<ul class="warning">{notes}</ul>' if notes else "") + NAV)
 
 
 def build_html(folder: Path, report: dict[str, Any]) -> str:

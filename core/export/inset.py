@@ -64,8 +64,8 @@ class TrajectoryInset:
         length = metres / self.metres_per_pixel
         left, bottom = self.side * 0.05, self.side * 0.94
         draw.line([(left, bottom), (left + length, bottom)], fill=(40, 40, 40, 255), width=max(2, self.line))
-        draw.text((left, bottom - self.side * 0.09), f"{metres} m", fill=(40, 40, 40, 255),
-                  font=load_font(max(10, self.side // 16)))
+        size = max(10, self.side // 16)
+        draw.text((left, bottom - size - 4), f"{metres} m", fill=(40, 40, 40, 255), font=load_font(size))
 
     def _segment(self, draw: ImageDraw.ImageDraw, first: int, last: int, colour: tuple[int, ...], width: int) -> None:
         """The path the character took from the start of step `first` to the end of step `last`."""
