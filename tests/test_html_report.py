@@ -62,10 +62,11 @@ def test_the_page_is_self_contained_and_has_every_part(page):
     html = page.read_text(encoding="utf-8")
     for heading in ("Success rate (the paper's layout)", "Success rate by granularity and category", "Movement metrics",
                     "Ineffective moves versus success", "Failure taxonomy", "Per-task results", "Failed episodes (2)"):
-        assert f"<h2>{heading}</h2>" in html
+        assert re.search(f'<h2 id="[a-z-]+">{re.escape(heading)}</h2>', html)
     assert "<script" not in html and "onerror=" not in html.replace("onerror=alert(1)&gt;", "")
     assert "&lt;script&gt;alert(&quot;pwned&quot;)&lt;/script&gt;" in html  # the thought, as text
-    assert not re.search(r'(src|href)="(?!data:)', html)  # nothing fetched from anywhere
+    assert not re.search(r'src="(?!data:)', html)  # nothing fetched from anywhere
+    assert set(re.findall(r'href="([^"]*)"', html)) <= {f"#{name}" for name in re.findall(r'<h2 id="([^"]+)"', html)}
     images = re.findall(r'src="data:(image/(?:png|jpeg));base64,([^"]+)"', html)
     assert len(images) >= 1 + 2 * 3  # the scatter and at least three thumbnails per failed episode
     for mime, payload in images:
@@ -83,7 +84,8 @@ def test_it_opens_in_headless_chromium(page, tmp_path):
              "--disable-component-update", "--disable-sync", "--no-first-run",
              f"--user-data-dir={tmp_path / 'profile'}"]
     dom = subprocess.run([*flags, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120).stdout
-    assert "<h2>Failed episodes (2)</h2>" in dom and "<script" not in dom  # parsed; the thought's tag is text
+    # parsed, and the thought's tag is text
+    assert '<h2 id="failed">Failed episodes (2)</h2>' in dom and "<script" not in dom
     assert dom.count("<img") == page.read_text(encoding="utf-8").count("<img")
     shot = tmp_path / "page.png"
     subprocess.run([*flags, "--window-size=1280,2000", f"--screenshot={shot}", page.as_uri()], capture_output=True,
