@@ -163,3 +163,20 @@ def test_the_dense_reward_is_progress_plus_new_relevant_flags_plus_success(built
     assert step_reward(spec, before, after, False) == pytest.approx(3 + FLAG_BONUS)
     assert step_reward(spec, after, before, False) == pytest.approx(-3)  # a flag already set earns nothing again
     assert step_reward(RewardSpec(goal, spec.relevant_bits, dense=False), before, after, True) == SUCCESS_BONUS
+
+
+def test_a_damaged_episode_is_named_and_no_dataset_is_left(run, tmp_path, capsys):
+    damaged = tmp_path / "damaged"
+    damaged.mkdir()
+    source = run / "run" / "b_stuck.h5"
+    with h5py.File(source) as raw:  # where step 3's image is stored
+        chunk = raw["images/current"].id.get_chunk_info(2)
+    data = bytearray(source.read_bytes())
+    data[chunk.byte_offset:chunk.byte_offset + chunk.size] = bytes(chunk.size)  # a disk error zeroed it
+    (damaged / "b_stuck.h5").write_bytes(bytes(data))
+    out = tmp_path / "datasets"
+    assert main.main(["export", "dataset", str(damaged), "--out", str(out), "--name", "pokegym/d-v0"]) == 2
+    message = capsys.readouterr().err
+    assert "b_stuck.h5" in message and "left unchanged" in message
+    assert not (out / "pokegym" / "d-v0").exists()
+    assert (damaged / "b_stuck.h5").read_bytes() == bytes(data)

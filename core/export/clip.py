@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -83,7 +84,7 @@ def export_clip(episode: Path | ClipEpisode, steps: str | tuple[int, int], out: 
         os.replace(partial, out)
     except EpisodeFileError as exc:
         raise ExportError(str(exc)) from None
-    except (KeyError, ValueError, RuntimeError) as exc:  # damage inside the file, found while reading images
+    except (KeyError, ValueError, RuntimeError, zlib.error) as exc:  # damage inside, found while reading images
         raise ExportError(f"{data.path} could not be read while writing the clip ({type(exc).__name__}: {exc}); "
                           "it was left unchanged") from None
     except OSError as exc:

@@ -16,6 +16,7 @@ import re
 import shutil
 import threading
 import warnings
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -154,6 +155,9 @@ def _select(files: list[Path], options: DatasetOptions, skipped: list[str]) -> t
         except EpisodeFileError as exc:
             skipped.append(f"{path}: {exc}")
             continue
+        except (KeyError, OSError, ValueError, RuntimeError, zlib.error) as exc:  # damaged inside
+            skipped.append(f"{path}: damaged ({type(exc).__name__}: {exc})")
+            continue
         if metadata.get("privileged") and not options.include_privileged:
             skipped.append(f"{path}: privileged (scripted driver) episode; --include-privileged adds it")
         elif not complete:
@@ -236,6 +240,9 @@ def _write(files: list[Path], dataset_id: str, out: Path, target: Path, paradigm
             segments = episode_segments(path, reward, actions, options.size)
         except EpisodeFileError as exc:
             raise ExportError(str(exc)) from None
+        except (KeyError, OSError, ValueError, RuntimeError, zlib.error) as exc:  # damaged inside: say which file
+            raise ExportError(f"{path} could not be read ({type(exc).__name__}: {exc}); it was left unchanged. "
+                              "Move it out of the folder to export the others") from None
         for segment in segments:
             buffer = _buffer(EpisodeBuffer, segment)
             if dataset is None:

@@ -7,6 +7,7 @@ saw, evenly spread over the span, JPEG-encoded for inlining.
 
 from __future__ import annotations
 
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -100,5 +101,5 @@ def deadlock_strip(path: Path, row: dict[str, Any]) -> Strip:
                 strip.said = (int(steps[inside[-1]]), str(last.get("self_assessment") or ""),
                               str(last.get("thought") or ""))
             return strip
-    except (EpisodeFileError, KeyError, OSError, ValueError, RuntimeError) as exc:
+    except (EpisodeFileError, KeyError, OSError, ValueError, RuntimeError, zlib.error) as exc:
         return Strip(0, 0, "", error=f"{path.name} could not be read ({exc})")
