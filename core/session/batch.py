@@ -23,6 +23,7 @@ from core.evaluation.tasks import Task, load_suite
 from core.game.builtin import BuiltinWorld
 from core.game.errors import GameError
 from core.paths import PROFILES_DIR, TASKS_DIR
+from core.recording.errors import EpisodeFileError
 from core.recording.reader import EpisodeReader
 from core.session.runner import EpisodeRunner, RunOptions
 
@@ -78,8 +79,11 @@ def make_agent(spec: str, actions: ActionSet, seed: int, paradigm: str,
     if name == "random":
         return RandomAgent(actions, seed=int(argument) if argument else seed, paradigm=paradigm)
     if name == "replay":
-        with EpisodeReader(Path(argument)) as episode:
-            replies = [r["raw_reply"] for r in episode.records() if r["source"] == "agent"]
+        try:
+            with EpisodeReader(Path(argument)) as episode:
+                replies = [r["raw_reply"] for r in episode.records() if r["source"] == "agent"]
+        except EpisodeFileError as exc:
+            raise BatchError(f"cannot replay {argument}: {exc}") from None
         return ReplayAgent(actions, replies, paradigm, source=argument)
     if name == "model":
         from core.agents.models.base import ModelError, config_for

@@ -167,7 +167,7 @@ def write_report(folder: Path, report: dict[str, Any]) -> str:
         f"{pearson_text(report['pearson_im_sr'])}.",
         f"Per agent: {per_agent or 'no agents'}.",
         "![IM rate vs success rate](im_vs_sr.png)",
-    ]) + "\n"
+    ]) + "\n" + _warnings_section(report["warnings"])
     (folder / "report.md").write_text(text)
     for name, rows in (("success_rates", report["sr"]), ("metrics", report["metrics"]),
                        ("failures", report["failures"])):
@@ -178,6 +178,13 @@ def write_report(folder: Path, report: dict[str, Any]) -> str:
                 writer.writerows(rows)
     _scatter(folder / "im_vs_sr.png", report["points"], report["pearson_im_sr"])
     return text
+
+
+def _warnings_section(warnings: Sequence[str]) -> str:
+    """Damaged episode files and skipped lines, each with its reason, so report.md itself says what it left out."""
+    if not warnings:
+        return ""
+    return "\n## Left out or read with warnings\n\n" + "\n".join(f"- {warning}" for warning in warnings) + "\n"
 
 
 LONG_COLUMNS = ("table", "agent", "granularity", "category", "measure", "value")
