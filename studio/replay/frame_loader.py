@@ -36,6 +36,19 @@ class StepImages:
         return self.images.get(name)
 
 
+def damage_note(step: int, loaded: StepImages, record_problem: str = "") -> tuple[str, str]:
+    """What to write over the frame ("damaged image at step N", one line per damaged part; "" when nothing
+    is damaged) and the detail: each damaged part and what is wrong with it."""
+    notes, details = [], [f"{name}: {problem}" for name, problem in sorted(loaded.damaged.items())]
+    if loaded.damaged:
+        which = "" if set(loaded.damaged) == {"current"} else f" ({', '.join(sorted(loaded.damaged))})"
+        notes.append(f"damaged image at step {step}{which}")
+    if record_problem:
+        notes.append(f"damaged record at step {step}")
+        details.append(record_problem)
+    return "\n".join(notes), "; ".join(details)
+
+
 def damaged_placeholder(shape: tuple[int, ...]) -> np.ndarray:
     """Grey diagonal stripes where an image could not be read: plainly not a frame of the game."""
     rows, columns = np.indices(shape[:2])

@@ -28,7 +28,7 @@ from core.labels.store import save_blocker
 from core.recording.errors import EpisodeFileError
 from core.replay.episode import ReplayEpisode, load_replay
 from studio.replay.episode_list import EpisodeList
-from studio.replay.frame_loader import FrameLoader, StepImages
+from studio.replay.frame_loader import FrameLoader, StepImages, damage_note
 from studio.replay.keymap import REPLAY_KEYS, TextFieldsKeepKeys, load_keys
 from studio.replay.label_panel import LabelPanel
 from studio.replay.label_session import LabelSession
@@ -337,23 +337,16 @@ class ReplayView(QMainWindow):
     def _show_damage(self, index: int, loaded: StepImages) -> None:
         """Mark a step whose images (or record) are damaged on the frame and in the status bar."""
         assert self.episode is not None
-        step = int(self.episode.steps[index])
-        notes = []
-        if loaded.damaged:
-            notes.append(f"damaged image at step {step}" + (f" ({', '.join(sorted(loaded.damaged))})"
-                                                            if set(loaded.damaged) != {"current"} else ""))
-        if index in self.episode.damaged_records:
-            notes.append(f"damaged record at step {step}")
-        self.frame_view.set_overlay("top_left", "\n".join(notes))
-        if not notes and self._damage_said:
-            self.statusBar().clearMessage()  # that step's damage, not this one's
-        self._damage_said = bool(notes)
-        if notes:
-            detail = "; ".join([*(f"{name}: {problem}" for name, problem in sorted(loaded.damaged.items())),
-                                *([self.episode.damaged_records[index]] if index in self.episode.damaged_records
-                                  else [])])
-            self.statusBar().showMessage(f"{', '.join(notes)} — {detail}. The other steps are unaffected.")
+        overlay, detail = damage_note(int(self.episode.steps[index]), loaded,
+                                      self.episode.damaged_records.get(index, ""))
+        self.frame_view.set_overlay("top_left", overlay)
+        if overlay:
+            said = overlay.replace("\n", ", ")
+            self.statusBar().showMessage(f"{said} — {detail}. The other steps are unaffected.")
             self.sig_image_damaged.emit(index, detail)
+        elif self._damage_said:
+            self.statusBar().clearMessage()  # that was the previous step's damage
+        self._damage_said = bool(overlay)
 
     @Slot(int)
     def _sub_frame_chosen(self, value: int) -> None:
