@@ -26,6 +26,7 @@ from core.evaluation.tasks import Task, load_suite
 from core.game.builtin import BuiltinWorld
 from core.game.errors import GameError
 from core.paths import PROFILES_DIR, TASKS_DIR
+from core.recording.errors import EpisodeFileError
 from core.recording.reader import EpisodeReader
 from core.session import run_folder
 from core.session.batch_control import INTERRUPTED, BatchControl
@@ -91,7 +92,7 @@ def make_agent(spec: str, actions: ActionSet, seed: int, paradigm: str,
         try:
             with EpisodeReader(Path(argument)) as episode:
                 replies = [r["raw_reply"] for r in episode.records() if r["source"] == "agent"]
-        except (OSError, ValueError) as exc:
+        except (OSError, EpisodeFileError) as exc:
             raise BatchError(f"cannot replay {argument!r}: {exc}") from None
         return ReplayAgent(actions, replies, paradigm, source=argument)
     if name == "model":

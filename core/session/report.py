@@ -297,7 +297,7 @@ def write_report(folder: Path, report: dict[str, Any]) -> str:
         "Per agent:\n" + ("\n".join(per_agent) or "- none"),
         "![IM rate vs success rate](im_vs_sr.png)",
         *(["## Infrastructure errors (not results)", errors_text(errors)] if errors else []),
-    ]) + "\n"
+    ]) + "\n" + _warnings_section(report["warnings"])
     (folder / "report.md").write_text(text)
     for name, rows in (("success_rates", report["sr"]), ("metrics", report["metrics"]),
                        ("failures", report["failures"])):
@@ -308,6 +308,13 @@ def write_report(folder: Path, report: dict[str, Any]) -> str:
                 writer.writerows(rows)
     _scatter(folder / "im_vs_sr.png", report["points"], found["overall"])
     return text
+
+
+def _warnings_section(warnings: Sequence[str]) -> str:
+    """Damaged episode files and skipped lines, each with its reason, so report.md itself says what it left out."""
+    if not warnings:
+        return ""
+    return "\n## Left out or read with warnings\n\n" + "\n".join(f"- {warning}" for warning in warnings) + "\n"
 
 
 LONG_COLUMNS = ("table", "agent", "granularity", "category", "measure", "value")
