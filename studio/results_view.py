@@ -42,9 +42,12 @@ def _boxed(title: str, widget: QWidget) -> QGroupBox:
 def summary_text(report: dict[str, Any]) -> str:
     human = sum(r["from_human"] for r in report["failures"])
     automatic = sum(r["automatic"] for r in report["failures"])
+    errors = len(report.get("infrastructure_errors", []))
+    apart = (f" {errors} episode(s) ended in an infrastructure error: not results, counted in no table; rerun "
+             "the same `python main.py run` command to retry them.") if errors else ""
     return (f"{report['episodes']} episodes from {len(report['failures'])} agent(s); "
             f"{report['privileged_episodes']} privileged driver episode(s) kept out. Failure categories: "
-            f"{human} from human labels, {automatic} automatic suggestion(s), {report['disputed']} disputed.")
+            f"{human} from human labels, {automatic} automatic suggestion(s), {report['disputed']} disputed.{apart}")
 
 
 class ResultsView(QWidget):

@@ -99,12 +99,13 @@ def test_minari_loads_the_dataset_and_it_matches_the_episode_files(run, tmp_path
 
     def distance(tick: int) -> float:
         at = np.searchsorted(samples["tick"], tick, side="right") - 1
+        assert at >= 0, "every recording holds the sample where it starts"
         return math.hypot(samples["x"][at] - goal[0], samples["y"][at] - goal[1])
 
     expected = [distance(b) - distance(a) for b, a in zip(numbers["tick_before"], numbers["tick_after"])]
     expected[-1] += SUCCESS_BONUS
     assert np.allclose(won.rewards, expected, atol=1e-4) and won.rewards[-1] > SUCCESS_BONUS
-    assert meta["final_observation"] == "continuous frame"
+    assert meta["final_observation"] == "continuous frame" and meta["start_reading"] == "recorded"
 
     pieces = sorted(files["b_stuck.h5"], key=lambda item: item[1]["first_step"])
     assert [(m["first_step"], m["last_step"]) for _, m in pieces] == [(1, 6), (8, 10), (12, 14)]

@@ -239,7 +239,8 @@ def _write(files: list[Path], dataset_id: str, out: Path, target: Path, paradigm
         try:
             segments = episode_segments(path, reward, actions, options.size)
         except EpisodeFileError as exc:
-            raise ExportError(str(exc)) from None
+            raise ExportError(f"{exc}; the file was left unchanged. Move it out of the folder to export the "
+                              "others") from None
         except (KeyError, OSError, ValueError, RuntimeError, zlib.error) as exc:  # damaged inside: say which file
             raise ExportError(f"{path} could not be read ({type(exc).__name__}: {exc}); it was left unchanged. "
                               "Move it out of the folder to export the others") from None

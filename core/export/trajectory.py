@@ -144,6 +144,8 @@ def episode_segments(path: Path, reward: RewardSpec, actions: ActionSet, size: t
                 {"step": step_of_observation.astype(np.int32), "invalid_action": invalid, "intervention": pushed,
                  "goal_distance": distance},
                 {"source_file": str(path), "first_step": int(steps[first]), "last_step": int(steps[last]),
+                 "start_reading": "recorded" if len(sample_ticks) and sample_ticks[0] <= numbers["tick_before"][first]
+                 else "missing: the first step's progress is measured from its first sample",
                  "final_observation": final, "paradigm": paradigm,
                  "ended_by": "success" if terminated[-1] else ("a person or intervention" if last + 1 < len(records)
                                                                else str(result.get("end_reason") or "cut short"))}))

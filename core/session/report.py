@@ -18,6 +18,7 @@ import cv2
 import numpy as np
 
 from core.analysis.stats import correlation
+from core.session import run_folder
 from core.session.metrics import AWARENESS_CLASSES, METRICS_VERSION
 from core.session.rescore import rescore_rows
 from core.session.taxonomy import AUTO, HUMAN, TAXONOMY, EpisodeCategory, categorise
@@ -48,10 +49,10 @@ def load_results(folder: Path) -> tuple[list[dict[str, Any]], list[str]]:
     path = folder / "results.jsonl"
     if not folder.is_dir():
         raise ReportError(f"{folder} is not a folder; {RUN_HINT}")
-    if not path.is_file():
+    if not path.is_file() and not (folder / run_folder.ERRORS).is_file():
         raise ReportError(f"{folder} has no results.jsonl; {RUN_HINT}, or run one: python main.py run --out {folder}")
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8") if path.is_file() else ""
     except (OSError, UnicodeDecodeError) as exc:
         raise ReportError(f"cannot read {path} ({exc}); check its permissions or restore it from a backup") from exc
     rows, warnings = [], []
@@ -152,6 +153,9 @@ def build_report(folder: Path | str, correlation_unit: str = "task", rescore: bo
     With `rescore`, every episode's metrics are recomputed from its file with today's definitions."""
     folder = Path(folder)
     rows, warnings = load_results(folder)
+    # Infrastructure errors are not results: kept out of every table and denominator, counted apart.
+    errors = [_error_summary(r) for r in run_folder.unresolved_errors(folder, rows)]
+    rows = [r for r in rows if not run_folder.is_error(r)]
     if rescore:
         rows, rescore_warnings = rescore_rows(folder, rows)
         warnings += rescore_warnings
@@ -188,7 +192,26 @@ def build_report(folder: Path | str, correlation_unit: str = "task", rescore: bo
     return {"folder": str(folder), "rescored": rescore, "sr": sr_rows, "metrics": metric_rows, "failures": failure_rows,
             "failure_sources": failure_sources, "disputed": sum(c.disputed for c in labelled), "points": points,
             "correlation": correlations(points, correlation_unit), "episodes": len(main),
-            "privileged_episodes": len(privileged), "warnings": warnings + label_warnings}
+            "privileged_episodes": len(privileged), "infrastructure_errors": errors,
+            "warnings": warnings + label_warnings}
+
+def _error_summary(row: dict[str, Any]) -> dict[str, Any]:
+    error = str(row.get("error") or "unknown error")
+    return {"key": row.get("key"), "agent": agent_of(row) if ("agent_spec" in row or "agent" in row) else "?",
+            "task_id": row.get("task_id"), "granularity": row.get("granularity"), "error": error.splitlines()[0]}
+
+
+def errors_text(errors: Sequence[dict[str, Any]], shown: int = 10) -> str:
+    """The report's section on infrastructure errors (empty when there are none)."""
+    if not errors:
+        return ""
+    lines = [f"{len(errors)} episode(s) ended in an infrastructure error (the game or the evaluator died, or the "
+             "model API failed for good). They are not results and are in none of the tables above; run the "
+             "same `python main.py run` command again to retry them.", ""]
+    lines += [f"- {e['key']}: {e['error']}" for e in errors[:shown]]
+    if len(errors) > shown:
+        lines.append(f"- ... and {len(errors) - shown} more (errors.jsonl has every one)")
+    return "\n".join(lines)
 
 
 def _xy(points: Sequence[dict[str, Any]]) -> tuple[list[float], list[float]]:
@@ -253,9 +276,12 @@ def write_report(folder: Path, report: dict[str, Any]) -> str:
     unit = found["unit"]
     per_granularity = [f"- {g}: {correlation_text(v)}" for g, v in found["by_granularity"].items()]
     per_agent = [f"- {a}: {correlation_text(v)}" for a, v in found["by_agent"].items()]
+    errors = report["infrastructure_errors"]
     text = "\n\n".join([
         "# PokeGym run report", f"{report['episodes']} episodes "
-        f"({report['privileged_episodes']} privileged driver episodes are kept out of every table).",
+        f"({report['privileged_episodes']} privileged driver episodes are kept out of every table)."
+        + (f" {len(errors)} episode(s) that ended in an infrastructure error are not results; they are "
+           "counted apart, at the end." if errors else ""),
         "## Success rate (the paper's layout)", paper_table(report),
         "## Success rate by granularity and category", sr,
         "## Movement metrics",
@@ -270,7 +296,8 @@ def write_report(folder: Path, report: dict[str, Any]) -> str:
         "Per granularity:\n" + ("\n".join(per_granularity) or "- none"),
         "Per agent:\n" + ("\n".join(per_agent) or "- none"),
         "![IM rate vs success rate](im_vs_sr.png)",
-    ]) + "\n"
+        *(["## Infrastructure errors (not results)", errors_text(errors)] if errors else []),
+    ]) + "\n" + _warnings_section(report["warnings"])
     (folder / "report.md").write_text(text)
     for name, rows in (("success_rates", report["sr"]), ("metrics", report["metrics"]),
                        ("failures", report["failures"])):
@@ -281,6 +308,13 @@ def write_report(folder: Path, report: dict[str, Any]) -> str:
                 writer.writerows(rows)
     _scatter(folder / "im_vs_sr.png", report["points"], found["overall"])
     return text
+
+
+def _warnings_section(warnings: Sequence[str]) -> str:
+    """Damaged episode files and skipped lines, each with its reason, so report.md itself says what it left out."""
+    if not warnings:
+        return ""
+    return "\n## Left out or read with warnings\n\n" + "\n".join(f"- {warning}" for warning in warnings) + "\n"
 
 
 LONG_COLUMNS = ("table", "agent", "granularity", "category", "measure", "value")
@@ -315,6 +349,9 @@ def long_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
     for agent, granularity, values in scopes:
         for measure in ("r", "n", "p_value", "ci95_low", "ci95_high"):
             add("im_vs_sr", agent, granularity, f"unit:{found['unit']}", f"pearson_{measure}", values[measure])
+    for agent in sorted({e["agent"] for e in report["infrastructure_errors"]}):
+        count = sum(e["agent"] == agent for e in report["infrastructure_errors"])
+        add("infrastructure_errors", agent, "all", "all", "episodes", count)
     return out
 
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from core.agents.actions import ActionSet
 from core.agents.base import Agent, Decision
-from core.agents.observation import HistoryEntry
+from core.agents.observation import HistoryEntry, Observation
 from core.agents.observe import ObservationBuilder, ObservationOptions, resize_for_model
 from core.evaluation.client import EvaluatorClient, EvaluatorError
 from core.evaluation.sample import StateSample
@@ -43,6 +43,7 @@ log = logging.getLogger(__name__)
 GOAL_AREA_M = 3.0
 FULL_METRICS_EVERY_STEP_UNTIL = 300
 FULL_METRICS_PERIOD_S = 0.25
+DECISION_POLL_S = 0.05  # how soon a stop takes effect while the agent is deciding
 
 
 class AgentFailure(RuntimeError):
@@ -99,6 +100,7 @@ class EpisodeRunner:
         self._resume.set()
         self._single_step = False
         self._stop = threading.Event()
+        self._stop_reason = "stopped"
         self._control = threading.Lock()
         self._pending: list[tuple[str, object]] = []  # human inputs and interventions, in arrival order
         self._text_intervention: Intervention | None = None
@@ -121,7 +123,11 @@ class EpisodeRunner:
         self._single_step = True
         self._resume.set()
 
-    def stop(self) -> None:
+    def stop(self, reason: str = "stopped") -> None:
+        """End the episode after the step in progress; a decision still being made is abandoned, so a
+        slow model call never holds up a stop. `reason` becomes the end_reason: "stopped" (a user's
+        Stop) or "interrupted" (a batch cut short by Ctrl+C, which is not a result)."""
+        self._stop_reason = reason
         self._stop.set()
         self._resume.set()
 
@@ -166,12 +172,14 @@ class EpisodeRunner:
         reached_goal = False
         position = self.evaluator.sample_after(time.time())
         sample_cursor = len(self.evaluator.samples)
+        if writer is not None:  # where the episode starts, even when no later sample repeats it before step 1
+            writer.add_samples([position.to_json()])
         try:
             while self.step < budget:
                 source, decision, macro, intervention = self._next_action(builder, instruction, history,
                                                                           pending_hint)
                 if source is None:
-                    end_reason = "stopped"
+                    end_reason = self._stop_reason
                     break
                 pending_hint = ""
                 self.step += 1
@@ -317,12 +325,36 @@ class EpisodeRunner:
                             "left": observation.left_view, "right": observation.right_view}
             self.events.sig_observation.emit(self.step + 1, dict(self._images))
             try:
-                decision = self.agent.decide(observation)
+                decision = self._decide(observation)
             except Exception as exc:
                 raise AgentFailure(f"the agent failed at step {self.step + 1}: {type(exc).__name__}: {exc}") from exc
+            if decision is None:  # stopped while the agent was deciding
+                return None, None, (), None
             self.events.sig_decision.emit(self.step + 1, decision)
             macro = decision.action.macro if decision.action is not None else ()
             return ("privileged" if self.options.privileged else "agent"), decision, macro, None
+
+    def _decide(self, observation: Observation) -> Decision | None:
+        """The agent's decision, or None if stop() comes first. The call runs on its own daemon thread,
+        which is left to finish (and be discarded) when the episode stops under it."""
+        outcome: list[Decision | BaseException] = []
+        done = threading.Event()
+
+        def decide() -> None:
+            try:
+                outcome.append(self.agent.decide(observation))
+            except BaseException as exc:  # noqa: BLE001 - handed to the runner's thread, which reports it
+                outcome.append(exc)
+            finally:
+                done.set()
+
+        threading.Thread(target=decide, name=f"agent-decide-{self.step + 1}", daemon=True).start()
+        while not done.wait(DECISION_POLL_S):
+            if self._stop.is_set():
+                return None
+        if isinstance(outcome[0], BaseException):
+            raise outcome[0]
+        return outcome[0]
 
     def _execute(self, macro: tuple[tuple[PadState, float], ...], writer: EpisodeWriter | None) -> None:
         try:
