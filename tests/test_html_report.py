@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import io
+import json
 import re
 import shutil
 import subprocess
@@ -45,6 +46,10 @@ def run_folder(tmp_path_factory, builtin_profile):
     for granularity in ("goal", "step"):
         run_batch("q02_badge_interaction", granularity, f"replay:{source}", 1, 1, out, RunOptions(step_budget=18),
                   lambda *_: None)
+    (out / "errors.jsonl").write_text(json.dumps({  # an episode whose game died: not a result
+        "key": "q08_site_navigation__goal_only__random__t0", "agent_spec": "random", "task_id": "q08_site_navigation",
+        "granularity": "goal_only", "category": "navigation", "end_reason": "error",
+        "error": "the game failed: <b>exit code -9</b>"}) + "\n")
     labelled = next((out / "episodes").glob("*goal_only*.h5"))
     save_labels(labelled, AnnotatorLabels("alice", spans=(Span(9, 14, kind="unaware"),),
                                           failure_category="Unaware Deadlock", category_confirmed=True))
@@ -73,6 +78,8 @@ def test_the_page_is_self_contained_and_has_every_part(page):
         with Image.open(io.BytesIO(base64.b64decode(payload))) as image:
             assert image.format == mime.split("/")[1].upper() and image.width >= 160
     assert "Steps 9–14, labelled by alice (unaware)" in html
+    assert '<h2 id="errors">Infrastructure errors (not results)</h2>' in html and '<a href="#errors">1 episode' in html
+    assert "the game failed: &lt;b&gt;exit code -9&lt;/b&gt;" in html
     assert "suggested by the metrics (aware)" in html  # the other episode's own span
 
 

@@ -33,6 +33,7 @@ from core.paths import PROFILES_DIR, TASKS_DIR
 from core.recording.reader import EpisodeFileError, EpisodeReader
 from core.session.report import ReportError, load_results
 from core.session.reward import RewardSpec
+from core.session.run_folder import is_error
 
 FORMATS = ("minari", "lerobot")
 BUILTIN_GAME = "Harborvale"
@@ -91,7 +92,7 @@ def episode_files(folder: Path) -> tuple[list[Path], list[str]]:
         raise ExportError(str(exc)) from None
     files = []
     for row in rows:
-        if row.get("end_reason") == "error" or not row.get("episode"):
+        if is_error(row) or not row.get("episode"):
             skipped.append(f"{row.get('key', '?')}: ended in an infrastructure error ({row.get('error')}), "
                            "which is not a result")
         elif not (folder / row["episode"]).is_file():
@@ -151,7 +152,7 @@ def _select(files: list[Path], options: DatasetOptions, skipped: list[str]) -> t
     for path in files:
         try:
             with EpisodeReader(path) as reader:
-                metadata, complete = reader.metadata, reader.complete
+                metadata, result = reader.metadata, reader.result
         except EpisodeFileError as exc:
             skipped.append(f"{path}: {exc}")
             continue
@@ -160,8 +161,10 @@ def _select(files: list[Path], options: DatasetOptions, skipped: list[str]) -> t
             continue
         if metadata.get("privileged") and not options.include_privileged:
             skipped.append(f"{path}: privileged (scripted driver) episode; --include-privileged adds it")
-        elif not complete:
+        elif result is None:
             skipped.append(f"{path}: cut short (no result recorded), so its outcome is unknown")
+        elif is_error(result):
+            skipped.append(f"{path}: ended in an infrastructure error ({result.get('error')}), which is not a result")
         elif metadata.get("game", BUILTIN_GAME) != BUILTIN_GAME:
             skipped.append(f"{path}: recorded on {metadata.get('game')}; only the built-in world's action set and "
                            "tasks are known to the exporter")

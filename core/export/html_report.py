@@ -35,7 +35,8 @@ from core.session.report import (
     scatter_image,
 )
 from core.session.rescore import rescore_rows
-from core.session.taxonomy import ERROR, SUCCESS, TAXONOMY, EpisodeCategory, categorise
+from core.session.run_folder import is_error
+from core.session.taxonomy import SUCCESS, TAXONOMY, EpisodeCategory, categorise
 
 NAV = ('<nav><a href="#success">Success rates</a> · <a href="#metrics">Movement metrics</a> · '
        '<a href="#correlation">IM vs SR</a> · <a href="#taxonomy">Failure taxonomy</a> · '
@@ -114,7 +115,7 @@ def _per_task(rows: Sequence[dict[str, Any]], categories: Sequence[EpisodeCatego
         groups.setdefault(key, []).append((row, category))
     table_rows = []
     for (task, granularity, agent), members in sorted(groups.items()):
-        results = [r for r, c in members if c.category != ERROR]
+        results = [r for r, _ in members]
         wins = [r for r in results if r.get("success")]
         steps = [r["success_step"] for r in wins if r.get("success_step") is not None]
         ims = [r["metrics"]["im_rate"] for r in results if (r.get("metrics") or {}).get("im_rate") is not None]
@@ -148,12 +149,10 @@ def _strip_html(strip: Strip) -> str:
             f'<div class="strip">{"".join(cells)}</div>{said}')
 
 
-def _failed(folder: Path, rows: Sequence[dict[str, Any]], categories: Sequence[EpisodeCategory]) -> str:
-    cards, errors = [], []
+def _failed(folder: Path, rows: Sequence[dict[str, Any]], categories: Sequence[EpisodeCategory],
+            errors: Sequence[dict[str, Any]]) -> str:
+    cards = []
     for row, category in zip(rows, categories):
-        if category.category == ERROR:
-            errors.append([str(row.get("key", "?")), agent_of(row), str(row.get("error") or "")])
-            continue
         if row.get("success") or category.category == SUCCESS:
             continue
         strip = deadlock_strip(folder / row["episode"], row) if row.get("episode") else \
@@ -169,8 +168,12 @@ def _failed(folder: Path, rows: Sequence[dict[str, Any]], categories: Sequence[E
     text = f'<h2 id="failed">Failed episodes ({len(cards)})</h2>'
     text += "".join(cards) or "<p>None: every episode succeeded.</p>"
     if errors:
-        text += ("<h3>Ended in an infrastructure error (not results, left out of every rate)</h3>"
-                 + table(["episode", "agent", "error"], errors))
+        text += ('<h2 id="errors">Infrastructure errors (not results)</h2><p>These episodes ended because the game '
+                 "or the evaluator died, or the model API failed for good. They are left out of every table and "
+                 "rate; running the same command again retries them.</p>"
+                 + table(["episode", "agent", "task", "granularity", "error"],
+                         [[e.get("key"), e.get("agent"), e.get("task_id"), e.get("granularity"), e.get("error")]
+                          for e in errors]))
     return text
 
 
@@ -178,9 +181,13 @@ def _header(folder: Path, report: dict[str, Any]) -> str:
     warnings: Iterable[str] = report.get("warnings") or []
     notes = "".join(f"<li>{escape(w)}</li>" for w in warnings)
     rescored = " Metrics were rescored from the episode files." if report.get("rescored") else ""
+    count = len(report.get("infrastructure_errors") or [])
+    errors = (f' <a href="#errors">{count} episode(s) ended in an infrastructure error</a> and are not results.'
+              if count else "")
     return (f"<h1>PokeGym run report</h1><p class=\"meta\">{escape(str(folder))} · generated "
             f"{escape(time.strftime('%Y-%m-%d %H:%M'))} · {int(report['episodes'])} episodes "
             f"({int(report['privileged_episodes'])} privileged driver episodes are kept out of every table).{rescored}"
+            f"{errors}"
             "</p>" + (f'<ul class="warning">{notes}</ul>' if notes else "") + NAV)
 
 
@@ -188,12 +195,14 @@ def build_html(folder: Path, report: dict[str, Any]) -> str:
     """The page for a report made by core.session.report.build_report(folder, ...)."""
     folder = Path(folder)
     rows, _ = load_results(folder)
+    rows = [r for r in rows if not is_error(r)]  # not results: listed apart, from the report
     if report.get("rescored"):
         rows, _ = rescore_rows(folder, rows)
     main = [r for r in rows if not r.get("privileged")]
     categories, _ = categorise(folder, main)
     body = "".join([_header(folder, report), _success_tables(report), _metrics_table(report), _correlation(report),
-                    _taxonomy(report), _per_task(main, categories), _failed(folder, main, categories)])
+                    _taxonomy(report), _per_task(main, categories),
+                    _failed(folder, main, categories, report.get("infrastructure_errors") or [])])
     return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>PokeGym run report · '
             f'{escape(folder.name)}</title><meta name="viewport" content="width=device-width, initial-scale=1">'
             f"<style>{STYLE}</style></head><body>{body}</body></html>\n")
