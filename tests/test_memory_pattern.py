@@ -30,6 +30,16 @@ def test_the_anchor_is_the_longest_literal_run():
     assert (pattern.anchor, pattern.anchor_offset) == (b"\x22\x33\x44", 3)
 
 
+def test_a_run_of_zeros_is_not_the_anchor_however_long():
+    """Zeroed memory is everywhere: anchoring on zeros would make a scan crawl (memmem hits every byte)."""
+    pattern = parse_pattern("00 00 00 00 00 00 00 00 ?? 4B 47 00 ?? 01")
+    assert (pattern.anchor, pattern.anchor_offset) == (b"\x4b\x47", 9)
+    inner = parse_pattern("00 00 50 4B 00 47 5A 11 00 ?? 01")  # zeros split runs: memmem crawls on them
+    assert (inner.anchor, inner.anchor_offset) == (b"\x47\x5a\x11", 5)
+    zeros = parse_pattern("00 00 ?? 00")
+    assert (zeros.anchor, zeros.anchor_offset) == (b"\x00\x00", 0)
+
+
 @pytest.mark.parametrize(("text", "message"), [
     ("", "the pattern is empty"),
     ("48 8G", "token 2 ('8G') is not a byte"),

@@ -107,7 +107,7 @@ def _terms(moves: list[MoveRecord], vertical: int) -> dict[str, np.ndarray]:
     n = len(magnitude)
 
     def mean(parts: list[np.ndarray]) -> np.ndarray:
-        return np.mean(parts, axis=0) if parts else np.full(n, 0.5)
+        return np.mean(parts, axis=0) if parts else np.full(n, np.nan)  # NaN: not measured, not weighed
 
     return {"moved": moved, "returns": mean(returns), "square": mean(square), "even": mean(even),
             "rotation": mean(rotation), "level": level, "typical": typical}
@@ -144,17 +144,25 @@ def _lead(moves: list[MoveRecord], vertical: np.ndarray) -> np.ndarray:
     return np.where(np.isnan(lead), 1.0, lead)
 
 
+def fit(moves: list[MoveRecord], vertical: int) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """Per candidate: how well the moves fit the protocol when `vertical` is the height (0 to 1),
+    and the terms behind it."""
+    terms = _terms(moves, vertical)
+    measured = {k: w for k, w in _WEIGHTS.items() if not np.isnan(terms[k]).all()}
+    total = sum(measured.values())
+    # Every walking step must move a position: a triple that sat out some of them is a poor one
+    # however neatly the rest fits, hence the square.
+    return terms["moved"] ** 2 * sum(w * terms[k] for k, w in measured.items()) / total, terms
+
+
 def rank(addresses: np.ndarray, now: np.ndarray, moves: list[MoveRecord], move_seconds: float,
          top: int = 20, pool: int = 400) -> list[RankedTriple]:
     """The best `top` candidates, best first (overlapping windows of one struct count once)."""
     if len(addresses) == 0 or not moves:
         return []
-    by_axis = {v: _terms(moves, v) for v in VERTICAL_NAMES}
-    total = sum(_WEIGHTS.values())
-    # Every walking step must move a position: a triple that sat out some of them is a poor one
-    # however neatly the rest fits, hence the square.
-    consistency = {v: t["moved"] ** 2 * sum(_WEIGHTS[k] * t[k] for k in _WEIGHTS) / total
-                   for v, t in by_axis.items()}
+    fits = {v: fit(moves, v) for v in VERTICAL_NAMES}
+    by_axis = {v: terms for v, (_, terms) in fits.items()}
+    consistency = {v: score for v, (score, _) in fits.items()}
     vertical = np.where(consistency[2] > consistency[1], 2, 1)
     chosen = np.where(vertical == 2, consistency[2], consistency[1])
     typical = np.where(vertical == 2, by_axis[2]["typical"], by_axis[1]["typical"])
@@ -175,7 +183,7 @@ def rank(addresses: np.ndarray, now: np.ndarray, moves: list[MoveRecord], move_s
     for rank_index in np.argsort(-final, kind="stable")[:top]:
         i = order[rank_index]
         v = int(vertical[i])
-        terms = {k: float(by_axis[v][k][i]) for k in ("moved", *_WEIGHTS)}
+        terms = {k: float(by_axis[v][k][i]) for k in ("moved", *_WEIGHTS) if not np.isnan(by_axis[v][k][i])}
         terms["speed_plausible"] = float(speed_plausibility(speed[i:i + 1])[0])
         ranked.append(RankedTriple(int(addresses[i]), tuple(float(x) for x in now[i]), v, float(final[rank_index]),
                                    float(chosen[i]), float(speed[i]), int(copies[rank_index]),

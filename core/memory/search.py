@@ -133,6 +133,9 @@ def _vectorised(pattern: Pattern, data: Buffer, first: int, last: int, limit: in
     array = np.frombuffer(data, dtype=np.uint8)
     count = last - first + 1
     constrained = [(i, v, m) for i, (v, m) in enumerate(zip(pattern.values, pattern.masks)) if m]
+    # Narrow with the most selective bytes first: whole non-zero bytes, then nibbles, zeros last
+    # (zeroed memory would make a first pass on a zero byte keep nearly every position).
+    constrained.sort(key=lambda item: (item[2] != 0xFF, item[1] == 0))
     index, value, mask = constrained[0]
     window = array[first + index:first + index + count]
     starts = np.flatnonzero((window & mask) == value if mask != 0xFF else window == value) + first
