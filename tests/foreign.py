@@ -84,3 +84,9 @@ class ForeignGame:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+@pytest.fixture(scope="session")
+def foreign_binary(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The foreign target, compiled once per test session."""
+    return compile_target(tmp_path_factory.mktemp("foreign"))

@@ -142,7 +142,9 @@ def _find_flag(args: argparse.Namespace) -> int:
 
     reader = open_reader(args.pid)
     finder = FlagFinder(reader, _filter(args))
-    say = (lambda text: None) if args.json else (lambda text: print(text, file=sys.stderr, flush=True))
+    def say(text: str) -> None:  # to stderr, also with --json: the answers scripts wait on before playing on
+        print(text, file=sys.stderr, flush=True)
+
     try:
         total = finder.start()
         say(f"watching {total / 2**20:.0f} MiB of process {args.pid}. Play without interacting, then press Enter "

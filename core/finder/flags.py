@@ -4,6 +4,7 @@
     finder.start()                     # snapshot
     ...play without interacting...;    finder.idle()        # drop whatever changed
     ...talk to someone...;             finder.happened("talked_baker")
+    ...talk to them again...;          finder.idle()        # the flag is set already: no change now
     ...play on...;                     finder.idle()
     finder.results()                   # ranked flag words, with the bit each interaction set
 
@@ -11,12 +12,15 @@ Every byte of writable memory is a candidate at first. An idle round drops every
 changed since the previous round (timers, animation, the position while walking); a mark
 records which still-quiet bytes changed since the previous round. Repeating idle rounds and
 interactions separates flags (changed at marks only) from noise that merely happened to change
-at a mark: noise changes again in some idle round and is dropped. State per chunk is a snapshot
+at a mark: noise changes again in some idle round and is dropped. Repeating an interaction that
+sets nothing new (talking to the same person again) is the best idle round of all: it makes the
+game do everything an interaction does (dialogue boxes, text, sounds) except set the flag. State per chunk is a snapshot
 and a packed "never changed while idle" mask in spill files, so memory stays bounded.
 """
 
 from __future__ import annotations
 
+import itertools
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -197,21 +201,41 @@ class FlagFinder:
                     words.setdefault(chunk.address + word, []).append(
                         FlagChange(event.mark, self.labels[event.mark], before, after))
         candidates = []
+        maps = sorted((r.start, r.end) for r in self.reader.regions())
+        starts = np.array([a for a, _ in maps], dtype=np.uint64)
+
+        def mapped(value: int) -> bool:
+            index = int(np.searchsorted(starts, np.uint64(value), side="right")) - 1
+            return index >= 0 and maps[index][0] <= value < maps[index][1]
+
         for word, changes in words.items():
             current = self.reader.read(word, WORD)
             value = int.from_bytes(current.ljust(WORD, b"\0"), "little")
             changes.sort(key=lambda c: c.mark)
-            candidates.append(FlagCandidate(word, changes, self._score(changes), value))
+            pointer = any(mapped(v) for c in changes for v in (c.before, c.after) if v >= 0x10000)
+            candidates.append(FlagCandidate(word, changes, self._score(changes, pointer), value))
         candidates.sort(key=lambda c: (-c.score, c.address))
         return candidates[:top]
 
-    def _score(self, changes: list[FlagChange]) -> float:
-        """Flags flip a bit or two at a mark; counters step by one; noise changes many bits."""
+    def _score(self, changes: list[FlagChange], pointer: bool) -> float:
+        """Flags set a bit or two at a mark and keep them; counters step by one; noise changes many
+        bits, or flips the same bit back and forth (a blinking cursor, a '0'/'1' digit)."""
         marks = max(1, len(self.labels))
         coverage = len(changes) / marks
-        bitlike = np.mean([1.0 / max(1, bin(c.before ^ c.after).count("1")) for c in changes])
+        bitlike = float(np.mean([min(1.0, 2.0 / max(1, bin(c.before ^ c.after).count("1"))) for c in changes]))
+        flipped_back = any(later.bits_cleared and set(later.bits_cleared) & set(earlier.bits_set)
+                           for i, earlier in enumerate(changes) for later in changes[i + 1:])
+        # The rest of a flags word holds still between marks; a word whose other bytes moved in between
+        # (they were dropped as noise, but the word kept changing) is something busier.
+        steady = all(later.before == earlier.after for earlier, later in itertools.pairwise(changes))
+        # Progress sets flags far more often than it clears them.
+        sets = sum(len(c.bits_set) for c in changes)
+        mostly_set = sets >= sum(len(c.bits_cleared) for c in changes)
         quiet_rounds = min(1.0, self.idle_rounds / 3)
-        return float(coverage * (0.4 + 0.6 * bitlike) * (0.5 + 0.5 * quiet_rounds))
+        # `pointer`: the word pointed into the game's mappings: objects get reallocated at interactions
+        # too, and flags never look like addresses.
+        return (coverage * (0.4 + 0.6 * bitlike) * (0.5 if flipped_back else 1.0) * (1.0 if steady else 0.6)
+                * (1.0 if mostly_set else 0.8) * (0.4 if pointer else 1.0) * (0.5 + 0.5 * quiet_rounds))
 
     def close(self) -> None:
         self.states = []

@@ -100,7 +100,8 @@ class PositionFinder:
                         count = self._sparse_step(tracker, step, round_number)
                     narrowing.append((f"{step.name} (round {round_number + 1})", count))
                     if count == 0:
-                        raise FinderError(self._nothing_left(step))
+                        moves = len(tracker.moves) if tracker is not None else 0
+                        raise FinderError(self._nothing_left(step, moves))
                     pacer.step(f"{step.name}, round {round_number + 1}", count)
                 if tracker is not None:
                     recorded += 1
@@ -145,10 +146,16 @@ class PositionFinder:
         return tracker.moved(round_number, step.name, end)
 
     @staticmethod
-    def _nothing_left(step: Step) -> str:
+    def _nothing_left(step: Step, moves: int) -> str:
+        blocked = ("was the character blocked, in a menu, or is the game window without input focus? Start in "
+                   "open ground and try again")
         if step.kind == "moved":
-            return (f"no candidate moved during '{step.name}': was the character blocked, in a menu, or is the "
-                    "game window without input focus? Start in open ground and try again")
+            return f"no candidate moved during '{step.name}': {blocked}"
+        if moves <= 1:
+            # What changed during the first walk then changed again while standing: noise, which is
+            # what is left when the walk itself moved nothing.
+            return (f"nothing that changed during the first walk stayed still during '{step.name}': most likely "
+                    f"the character did not move at all ({blocked}); otherwise it drifts while standing")
         return (f"every candidate changed during '{step.name}', when the character should have stood still: "
                 "does the character drift (on a slope, in water), or does turning the camera move it?")
 
