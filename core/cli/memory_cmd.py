@@ -94,6 +94,8 @@ def run(args: argparse.Namespace) -> int:
         return fail(f"{exc}" if str(exc) else "the game process has exited")
     except MemoryAccessError as exc:
         return fail(str(exc), 3)
+    except OSError as exc:  # the session folder or a spill file: not the game
+        return fail(f"{exc.filename or ''}: {exc.strerror or exc}")
     except FinderCancelled:
         return fail("cancelled", 130)
 
@@ -117,9 +119,11 @@ def _first(args: argparse.Namespace) -> int:
         tolerance = args.tolerance if args.tolerance is not None else (
             typed_tolerance(args.value) if vtype.is_float else 0.0)
         condition = Condition("exact", vtype.parse(args.value), tolerance=tolerance)
+    reader = _open(args.pid)
+    reader.regions()  # a process we may not read is refused here, before anything is written
     if args.session.exists() and any(args.session.iterdir()) and not (args.session / "session.json").exists():
         return fail(f"{args.session} is not empty and holds no scan session: choose a new folder")
-    scan = ValueScan(_open(args.pid), vtype, aligned=not args.unaligned,
+    scan = ValueScan(reader, vtype, aligned=not args.unaligned,
                      region_filter=RegionFilter(perms=args.perms, path_contains=args.path_contains),
                      workspace=args.session)
     try:

@@ -30,7 +30,7 @@ import numpy as np
 from core.memory.chunks import DEFAULT_CHUNK, Chunk, Workers, plan_chunks, readable_slots
 from core.memory.readers import MemoryReader
 from core.memory.scanner import RegionFilter
-from core.memory.spill import DEFAULT_RAM_BUDGET, RamBudget, SpillFile, Stored
+from core.memory.spill import DEFAULT_RAM_BUDGET, RamBudget, SpillFile, Stored, load_pages, store_pages
 
 WORD = 8
 
@@ -55,6 +55,7 @@ class _Event:
 @dataclass
 class _ChunkState:
     snapshot: Stored | None = None
+    pages: Stored | None = None          # which pages the snapshot holds (spill.store_pages); None = all
     quiet: Stored | None = None          # packed: never changed while idle (None: all so far)
     events: list[_Event] = field(default_factory=list)
 
@@ -163,10 +164,11 @@ class FlagFinder:
         now = np.frombuffer(buffer, np.uint8, count=chunk.nslots)
         if count < chunk.nslots:  # unreadable now: nothing there can be a flag
             now = now.copy()
-        new = _ChunkState(spill.append(now[:chunk.nslots]), state.quiet, list(state.events))
+        snapshot, pages = store_pages(spill, now[:chunk.nslots])
+        new = _ChunkState(snapshot, pages, state.quiet, list(state.events))
         if kind == "start" or state.snapshot is None:
             return new
-        old = state.snapshot.load(self._pool.buffer("previous", state.snapshot.nbytes))
+        old = load_pages(state.snapshot, state.pages, chunk.nslots, self._pool.buffer("previous", chunk.nslots))
         changed = now != old
         changed[count:] = True
         quiet = None if state.quiet is None else np.unpackbits(state.quiet.load(), count=chunk.nslots).view(bool)

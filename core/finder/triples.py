@@ -25,7 +25,7 @@ import numpy as np
 from core.memory.chunks import DEFAULT_CHUNK, Chunk, Workers, plan_chunks, readable_slots
 from core.memory.readers import MemoryReader
 from core.memory.scanner import RegionFilter
-from core.memory.spill import DEFAULT_RAM_BUDGET, RamBudget, SpillFile, Stored
+from core.memory.spill import DEFAULT_RAM_BUDGET, RamBudget, SpillFile, Stored, load_pages, store_pages
 
 TRIPLE_BYTES = 12
 STEP = 4
@@ -38,6 +38,7 @@ Test = Literal["first", "still", "moved", "typed"]
 class _State:
     count: int = 0
     snapshot: Stored | None = None
+    pages: Stored | None = None  # which pages the snapshot holds (spill.store_pages); None = all
     mask: Stored | None = None  # packed triple starts; None = all
 
 
@@ -130,8 +131,9 @@ class TripleScan:
         keep = all_of_three(plausible(floats), starts)
         if test in ("still", "moved"):
             assert previous.snapshot is not None
-            old = np.frombuffer(previous.snapshot.load(self._pool.buffer("previous", previous.snapshot.nbytes)),
-                                np.float32, count=starts + 2)
+            old_bytes = load_pages(previous.snapshot, previous.pages, chunk.span,
+                                   self._pool.buffer("previous", chunk.span))
+            old = np.frombuffer(old_bytes, np.float32, count=starts + 2)
             same = unchanged(floats, old, self.still_tolerance)
             keep &= all_of_three(same, starts) if test == "still" else any_of_three(~same, starts)
         elif test == "typed":
@@ -147,9 +149,9 @@ class TripleScan:
             return _State(), got
         if starts < chunk.nslots:
             keep = np.concatenate([keep, np.zeros(chunk.nslots - starts, dtype=bool)])
-        snapshot = spill.append(np.frombuffer(buffer, np.uint8, count=chunk.span))
+        snapshot, pages = store_pages(spill, np.frombuffer(buffer, np.uint8, count=chunk.span))
         mask = None if count == chunk.nslots else spill.append(np.packbits(keep))
-        return _State(count, snapshot, mask), got
+        return _State(count, snapshot, pages, mask), got
 
     def extract(self) -> Extracted:
         """The surviving triples with their values at the last two checkpoints."""
@@ -162,8 +164,9 @@ class TripleScan:
                 np.unpackbits(state.mask.load(), count=chunk.nslots).view(bool)
             slots = np.flatnonzero(mask)
             addresses.append(chunk.slot_addresses(slots))
-            now.append(_triples_at(state.snapshot.load(), slots))
-            before.append(_triples_at(old.snapshot.load(), slots) if old.snapshot is not None else now[-1])
+            now.append(_triples_at(load_pages(state.snapshot, state.pages, chunk.span), slots))
+            before.append(_triples_at(load_pages(old.snapshot, old.pages, chunk.span), slots)
+                          if old.snapshot is not None else now[-1])
         if not addresses:
             empty = np.zeros((0, 3), np.float32)
             return Extracted(np.zeros(0, np.uint64), empty, empty)

@@ -26,7 +26,7 @@ from core.memory.values import Condition, value_type
 from core.memory.valuescan import ChunkState, Generation, ValueScan
 
 SESSION_FORMAT = 1
-_KINDS = ("snapshot", "mask", "slots", "values")
+_KINDS = ("snapshot", "pages", "mask", "slots", "values")
 
 
 class SessionError(ValueError):

@@ -79,13 +79,14 @@ class SpillFile:
     def size(self) -> int:
         return self._size
 
-    def append(self, array: np.ndarray, to_disk: bool = False) -> Stored:
+    def append(self, array: np.ndarray, to_disk: bool = False, owned: bool = False) -> Stored:
+        """Store `array` (copied, unless `owned`: the caller hands over an array nobody else uses)."""
         data = np.ascontiguousarray(array)
         nbytes = data.nbytes
         if not to_disk and self.budget is not None and self.budget.take(nbytes):
             with self._lock:
                 self._in_ram += nbytes
-            return Stored(self, -1, int(data.size), data.dtype.str, data.copy())
+            return Stored(self, -1, int(data.size), data.dtype.str, data if owned else data.copy())
         with self._lock:
             offset = self._size
             self._size += nbytes
@@ -127,3 +128,42 @@ class SpillFile:
 
     def __del__(self) -> None:
         self.close()
+
+
+PAGE = 4096
+
+
+def store_pages(spill: SpillFile, data: np.ndarray) -> tuple[Stored, Stored | None]:
+    """Store a snapshot without its zero pages (most of a typical process: 86% of the built-in world's,
+    45% of the bench target's), which are neither written nor read back. Returns the non-zero pages
+    and a packed bitmap of which pages they are (None: every page, nothing left out)."""
+    whole = len(data) // PAGE * PAGE
+    pages = data[:whole].view(np.uint64).reshape(-1, PAGE // 8).any(axis=1)
+    if len(data) > whole:
+        pages = np.append(pages, True)  # a partial last page is always kept
+    if pages.all():
+        return spill.append(data), None
+    full = whole // PAGE
+    kept = np.flatnonzero(pages[:full])
+    compact = data[:whole].reshape(full, PAGE)[kept].reshape(-1)  # one copy, which the store keeps
+    if len(data) > whole:
+        compact = np.concatenate([compact, data[whole:]])
+    return spill.append(compact, owned=True), spill.append(np.packbits(pages))
+
+
+def load_pages(data: Stored, pages: Stored | None, length: int, into: bytearray | None = None) -> np.ndarray:
+    """The snapshot of `length` bytes stored by store_pages, rebuilt (into `into` when it is big enough)."""
+    if pages is None:
+        return data.load(into)
+    out = np.frombuffer(into, np.uint8, count=length) if into is not None and len(into) >= length \
+        else np.empty(length, np.uint8)
+    out[:] = 0
+    present = np.flatnonzero(np.unpackbits(pages.load(), count=-(-length // PAGE)))
+    if len(present):
+        stored = data.load()
+        full = length // PAGE
+        whole = present[present < full]
+        out[:full * PAGE].reshape(full, PAGE)[whole] = stored[:len(whole) * PAGE].reshape(-1, PAGE)
+        if len(whole) < len(present):  # the partial last page
+            out[full * PAGE:] = stored[len(whole) * PAGE:len(whole) * PAGE + length - full * PAGE]
+    return out

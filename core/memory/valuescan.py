@@ -25,14 +25,15 @@ import numpy as np
 from core.memory.chunks import DEFAULT_CHUNK, Chunk, Workers, plan_chunks, readable_slots, slot_view
 from core.memory.readers import MemoryReader
 from core.memory.scanner import RegionFilter
-from core.memory.spill import DEFAULT_RAM_BUDGET, RamBudget, SpillFile, Stored
+from core.memory.spill import DEFAULT_RAM_BUDGET, RamBudget, SpillFile, Stored, load_pages, store_pages
 from core.memory.values import Condition, ScanValueError, ValueType, check_condition, evaluate, value_type
 
 
 @dataclass
 class ChunkState:
     count: int = 0
-    snapshot: Stored | None = None  # dense: the chunk's bytes
+    snapshot: Stored | None = None  # dense: the chunk's bytes, zero pages left out (spill.store_pages)
+    pages: Stored | None = None     # dense: which pages the snapshot holds (None: all)
     mask: Stored | None = None      # dense: packed survivors (None: every slot)
     slots: Stored | None = None     # sparse: uint32 slot indexes, ascending
     values: Stored | None = None    # sparse: their values
@@ -172,15 +173,15 @@ class ValueScan:
             return self._store(ctx, buffer, current, keep, None), got
         if previous.dense:
             assert previous.snapshot is not None
-            old_bytes = previous.snapshot.load(self._pool.buffer("previous", previous.snapshot.nbytes))
+            old_bytes = load_pages(previous.snapshot, previous.pages, chunk.span,
+                                   self._pool.buffer("previous", chunk.span))
             survivors = self._unpack(previous, chunk.nslots)
             survivors = survivors[:readable] if survivors is not None else None
             reference = self._reference_dense(ctx, readable, old_bytes)
             keep = evaluate(ctx.condition, self.vtype, current, reference)
             if survivors is not None:
                 keep &= survivors
-            reuse = previous.snapshot if ctx.condition.op == "unchanged" and not ctx.condition.against_first \
-                else None
+            reuse = previous if ctx.condition.op == "unchanged" and not ctx.condition.against_first else None
             return self._store(ctx, buffer, current, keep, reuse), got
         assert previous.slots is not None and previous.values is not None
         slots = previous.slots.load()
@@ -201,7 +202,8 @@ class ValueScan:
         assert first is not None
         if first.dense:
             assert first.snapshot is not None
-            first_bytes = first.snapshot.load(self._pool.buffer("first", first.snapshot.nbytes))
+            first_bytes = load_pages(first.snapshot, first.pages, ctx.chunk.span,
+                                     self._pool.buffer("first", ctx.chunk.span))
             return slot_view(first_bytes, ctx.chunk, self.vtype.dtype, readable)
         # The first scan kept few slots: every later survivor is one of them.
         reference = np.zeros(readable, dtype=self.vtype.dtype)
@@ -217,7 +219,8 @@ class ValueScan:
         assert first is not None
         if first.dense:
             assert first.snapshot is not None
-            first_bytes = first.snapshot.load(self._pool.buffer("first", first.snapshot.nbytes))
+            first_bytes = load_pages(first.snapshot, first.pages, ctx.chunk.span,
+                                     self._pool.buffer("first", ctx.chunk.span))
             return slot_view(first_bytes, ctx.chunk, self.vtype.dtype, ctx.chunk.nslots)[slots]
         assert first.slots is not None and first.values is not None
         first_slots, first_values = first.slots.load(), first.values.load()
@@ -230,7 +233,7 @@ class ValueScan:
         return np.unpackbits(state.mask.load(), count=nslots).view(bool)
 
     def _store(self, ctx: _Context, buffer: bytearray, current: np.ndarray, keep: np.ndarray,
-               reuse: Stored | None) -> ChunkState:
+               reuse: ChunkState | None) -> ChunkState:
         count = int(np.count_nonzero(keep))
         if count == 0:
             return ChunkState()
@@ -241,9 +244,12 @@ class ValueScan:
             return self._sparse(ctx.output, slots, current[slots])
         if len(keep) < chunk.nslots:
             keep = np.concatenate([keep, np.zeros(chunk.nslots - len(keep), dtype=bool)])
-        snapshot = reuse if reuse is not None else ctx.output.append(np.frombuffer(buffer, np.uint8, chunk.span))
+        if reuse is not None:  # unchanged: the surviving slots hold the bytes stored last time
+            snapshot, pages = reuse.snapshot, reuse.pages
+        else:
+            snapshot, pages = store_pages(ctx.output, np.frombuffer(buffer, np.uint8, chunk.span))
         mask = None if count == chunk.nslots else ctx.output.append(np.packbits(keep))
-        return ChunkState(count, snapshot=snapshot, mask=mask)
+        return ChunkState(count, snapshot=snapshot, pages=pages, mask=mask)
 
     @staticmethod
     def _sparse(output: SpillFile, slots: np.ndarray, values: np.ndarray) -> ChunkState:
@@ -289,7 +295,7 @@ class ValueScan:
         assert state.snapshot is not None
         survivors = self._unpack(state, chunk.nslots)
         slots = np.arange(chunk.nslots, dtype=np.uint32) if survivors is None else np.flatnonzero(survivors)
-        view = slot_view(state.snapshot.load(), chunk, self.vtype.dtype)
+        view = slot_view(load_pages(state.snapshot, state.pages, chunk.span), chunk, self.vtype.dtype)
         return slots.astype(np.uint32), view[slots]
 
     def read_now(self, addresses: list[int]) -> list[float | int | None]:
@@ -305,7 +311,7 @@ class ValueScan:
         files = {id(g.spill): g.spill for g in self.generations}
         for generation in self.generations:
             for state in generation.states:
-                for stored in (state.snapshot, state.mask, state.slots, state.values):
+                for stored in (state.snapshot, state.pages, state.mask, state.slots, state.values):
                     if stored is not None:
                         files[id(stored.file)] = stored.file
         for spill in files.values():
