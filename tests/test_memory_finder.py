@@ -3,6 +3,9 @@ that survive restarts, pointer chains, and the evaluator following what was foun
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 import threading
 import time
 
@@ -18,6 +21,7 @@ from core.finder.pointers import keep_resolving, reverse_scan
 from core.finder.position import PositionFinder, Typed
 from core.game.pad import PadState
 from core.memory.readers import LinuxReader
+from core.paths import PROJECT_ROOT
 from tests.foreign import ForeignGame
 
 
@@ -165,3 +169,33 @@ def test_a_signature_is_built_from_two_processes_and_verified_on_a_third(foreign
         evaluator.wait_locked()
         sample = evaluator.latest()
         assert (sample.x, sample.y, sample.z) == pytest.approx((12.5, -40.25, 1.5))
+
+
+def test_find_flag_on_the_command_line_takes_marks_as_they_happen(game):
+    """A person plays and types into `memory find-flag`: Enter after idle play, `h NAME` after an interaction."""
+    finder = subprocess.Popen([sys.executable, "main.py", "memory", "find-flag", "--pid", str(game.pid), "--json"],
+                              cwd=PROJECT_ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, bufsize=1)
+
+    def say(line: str) -> str:
+        finder.stdin.write(line + "\n")
+        finder.stdin.flush()
+        return finder.stderr.readline()
+
+    try:
+        assert finder.stderr.readline().startswith("watching")  # the snapshot is taken: play may start
+        for label in ("gate", "mayor"):
+            game.hold(PadState(left_y=1.0), 0.5)
+            assert "idle round" in say("")
+            game.press()
+            assert "marked" in say(f"h {label}")
+            game.hold(PadState(right_x=1.0), 0.5)
+            assert "idle round" in say("")
+        finder.stdin.write("q\n")
+        finder.stdin.close()
+        report = json.loads(finder.stdout.read())
+    finally:
+        finder.wait(timeout=60)
+    assert report["marks"] == ["gate", "mayor"] and report["idle_rounds"] == 4
+    assert report["candidates"][0]["field"] == {"address": game.truth["flags"], "type": "flags32",
+                                                "bits": {"0": "gate", "1": "mayor"}}
