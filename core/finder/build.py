@@ -147,7 +147,9 @@ class SignatureBuilder:
                 for index in range(options.verify):
                     self._report(f"verifying on fresh process {index + 1}", (len(observations) + index) / total)
                     game = self.launcher()
-                    check = verify_profile(game, profile, options.plan, expected_speed=self._first.speed or None)
+                    # The profile reports scaled units; the finder measured the stored ones.
+                    expected = self._first.speed * abs(options.scale) if self._first.speed else None
+                    check = verify_profile(game, profile, options.plan, expected_speed=expected)
                     result.verifications.append(check)
                     if not check.ok:
                         failed = check

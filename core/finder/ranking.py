@@ -11,8 +11,10 @@ every walking step is checked against the protocol:
   level      the height changes little compared to the horizontal moves.
 Then a plausible walking speed (units per second between 0.05 and 2000), agreement with other
 copies (the true position has copies: render nodes, lagging and server-side ones), and among
-copies, which one leads: sampled the moment a move ends, the true position is already there
-while lagging copies are still on their way.
+copies: which one leads (sampled the moment a move ends, the true position is already there
+while lagging copies are still on their way), which one keeps its height while walking (an eye
+or camera position bobs), and which holds the value most copies hold (not an eye height above
+the feet).
 """
 
 from __future__ import annotations
@@ -155,6 +157,29 @@ def fit(moves: list[MoveRecord], vertical: int) -> tuple[np.ndarray, dict[str, n
     return terms["moved"] ** 2 * sum(w * terms[k] for k, w in measured.items()) / total, terms
 
 
+def _steadiness(moves: list[MoveRecord], vertical: np.ndarray) -> np.ndarray:
+    """1 for a triple whose height, the moment a walk ends, lies where its horizontal progress says it
+    should; less for one that bobs. The position itself moves along the ground; a camera or a head
+    bobs while walking (Minetest's eye position does, by about 0.1 node in 2)."""
+    wobble = []
+    rows = np.arange(len(vertical))
+    for move in moves:
+        if move.end is None:
+            continue
+        before, end, after = move.before.astype(np.float64), move.end.astype(np.float64), move.after.astype(np.float64)
+        keep = np.ones((len(rows), 3), bool)
+        keep[rows, vertical] = False
+        total = np.sqrt(np.where(keep, (after - before) ** 2, 0).sum(axis=1))
+        early = np.sqrt(np.where(keep, (end - before) ** 2, 0).sum(axis=1))
+        share = np.where(total > 0, early / np.maximum(total, _TINY), 1.0)
+        low, high, now = before[rows, vertical], after[rows, vertical], end[rows, vertical]
+        expected = low + share * (high - low)
+        wobble.append(np.where(total > 0, np.abs(now - expected) / np.maximum(total, _TINY), 0.0))
+    if not wobble:
+        return np.ones(len(vertical))
+    return np.exp(-np.mean(wobble, axis=0) / 0.002)
+
+
 def rank(addresses: np.ndarray, now: np.ndarray, moves: list[MoveRecord], move_seconds: float,
          top: int = 20, pool: int = 400) -> list[RankedTriple]:
     """The best `top` candidates, best first (overlapping windows of one struct count once)."""
@@ -170,7 +195,9 @@ def rank(addresses: np.ndarray, now: np.ndarray, moves: list[MoveRecord], move_s
     base = chosen * speed_plausibility(speed)
     order = np.argsort(-base, kind="stable")[:pool]
     order = _one_window_per_struct(addresses, base, order)
-    lead = _lead([m.select(order) for m in moves], vertical[order])
+    pooled = [m.select(order) for m in moves]
+    lead = _lead(pooled, vertical[order])
+    steady = _steadiness(pooled, vertical[order])
     directions = _directions(moves, order, vertical[order])
     agree = directions @ directions.T > 0.98
     np.fill_diagonal(agree, False)
@@ -178,13 +205,22 @@ def rank(addresses: np.ndarray, now: np.ndarray, moves: list[MoveRecord], move_s
     group_lead = np.array([max(lead[i], lead[agree[i]].max()) if copies[i] else lead[i] for i in range(len(order))])
     relative_lead = np.clip(lead / np.maximum(group_lead, _TINY), 0.0, 1.0)
     support = np.minimum(copies, 4) / 4.0
-    final = base[order] * (0.75 + 0.25 * support) * (0.8 + 0.2 * relative_lead)
+    # Of agreeing copies, those holding the value most of them hold are the position itself; a copy
+    # at a constant offset (an eye or camera height) holds a value fewer copies share.
+    values = now[order].astype(np.float64)
+    equal = (np.abs(values[:, None, :] - values[None, :, :])
+             <= 1e-4 * np.maximum(1.0, np.abs(values[:, None, :]))).all(axis=2) & agree
+    common = np.where(copies > 0, equal.sum(axis=1) / np.maximum(copies, 1), 1.0)
+    final = (base[order] * (0.75 + 0.25 * support) * (0.8 + 0.2 * relative_lead) * (0.9 + 0.1 * steady)
+             * (0.9 + 0.1 * common))
     ranked = []
     for rank_index in np.argsort(-final, kind="stable")[:top]:
         i = order[rank_index]
         v = int(vertical[i])
         terms = {k: float(by_axis[v][k][i]) for k in ("moved", *_WEIGHTS) if not np.isnan(by_axis[v][k][i])}
         terms["speed_plausible"] = float(speed_plausibility(speed[i:i + 1])[0])
+        terms["steady"] = float(steady[rank_index])
+        terms["common_value"] = float(common[rank_index])
         ranked.append(RankedTriple(int(addresses[i]), tuple(float(x) for x in now[i]), v, float(final[rank_index]),
                                    float(chosen[i]), float(speed[i]), int(copies[rank_index]),
                                    float(lead[rank_index]), terms))
