@@ -296,9 +296,9 @@ class LiveView(QMainWindow):
         deadlocks = metrics.get("deadlocks") or []
         consecutive = metrics.get("current_consecutive_im", 0)
         self.metrics.update_metrics({**metrics, "consecutive": consecutive})
-        # metrics hold 0-based indices into the episode's steps; steps are numbered from 1
-        self.trajectory.set_deadlocks([(int(span[0]) + 1, int(span[1]) + 1) for span in deadlocks])
-        self.history.set_deadlocks([(int(span[0]), int(span[1])) for span in deadlocks])
+        steps = [(int(span["start"]), int(span["end"])) for span in deadlocks]  # step numbers, from 1
+        self.trajectory.set_deadlocks(steps)
+        self.history.set_deadlocks([(start - 1, end - 1) for start, end in steps])
         if metrics.get("success"):
             self.history.mark_success(int(metrics.get("step", 0)))
         self._step_info = f"step {metrics.get('step', 0)} / {self.metrics.budget}"

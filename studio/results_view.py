@@ -28,8 +28,7 @@ from widgets.results_tables import MetricsTable, SuccessTable
 from widgets.taxonomy_chart import TaxonomyChart
 
 _SHOWN_WARNINGS = 3
-_EMPTY: dict[str, Any] = {"sr": [], "metrics": [], "failure_sources": {}, "points": [], "pearson_im_sr": None,
-                          "pearson_by_agent": {}}
+_EMPTY: dict[str, Any] = {"sr": [], "metrics": [], "failure_sources": {}, "points": [], "correlation": None}
 
 
 def _boxed(title: str, widget: QWidget) -> QGroupBox:
@@ -43,9 +42,12 @@ def _boxed(title: str, widget: QWidget) -> QGroupBox:
 def summary_text(report: dict[str, Any]) -> str:
     human = sum(r["from_human"] for r in report["failures"])
     automatic = sum(r["automatic"] for r in report["failures"])
+    errors = len(report.get("infrastructure_errors", []))
+    apart = (f" {errors} episode(s) ended in an infrastructure error: not results, counted in no table; rerun "
+             "the same `python main.py run` command to retry them.") if errors else ""
     return (f"{report['episodes']} episodes from {len(report['failures'])} agent(s); "
             f"{report['privileged_episodes']} privileged driver episode(s) kept out. Failure categories: "
-            f"{human} from human labels, {automatic} automatic suggestion(s), {report['disputed']} disputed.")
+            f"{human} from human labels, {automatic} automatic suggestion(s), {report['disputed']} disputed.{apart}")
 
 
 class ResultsView(QWidget):
@@ -70,6 +72,11 @@ class ResultsView(QWidget):
         self.summary.setWordWrap(True)
         self.success_table, self.metrics_table = SuccessTable(), MetricsTable()
         self.taxonomy, self.scatter = TaxonomyChart(), ImScatter()
+        self.correlation_caption = QLabel("")
+        self.correlation_caption.setWordWrap(True)
+        self.correlation_caption.setTextFormat(Qt.TextFormat.RichText)
+        self.correlation_caption.setToolTip("Pearson r between IM rate and success rate, with n, a two-sided "
+                                            "p-value and a bootstrap 95% interval (docs/metrics.md)")
         self._build_layout()
         self.open_button.clicked.connect(self._ask_folder)
         self.reload_button.clicked.connect(self.reload)
@@ -89,7 +96,12 @@ class ResultsView(QWidget):
         tables.addWidget(_boxed("Movement metrics", self.metrics_table))
         plots = QSplitter(Qt.Orientation.Vertical)
         plots.addWidget(self.taxonomy)
-        plots.addWidget(self.scatter)
+        scatter = QWidget()
+        scatter_layout = QVBoxLayout(scatter)
+        scatter_layout.setContentsMargins(0, 0, 0, 0)
+        scatter_layout.addWidget(self.scatter, 1)
+        scatter_layout.addWidget(self.correlation_caption)
+        plots.addWidget(scatter)
         body = QSplitter(Qt.Orientation.Horizontal)
         body.setChildrenCollapsible(False)
         body.addWidget(tables)
@@ -142,7 +154,8 @@ class ResultsView(QWidget):
         self.success_table.set_rows(shown["sr"])
         self.metrics_table.set_rows(shown["metrics"])
         self.taxonomy.set_sources(shown["failure_sources"])
-        self.scatter.set_points(shown["points"], shown["pearson_im_sr"], shown["pearson_by_agent"])
+        self.scatter.set_points(shown["points"], shown["correlation"])
+        self.correlation_caption.setText(self.scatter.caption if report is not None else "")
         self.csv_button.setEnabled(report is not None)
         self.png_button.setEnabled(report is not None)
         self.reload_button.setEnabled(self.folder is not None)

@@ -6,6 +6,7 @@ import json
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -20,18 +21,26 @@ class Scripted:
 
 
 class LoopbackProvider:
-    def __init__(self) -> None:
+    """Answers with the scripted replies in order; once they run out, with `responder(request)` if set."""
+
+    def __init__(self, responder: Callable[[dict[str, Any]], Scripted] | None = None) -> None:
         self.replies: deque[Scripted] = deque()
         self.requests: list[dict[str, Any]] = []
+        self.responder = responder
         provider = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
                 length = int(self.headers.get("content-length", 0))
                 body = self.rfile.read(length)
-                provider.requests.append({"path": self.path, "headers": dict(self.headers),
-                                          "body": json.loads(body) if body else None})
-                reply = provider.replies.popleft() if provider.replies else Scripted(500, {"error": "no reply"})
+                request = {"path": self.path, "headers": dict(self.headers), "body": json.loads(body) if body else None}
+                provider.requests.append(request)
+                if provider.replies:
+                    reply = provider.replies.popleft()
+                elif provider.responder is not None:
+                    reply = provider.responder(request)
+                else:
+                    reply = Scripted(500, {"error": "no reply"})
                 if reply.delay_s:
                     time.sleep(reply.delay_s)  # the server side of a timeout test
                 payload = reply.body if isinstance(reply.body, str) else json.dumps(reply.body)

@@ -10,7 +10,7 @@ import pytest
 
 from core.evaluation.client import EvaluatorClient, EvaluatorError
 from core.evaluation.driver import ScriptedDriver
-from core.evaluation.tasks import load_task
+from core.evaluation.tasks import Goto, Interact, load_task
 from core.game.builtin import BuiltinWorld
 from core.game.pad import Button, PadState
 from core.paths import TASKS_DIR
@@ -49,13 +49,29 @@ def test_an_interaction_flips_the_right_flag(world, evaluator, builtin_profile):
     assert builtin_profile.flag_names(flags) == ["talked_old_man"]
 
 
-@pytest.mark.parametrize("task_id", ["q08_site_navigation", "q04_clock_interaction", "q01_bread_mixed"])
+@pytest.mark.parametrize("task_id", ["q08_site_navigation", "q04_clock_interaction", "q01_bread_mixed",
+                                     "q10_market_mixed"])
 def test_success_fires_when_the_reference_route_completes(world, evaluator, builtin_profile, task_id):
     task = load_task(TASKS_DIR / f"{task_id}.yaml", builtin_profile.flags)
     result = ScriptedDriver(world, evaluator).drive(task)
     assert result.success, result.message
     assert result.success_step == task.reference_steps
     assert evaluator.successes[0]["step"] == result.success_step and result.privileged
+
+
+@pytest.mark.parametrize(("task_id", "skipped"), [
+    ("q02_badge_mixed", (4.5, -90)),   # walks up to the guard the first time without hearing him out
+    ("q09_school_mixed", (-13, 23.4)),  # passes the clock crank without winding it
+    ("q10_market_mixed", (36.5, -50)),  # walks to the builder without talking to him
+])
+def test_a_long_quest_fails_when_one_stage_is_passed_by(world, evaluator, builtin_profile, task_id, skipped):
+    task = load_task(TASKS_DIR / f"{task_id}.yaml", builtin_profile.flags)
+    route = list(task.reference_route)
+    stage = next(i for i, step in enumerate(route) if isinstance(step, Interact) and step.interact.target == skipped)
+    route[stage] = Goto(goto=route[stage].interact.approach)
+    result = ScriptedDriver(world, evaluator).drive(task.model_copy(update={"reference_route": route}))
+    assert not result.success and not result.blocked, result.message
+    assert result.steps > 150  # the rest of the quest was done: only the one stage is missing
 
 
 def test_success_does_not_fire_for_a_route_not_taken(world, evaluator):

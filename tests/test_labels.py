@@ -18,14 +18,15 @@ from core.labels.model import AnnotatorLabels, LabelEditor, Span
 from core.labels.store import read_labels, save_labels
 from core.recording.reader import EpisodeReader
 from core.recording.writer import EpisodeWriter
-from core.session.metrics import AWARE, LOST, SUCCESS, UNAWARE
+from core.session.metrics import AWARE, LOST, SUCCESS, UNAWARE, UNCLASSIFIED
 
 SHAPE = (12, 16, 3)
 
 
 def make_episode(path: Path, steps: int = 20, deadlocks: tuple = ((1, 4, True), (9, 13, False)),
                  category: str | None = UNAWARE, task_id: str = "q01", agent: str = "random") -> Path:
-    """A real episode file; `deadlocks` are metrics.deadlocks as the runner writes them (0-based indices)."""
+    """A real episode file; `deadlocks` are metrics.deadlocks as the runner wrote them before metrics v2
+    ([start, end, recovered] with 0-based indices), which old recordings still hold."""
     writer = EpisodeWriter(path, {"task_id": task_id, "granularity": "goal_only", "agent": agent,
                                   "privileged": False}, SHAPE)
     for i in range(steps):
@@ -37,7 +38,7 @@ def make_episode(path: Path, steps: int = 20, deadlocks: tuple = ((1, 4, True), 
     if category is not None:
         writer.finish({"success": category == SUCCESS, "steps_used": steps, "end_reason": "budget",
                        "failure_category_suggestion": category,
-                       "metrics": {"deadlocks": [list(d) for d in deadlocks]}})
+                       "metrics": {"deadlocks": [d if isinstance(d, dict) else list(d) for d in deadlocks]}})
     else:
         writer.abandon()
     return path
@@ -59,6 +60,20 @@ def test_a_new_annotator_starts_from_the_automatic_suggestions(tmp_path):
     assert not editor.dirty and not editor.can_undo
     assert editor.next_candidate(0) == 2 and editor.next_candidate(2) == 10 and editor.next_candidate(10) is None
     assert editor.previous_candidate(10) == 2 and editor.previous_candidate(2) is None
+
+
+def test_suggestions_from_current_metrics_carry_each_spans_awareness(tmp_path):
+    spans = (  # metrics v2: objects keyed by step number, every span classified
+        {"start": 2, "end": 5, "recovered": True, "ended_by": "agent", "awareness": "aware", "awareness_step": 6},
+        {"start": 8, "end": 9, "recovered": False, "ended_by": "intervention", "awareness": "unaware",
+         "awareness_step": None},
+        {"start": 12, "end": 16, "recovered": False, "ended_by": None, "awareness": "unclassified",
+         "awareness_step": None})
+    path = make_episode(tmp_path / "v2.h5", deadlocks=spans, category=UNCLASSIFIED)
+    editor = open_editor(path, "alice")
+    assert [(s.start, s.end, s.kind) for s in editor.spans] == [(2, 5, "aware"), (8, 9, "unaware"), (12, 16, None)]
+    assert editor.spans[0].awareness_step == 5  # said "stuck" right after the span: shown at its last step
+    assert editor.labels.failure_category is None  # unclassified: the annotator must decide
 
 
 def test_reviewing_suggestions_accepts_trims_and_rejects(tmp_path):

@@ -17,13 +17,15 @@ PROVIDERS = {
     "gemini-3-pro": (gemini_body, "GEMINI_API_KEY", ""),
 }
 IMAGE = np.zeros((36, 64, 3), np.uint8)
+ALL_KEY_VARIABLES = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY")
 
 
 @pytest.fixture(params=list(PROVIDERS))
 def provider(request, monkeypatch):
     body, key_env, suffix = PROVIDERS[request.param]
+    for name in ALL_KEY_VARIABLES:  # only this provider's key, so a test cannot pass on a stray variable
+        monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv(key_env, KEY)
-    monkeypatch.delenv("GOOGLE_API_KEY", raising=False)
     server = LoopbackProvider()
     config = config_for(request.param, base_url=f"http://127.0.0.1:{server.port}{suffix}", timeout_s=1.0,
                         max_attempts=3, backoff_s=0.01)
@@ -80,3 +82,65 @@ def test_a_missing_key_names_the_variable(monkeypatch):
         make_client(config_for("claude-sonnet-4.6"))
     with pytest.raises(ModelError, match="unknown model 'gpt-9'"):
         config_for("gpt-9")
+
+
+def _client_with_keys(monkeypatch, preset: str, keys: dict[str, str], server: LoopbackProvider):
+    for name in ALL_KEY_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    for name, value in keys.items():
+        monkeypatch.setenv(name, value)
+    suffix = PROVIDERS[preset][2]
+    return make_client(config_for(preset, base_url=f"http://127.0.0.1:{server.port}{suffix}", timeout_s=1.0,
+                                  max_attempts=2, backoff_s=0.01))
+
+
+GOOGLE_ONLY = ("gemini-3-pro", {"GOOGLE_API_KEY": "AIza-google-ONLY-key-98765"})
+BOTH_GOOGLE = ("gemini-3-pro", {"GEMINI_API_KEY": "AIza-gemini-key-11111", "GOOGLE_API_KEY": "AIza-google-key-22222"})
+EVERY_KEY_SETUP = [(preset, {key_env: KEY}) for preset, (_, key_env, _) in PROVIDERS.items()]
+EVERY_KEY_SETUP += [GOOGLE_ONLY, BOTH_GOOGLE]
+
+
+@pytest.mark.parametrize(("preset", "keys"), EVERY_KEY_SETUP, ids=lambda v: v if isinstance(v, str) else "+".join(v))
+@pytest.mark.parametrize("status", [400, 503])
+def test_an_error_that_echoes_every_configured_key_is_redacted(monkeypatch, preset, keys, status):
+    """A provider (or a proxy in front of it) that echoes the key back: neither the final error nor its
+    chain holds any configured key, whichever variable supplied it (GOOGLE_API_KEY alone included)."""
+    server = LoopbackProvider()
+    try:
+        client = _client_with_keys(monkeypatch, preset, keys, server)
+        echo = " ".join(keys.values())
+        server.replies.extend([Scripted(status, {"error": {"message": f"API key not valid: {echo}",
+                                                           "status": "INVALID_ARGUMENT"}})] * 2)
+        with pytest.raises(ModelError) as caught:
+            client.complete("sys", "text", [])
+    finally:
+        server.close()
+    shown = f"{caught.value} {caught.value!r} {caught.value.__cause__!r}"
+    assert "[redacted]" in shown or status == 503  # 503s are reported by status, without the body
+    for value in keys.values():
+        assert value not in shown
+    assert client.config.api_key() in str(server.requests[0]["headers"])  # the key went out, in the headers
+
+
+GARBAGE = {  # 200 replies that no client anticipates: each SDK or client fails with its own exception type
+    "gpt-5.2": Scripted(200, f"<html>proxy login for {KEY}</html>"),
+    "claude-sonnet-4.6": Scripted(200, f"<html>proxy login for {KEY}</html>"),
+    "gemini-3-pro": Scripted(200, {"candidates": [7], "note": KEY}),
+}
+
+
+@pytest.mark.parametrize("preset", list(PROVIDERS))
+def test_an_unanticipated_failure_is_a_redacted_model_error(monkeypatch, preset):
+    """Not a raw JSONDecodeError or TypeError that escapes with whatever it holds: a ModelError naming
+    the provider and model, with keys redacted and no exception chain to print."""
+    server = LoopbackProvider()
+    try:
+        client = _client_with_keys(monkeypatch, preset, {PROVIDERS[preset][1]: KEY}, server)
+        server.replies.append(GARBAGE[preset])
+        with pytest.raises(ModelError) as caught:
+            client.complete("sys", "text", [])
+    finally:
+        server.close()
+    assert client.config.model in str(caught.value) or "reply" in str(caught.value)
+    assert KEY not in str(caught.value)
+    assert caught.value.__cause__ is None and caught.value.__suppress_context__

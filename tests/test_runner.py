@@ -128,11 +128,23 @@ def test_the_automatic_policy_pushes_back_after_k_ineffective_moves(world, evalu
     result = EpisodeRunner(world, evaluator, ReplayAgent(actions, replies), actions, stuck_task, options,
                            tmp_path / "s.h5").run()
     with EpisodeReader(tmp_path / "s.h5") as episode:
-        interventions = [r["intervention"] for r in episode.records() if r["intervention"]]
-        ineffective = episode.step_numbers()["ineffective"]
+        records = episode.records()
+        numbers = episode.step_numbers()
+    ineffective = numbers["ineffective"]
+    interventions = [r["intervention"] for r in records if r["intervention"]]
     assert ineffective.sum() >= 3, "the fence did not stop the character"
     assert interventions and interventions[0]["kind"] == "push_back" and interventions[0]["source"] == "auto"
     assert result["metrics"]["ineffective_moves"] == int(ineffective.sum())
+    pushed_at = interventions[0]["step"]
+    pushed = records[pushed_at - 1]
+    assert pushed["intervention_displacement"] > 1.0, "the push itself is measured and kept with its step"
+    # The agent's next MoveForward walks back toward the fence on its own: 0.5 s of walking, about 2 m. Measured
+    # from before the push it would look like ~1 m; it must be the agent's own distance.
+    own = float(numbers["displacement"][pushed_at])
+    assert 1.5 < own < 2.5, own
+    first = result["metrics"]["deadlocks"][0]
+    assert first["end"] == pushed_at and first["ended_by"] == "intervention" and not first["recovered"]
+    assert result["metrics"]["recovery_rate"] == 0.0  # nothing the agent did got it out
 
 
 def test_run_then_report_on_a_tiny_suite(tmp_path):

@@ -102,10 +102,12 @@ def test_the_view_shows_the_numbers_the_report_command_prints(run_folder, view, 
     assert "0 from human labels, 5 automatic suggestion(s)" in view.summary.text()
 
     assert view.scatter.plotted() == [(p["agent"], p["im_rate"], p["success_rate"]) for p in numbers["points"]]
-    r_value = numbers["pearson_im_sr"]
-    expected = f"r = {format_value(r_value)}" if r_value is not None else "r undefined"
-    assert expected in view.scatter.title_text() and f"{len(numbers['points'])} settings" in view.scatter.title_text()
-    assert "Pearson r between IM rate and success rate across" in markdown
+    overall = numbers["correlation"]["overall"]
+    expected = f"r = {format_value(overall['r'])}" if overall["r"] is not None else "r undefined"
+    assert expected in view.scatter.title_text() and "one per task" in view.scatter.title_text()
+    assert f"{len(numbers['points'])} points" in view.scatter.title_text()
+    assert f"n = {overall['n']}" in view.correlation_caption.text()
+    assert "Pearson r between IM rate and success rate, one point per task" in markdown
     assert view.banner.level == "" and view.csv_button.isEnabled() and view.png_button.isEnabled()
 
 
@@ -161,9 +163,13 @@ def test_r_is_shown_when_the_settings_vary(copied, view, qtbot):
     (copied / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     open_and_wait(view, qtbot, copied)
     numbers, markdown = report_command(copied)
-    assert numbers["pearson_im_sr"] is not None
-    assert f"r = {format_value(numbers['pearson_im_sr'])} (" in view.scatter.title_text()
-    assert f"settings: {format_value(numbers['pearson_im_sr'])}." in markdown
+    overall = numbers["correlation"]["overall"]
+    assert overall["r"] is not None and overall["n"] == len(numbers["points"])
+    assert f"r = {format_value(overall['r'])}" in view.scatter.title_text()
+    assert f"r = {format_value(overall['r'])}, n = {overall['n']}" in view.correlation_caption.text()
+    assert f"r = {overall['r']:.2f} (n = {overall['n']}, " in markdown
+    for granularity, values in numbers["correlation"]["by_granularity"].items():
+        assert granularity in view.correlation_caption.text() and f"n = {values['n']}" in markdown
     assert any("100.0% (n=1)" in cell for row in view.success_table.texts() for cell in row)
     assert view.metrics_table.texts() == markdown_rows(markdown, "Movement metrics")
     assert any("50.0%" in cell or "25.0%" in cell for row in view.metrics_table.texts() for cell in row)
@@ -193,7 +199,9 @@ def test_csv_and_png_exports(run_folder, view, qtbot, tmp_path):
         for category in TAXONOMY:
             key = ("failure_taxonomy", row["agent"], "all", category)
             assert int(value[(*key, "from_human")]) + int(value[(*key, "automatic")]) == row[category]
-    assert same(value[("im_vs_sr", "all", "all", "all", "pearson_r")], report["pearson_im_sr"])
+    overall = report["correlation"]["overall"]
+    for measure in ("r", "n", "p_value", "ci95_low", "ci95_high"):
+        assert same(value[("im_vs_sr", "all", "all", "unit:task", f"pearson_{measure}")], overall[measure])
 
     assert view.export_png(tmp_path / "results.png")
     image = QImage(str(tmp_path / "results.png"))

@@ -47,7 +47,7 @@ def test_a_model_episode_is_prompted_parsed_reflected_and_recorded(world, builti
         reply("RotateLeft", "unsure"),
     ])
     client = make_client(config_for("gpt-5.2", base_url=f"http://127.0.0.1:{server.port}/v1", backoff_s=0.01))
-    library = ExperienceLibrary.for_model("gpt-5.2", tmp_path / "experience")
+    library = ExperienceLibrary(["Signs name the shops."], tmp_path / "experience" / "episode.json", "test")
     agent = VLMAgent(client, actions, "visual_guided", reflection_every=2, library=library)
     with EvaluatorClient.launch(world.pid) as evaluator:
         evaluator.wait_locked()
@@ -63,7 +63,13 @@ def test_a_model_episode_is_prompted_parsed_reflected_and_recorded(world, builti
     assert "--- retry ---" in records[1]["raw_reply"] and records[1]["parse_error"] is None
     assert records[0]["usage"]["input_tokens"] == 812 and records[0]["usage"]["cost_usd"] > 0
     assert records[2]["memory"] == "I walked east twice." and "LESSON" in records[2]["reflection"]
-    assert json.loads(library.path.read_text())["lessons"] == ["Follow the road to reach the sea."]
+    assert "memory" not in records[2]["usage"] and "reflection" not in records[2]["usage"]
+    # the lessons each prompt showed are recorded with its step; the new lesson is shown from step 3 on
+    assert [r["lessons"] for r in records] == [["Signs name the shops."], ["Signs name the shops."],
+                                              ["Signs name the shops.", "Follow the road to reach the sea."]]
+    assert json.loads(library.path.read_text())["lessons"] == ["Signs name the shops.",
+                                                               "Follow the road to reach the sea."]
+    assert metadata["agent_config"]["experience_start"]["lessons"] == ["Signs name the shops."]
     assert metadata["agent_config"]["model"]["model"] == "gpt-5.2"
     assert KEY.encode() not in raw  # the key never reaches the recording
 

@@ -6,6 +6,7 @@ import hashlib
 import os
 import signal
 import time
+from pathlib import Path
 
 import pytest
 
@@ -81,36 +82,48 @@ def test_the_shipped_profile_names_the_worlds_flags_in_bit_order(builtin_profile
     assert builtin_profile.flags == world_flags
 
 
-def test_a_world_launched_by_a_client_exits_with_that_client(tmp_path):
-    """An orphaned world must not linger: the world watches its owner's pid."""
+def test_a_world_launched_by_a_client_exits_with_that_client_and_leaves_nothing_behind(tmp_path):
+    """An orphaned world and evaluator must not linger: each watches its owner's pid, exits, and removes
+    the private folder its owner made (the world's holds the frame ring in /dev/shm)."""
+    import json
     import subprocess
     import sys
     import textwrap
 
     script = textwrap.dedent("""
-        import sys
+        import json, sys
+        from core.evaluation.client import EvaluatorClient
         from core.game.builtin import BuiltinWorld
         world = BuiltinWorld.launch(renderer="software")
-        print(world.pid, flush=True)
+        evaluator = EvaluatorClient.launch(world.pid)
+        print(json.dumps({"world": [world.pid, str(world._runtime_dir)],
+                          "evaluator": [evaluator.pid, str(evaluator._runtime_dir)]}), flush=True)
         sys.stdin.readline()
     """)
     owner = subprocess.Popen([sys.executable, "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                              text=True, cwd=os.getcwd())
-    world_pid = int(owner.stdout.readline())
+    launched = json.loads(owner.stdout.readline())
+    folders = {name: Path(folder) for name, (_, folder) in launched.items()}
+    assert (folders["world"] / "frames.bin").is_file()  # the frame ring, in the owner's private folder
     owner.kill()
     owner.wait()
-    deadline = time.monotonic() + 15
-    while time.monotonic() < deadline:
-        try:
-            os.kill(world_pid, 0)
-        except ProcessLookupError:
-            break
-        if _is_zombie(world_pid):
-            break
-        time.sleep(0.1)
-    else:
-        os.kill(world_pid, signal.SIGKILL)
-        pytest.fail("the world outlived its owner by 15 s")
+    for name, (pid, _) in launched.items():
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline and not _gone(pid):
+            time.sleep(0.1)
+        if not _gone(pid):
+            os.kill(pid, signal.SIGKILL)
+            pytest.fail(f"the {name} outlived its owner by 15 s")
+    leftovers = {name: sorted(p.name for p in folder.iterdir()) for name, folder in folders.items() if folder.exists()}
+    assert not leftovers, f"left behind in /dev/shm after the owner died: {leftovers}"
+
+
+def _gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return _is_zombie(pid)
 
 
 def _is_zombie(pid: int) -> bool:

@@ -1,6 +1,7 @@
-"""ImScatter: ineffective-move rate (x) against success rate (y), one point per setting (agent x
-granularity x task category), coloured by agent, with Pearson r in the title and per agent in the legend.
-Hovering a point names its setting."""
+"""ImScatter: ineffective-move rate (x) against success rate (y), one point per unit of the report's
+correlation (by default an agent on one task at one granularity, trials pooled), coloured by agent.
+The title gives r overall with n, p and the bootstrap 95% interval; the legend gives r per agent, and
+the caption under the plot r per instruction granularity. Hovering a point names it."""
 
 from __future__ import annotations
 
@@ -15,6 +16,17 @@ from widgets.taxonomy_chart import agent_colour
 
 def r_text(value: float | None) -> str:
     return f"r = {format_value(value)}" if value is not None else "r undefined"
+
+
+def stats_text(values: Mapping[str, Any]) -> str:
+    """r with n, p and the 95% interval, short enough for a plot title."""
+    r, n, p = values.get("r"), values.get("n", 0), values.get("p_value")
+    if r is None:
+        return f"r undefined (n = {n})"
+    p_text = "p n/a" if p is None else ("p < 0.001" if p < 0.001 else f"p = {p:.3f}")
+    low, high = values.get("ci95_low"), values.get("ci95_high")
+    ci = "CI n/a" if low is None else f"95% CI [{low:.2f}, {high:.2f}]"
+    return f"{r_text(r)}, n = {n}, {p_text}, {ci}"
 
 
 def _tip(x: float, y: float, data: Any) -> str:
@@ -36,31 +48,39 @@ class ImScatter(pg.PlotWidget):
         self.setYRange(-3, 103, padding=0)
         self.setMouseEnabled(x=False, y=False)
         self.hideButtons()
-        self._legend = self.addLegend(offset=(-5, 5), labelTextSize="8pt", labelTextColor="k")
+        self._legend = self.addLegend(offset=(-10, 10), labelTextSize="8pt", labelTextColor="k")
         self._legend.setBrush(pg.mkBrush(255, 255, 255, 220))
         self._items: list[pg.ScatterPlotItem] = []
         self._points: list[tuple[str, float, float]] = []
-        self.set_points([], None, {})
+        self.caption = ""
+        self.set_points([], None)
 
-    def set_points(self, points: Sequence[Mapping[str, Any]], r_all: float | None,
-                   r_by_agent: Mapping[str, float | None]) -> None:
-        """`points` as in the report: agent, granularity, category, im_rate and success_rate as fractions."""
+    def set_points(self, points: Sequence[Mapping[str, Any]], found: Mapping[str, Any] | None) -> None:
+        """`points` and `found` (the report's "correlation") as build_report gives them."""
         for item in self._items:
             self.removeItem(item)
         self._legend.clear()
         self._items, self._points = [], []
-        for index, agent in enumerate(r_by_agent):
+        found = found or {}
+        by_agent: Mapping[str, Any] = found.get("by_agent", {})
+        for index, agent in enumerate(by_agent):
             mine = [p for p in points if p["agent"] == agent]
             item = pg.ScatterPlotItem(size=11, pen=pg.mkPen("w", width=1), brush=pg.mkBrush(agent_colour(index)),
                                       hoverable=True, tip=_tip, hoverSize=14)
             item.setData(x=[100 * p["im_rate"] for p in mine], y=[100 * p["success_rate"] for p in mine],
-                         data=[f"{agent} / {p['granularity']} / {p['category']} (n={p['episodes']})" for p in mine])
+                         data=[f"{agent} / {p['granularity']} / {p.get('unit', p['category'])} "
+                               f"(n={p['episodes']})" for p in mine])
             self.addItem(item)
             self._items.append(item)
-            self._legend.addItem(item, f"{agent} ({r_text(r_by_agent[agent])})")
+            self._legend.addItem(item, f"{agent} ({r_text(by_agent[agent].get('r'))})")
             self._points += [(agent, p["im_rate"], p["success_rate"]) for p in mine]
-        settings = f"{len(points)} setting{'s' if len(points) != 1 else ''}"
-        self.setTitle(f"IM rate vs success rate: {r_text(r_all)} ({settings})", color="k", size="10pt")
+        unit = found.get("unit", "task")
+        overall = found.get("overall", {})
+        self.setTitle(f"IM rate vs success rate: {r_text(overall.get('r'))} ({len(points)} points, one per {unit})",
+                      color="k", size="10pt")
+        lines = [f"<b>all</b>: {stats_text(overall)}"] if overall else []
+        lines += [f"<b>{g}</b>: {stats_text(v)}" for g, v in found.get("by_granularity", {}).items()]
+        self.caption = "<br>".join(lines)
 
     # -- what the plot shows (for tests) -------------------------------------------------------
     def title_text(self) -> str:

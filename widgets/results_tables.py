@@ -13,9 +13,13 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTab
 from core.session.report import TASK_CATEGORIES, format_value
 
 _METRIC_COLUMNS = (  # (key, header, shown as a percentage)
-    ("avg_successful_steps", "mean successful\nsteps", False), ("im_rate", "IM rate", True),
-    ("max_consecutive_im", "max consecutive\nIMs", False), ("recovery_rate", "recovery\nrate", True),
-    ("action_entropy_bits", "action entropy\n(bits)", False),
+    ("avg_successful_steps", "mean succ.\nsteps", False), ("im_rate", "IM rate", True),
+    ("max_consecutive_im", "max consec.\nIMs", False), ("recovery_rate", "recovery\nrate", True),
+    ("action_entropy_bits", "entropy\n(bits)", False),
+)
+_SPAN_COLUMNS = (  # deadlock spans by what the agent said during them (docs/metrics.md)
+    ("deadlock_spans", "dead-\nlocks"), ("spans_aware", "aware"), ("spans_unaware", "un-\naware"),
+    ("spans_unclassified", "unclass-\nified"),
 )
 
 
@@ -69,8 +73,12 @@ class MetricsTable(_ReportTable):
     """One row per agent and granularity: IM rate, recovery rate, action entropy, mean successful steps."""
 
     def __init__(self) -> None:
-        super().__init__(["agent", "granularity", *(header for _, header, _ in _METRIC_COLUMNS)])
+        super().__init__(["agent", "granularity", *(header for _, header, _ in _METRIC_COLUMNS),
+                          *(header for _, header in _SPAN_COLUMNS)])
+        self.horizontalHeaderItem(self.columnCount() - 1).setToolTip(
+            "spans whose self-assessments were missing, unreadable or unsure: left for a human label")
 
     def set_rows(self, rows: Sequence[dict[str, Any]]) -> None:
         self._fill([[row["agent"], row["granularity"],
-                     *(format_value(row[key], percent) for key, _, percent in _METRIC_COLUMNS)] for row in rows])
+                     *(format_value(row[key], percent) for key, _, percent in _METRIC_COLUMNS),
+                     *(str(row.get(key, 0)) for key, _ in _SPAN_COLUMNS)] for row in rows])

@@ -43,6 +43,12 @@ class StepDetails(QTextBrowser):
         for key in ("memory", "reflection"):
             if record.get(key):
                 rows.append(_row(key.capitalize(), html.escape(str(record[key]))))
+        if record.get("lessons"):
+            shown = "".join(f"<li>{html.escape(str(lesson))}</li>" for lesson in record["lessons"])
+            rows.append(_row("Lessons shown", f"<ul style='margin:0'>{shown}</ul>"))
+        if record.get("intervention_displacement"):
+            rows.append(_row("Pushed", f"{float(record['intervention_displacement']):.2f} m by the intervention "
+                                       "(not counted as the agent's move)"))
         raw = html.escape(str(record.get("raw_reply") or "(no model reply: a human or intervention step)"))
         self.setHtml(f"<table>{''.join(rows)}</table><p style='color:#666'>Raw reply</p>"
                      f"<pre style='white-space:pre-wrap'>{raw}</pre>")

@@ -43,6 +43,9 @@ class DiscreteSpec(_Model):
 class ContinuousSpec(_Model):
     min_seconds: float = Field(0.0333, gt=0)
     max_seconds: float = Field(2.0, gt=0, le=10)
+    # A stick deflection up to this magnitude does nothing in the game; the metrics use it to tell a
+    # move from a camera-only action (docs/metrics.md).
+    dead_zone: float = Field(0.15, ge=0, lt=1)
 
 
 class ActionSetSpec(_Model):
@@ -81,6 +84,8 @@ class ActionSet:
         self.names = list(spec.discrete)
         self.movement = set(spec.movement)
         self._lookup: dict[str, str] = {}
+        self._macros = {name: tuple((PadState.from_dict(step.pad), step.seconds) for step in discrete.macro)
+                        for name, discrete in spec.discrete.items()}
         for name, discrete in spec.discrete.items():
             for alias in [name, *discrete.aliases]:
                 self._lookup.setdefault(_key(alias), name)
@@ -100,44 +105,108 @@ class ActionSet:
     def discrete(self, text: str) -> Action:
         name = self.resolve_name(text)
         if name is None:
-            raise ActionError(f"unknown action {text!r}; choose one of: {', '.join(self.names)}")
-        macro = tuple((PadState.from_dict(step.pad), step.seconds) for step in self.spec.discrete[name].macro)
-        return Action(name, macro, {})
+            shown = text if len(text) <= 80 else text[:77] + "..."
+            raise ActionError(f"unknown action {shown!r}; choose one of: {', '.join(self.names)}")
+        return Action(name, self._macros[name], {})
 
     def continuous(self, left_stick: Any = (0.0, 0.0), right_stick: Any = (0.0, 0.0), duration: Any = 0.5,
                    buttons: Any = ()) -> Action:
-        left = _stick("left_stick", left_stick)
-        right = _stick("right_stick", right_stick)
+        """A range-checked continuous action. Values outside their range are refused, never clamped:
+        a model that writes 1.5 has misunderstood the scale, and moving it at 1.0 would hide that."""
+        left = stick_value("left_stick", left_stick)
+        right = stick_value("right_stick", right_stick)
         limits = self.spec.continuous
-        if isinstance(duration, bool) or not isinstance(duration, (int, float)) or not math.isfinite(duration):
-            raise ActionError(f"duration must be a number of seconds, got {duration!r}")
-        if not limits.min_seconds <= duration <= limits.max_seconds:
-            raise ActionError(f"duration {duration} s is outside [{limits.min_seconds}, {limits.max_seconds}] s")
-        if isinstance(buttons, str):
-            buttons = [buttons]
+        seconds = seconds_value(duration)
+        if not limits.min_seconds <= seconds <= limits.max_seconds:
+            raise ActionError(f"duration {seconds:g} s is outside [{limits.min_seconds}, {limits.max_seconds}] s")
         try:
             pad = PadState(left_x=left[0], left_y=left[1], right_x=right[0], right_y=right[1],
-                           buttons=frozenset(Button.parse(str(b)) for b in buttons))
+                           buttons=frozenset(Button.parse(b) for b in button_names(buttons)))
         except InvalidPadError as exc:
             raise ActionError(str(exc)) from None
-        macro: tuple[tuple[PadState, float], ...] = ((pad, float(duration)),)
+        macro: tuple[tuple[PadState, float], ...] = ((pad, seconds),)
         if pad.buttons:
             macro += ((PadState(), 1.0 / 30.0),)
-        params = {"left_stick": list(left), "right_stick": list(right), "duration": float(duration),
+        params = {"left_stick": list(left), "right_stick": list(right), "duration": seconds,
                   "buttons": sorted(b.value for b in pad.buttons)}
         return Action("Continuous", macro, params)
 
 
-def _stick(name: str, value: Any) -> tuple[float, float]:
+# Words a model uses for a stick at rest. Saying so is explicit; leaving the stick out is not the same.
+NEUTRAL_WORDS = frozenset({"neutral", "center", "centre", "centered", "centred", "none", "null", "idle",
+                           "released", "rest", "zero"})
+_NUMBER_TEXT = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?|[+-]?(?:nan|inf|infinity)", re.I)
+_SECONDS_TEXT = re.compile(r"([+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)\s*(ms|milliseconds?|s|secs?|seconds?)?",
+                           re.I)
+
+
+def number_value(name: str, value: Any) -> float:
+    """A finite number, also when written as a string ("0.5"). Booleans and words are refused."""
+    if isinstance(value, str) and _NUMBER_TEXT.fullmatch(value.strip()):
+        value = float(value)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ActionError(f"{name} must be a number in [-1, 1], got {value!r}")
+    if not math.isfinite(value):
+        raise ActionError(f"{name} must be a finite number in [-1, 1], got {value!r}")
+    return float(value)
+
+
+def stick_value(name: str, value: Any) -> tuple[float, float]:
+    """[x, y], (x, y), {"x": .., "y": ..} (any case), "0.5, 1" or a neutral word; each axis in [-1, 1]."""
+    if value is None or (isinstance(value, str) and value.strip().lower() in NEUTRAL_WORDS):
+        return 0.0, 0.0
+    if isinstance(value, str):
+        parts = [p for p in re.split(r"[\s,;]+", value.strip().strip("[](){}<>").strip()) if p]
+        if len(parts) != 2 or not all(_NUMBER_TEXT.fullmatch(p) for p in parts):
+            raise ActionError(f"{name} must be [x, y] with each in [-1, 1], got {value!r}")
+        value = parts
     if isinstance(value, dict):
-        value = (value.get("x", 0.0), value.get("y", 0.0))
+        axes = {str(k).strip().lower(): v for k, v in value.items()}
+        if set(axes) != {"x", "y"}:
+            raise ActionError(f"{name} must have exactly the fields x and y, got {value!r}")
+        value = (axes["x"], axes["y"])
     if not isinstance(value, (list, tuple)) or len(value) != 2:
         raise ActionError(f"{name} must be [x, y] with each in [-1, 1], got {value!r}")
     out = []
     for axis, component in zip("xy", value):
-        if isinstance(component, bool) or not isinstance(component, (int, float)) or not math.isfinite(component):
-            raise ActionError(f"{name}.{axis} must be a number in [-1, 1], got {component!r}")
-        if abs(component) > 1.0:
-            raise ActionError(f"{name}.{axis}={component} is outside [-1, 1]")
-        out.append(float(component))
+        number = number_value(f"{name}.{axis}", component)
+        if abs(number) > 1.0:
+            raise ActionError(f"{name}.{axis}={number:g} is outside [-1, 1]")
+        out.append(number)
     return out[0], out[1]
+
+
+def seconds_value(value: Any) -> float:
+    """A duration in seconds: a number, or a string such as "0.5", "0.5 s" or "500ms"."""
+    scale = 1.0
+    if isinstance(value, str):
+        match = _SECONDS_TEXT.fullmatch(value.strip())
+        if match is None:
+            raise ActionError(f"duration must be a number of seconds, got {value!r}")
+        value, unit = float(match.group(1)), (match.group(2) or "s").lower()
+        scale = 0.001 if unit.startswith("m") else 1.0
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ActionError(f"duration must be a number of seconds, got {value!r}")
+    return float(value) * scale
+
+
+def button_names(value: Any) -> list[str]:
+    """["A", "B"], "A", "A, B", "A+B", {"A": true}, none: the names of the buttons to press."""
+    if value is None:
+        return []
+    if isinstance(value, dict):
+        if not all(isinstance(pressed, bool) for pressed in value.values()):
+            raise ActionError(f"buttons written as a mapping must map names to true or false, got {value!r}")
+        value = [name for name, pressed in value.items() if pressed]
+    if isinstance(value, str):
+        text = value.strip()
+        return [] if text.lower() in NEUTRAL_WORDS or not text else [p for p in re.split(r"[\s,+;]+", text) if p]
+    if not isinstance(value, (list, tuple, set, frozenset)):
+        raise ActionError(f"buttons must be a list of button names such as [\"A\"], got {value!r}")
+    names = []
+    for item in value:
+        if not isinstance(item, str):
+            raise ActionError(f"buttons must be a list of button names such as [\"A\"], got {value!r}")
+        if item.strip().lower() not in NEUTRAL_WORDS:
+            names.append(item)
+    return names

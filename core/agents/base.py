@@ -10,18 +10,25 @@ from typing import Any, Protocol
 
 from core.agents.actions import Action, ActionSet
 from core.agents.observation import Observation
-from core.agents.parser import parse_reply
+from core.agents.parser import SELF_ASSESSMENTS, parse_reply
 
 
 @dataclass(frozen=True)
 class Decision:
     action: Action | None          # None: the reply could not be turned into an action (recorded as a no-op)
     thought: str
-    self_assessment: str
+    self_assessment: str           # one of SELF_ASSESSMENTS; "missing" when the reply gave none readable
     raw_reply: str
     parse_error: str | None = None
     usage: dict[str, Any] = field(default_factory=dict)
     latency_s: float = 0.0
+    memory: str = ""                  # the agent's short-term memory when it decided (self-reflection)
+    reflection: str = ""              # a reflection made just before this decision, if any
+    lessons: tuple[str, ...] = ()     # the experience-library lessons its prompt showed
+
+    def __post_init__(self) -> None:
+        if self.self_assessment not in SELF_ASSESSMENTS:
+            raise ValueError(f"self_assessment must be one of {SELF_ASSESSMENTS}, got {self.self_assessment!r}")
 
 
 class Agent(Protocol):

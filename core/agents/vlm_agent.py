@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from typing import Any
 
 from core.agents.actions import ActionSet
@@ -29,11 +30,13 @@ class VLMAgent:
         self.prompts = prompts or PromptBook()
         self.memory = ""
         self.last_reflection = ""
+        # What this episode started from, recorded in its file (docs/reflection.md)
+        self.experience_start = library.snapshot() if library is not None else None
 
     def describe(self) -> dict[str, Any]:
         return {"agent": self.name, "model": self.client.config.describe(), "granularity": self.granularity,
                 "paradigm": self.paradigm, "retry_on_parse_error": self.retry_on_parse_error,
-                "reflection_every": self.reflection_every}
+                "reflection_every": self.reflection_every, "experience_start": self.experience_start}
 
     def decide(self, observation: Observation) -> Decision:
         started = time.perf_counter()
@@ -41,8 +44,8 @@ class VLMAgent:
         if self.reflection_every and observation.step > 1 and (observation.step - 1) % self.reflection_every == 0:
             self._reflect(observation)
         system = self.prompts.system(self.actions, self.paradigm)
-        memory = self.memory + (f"\nLessons from earlier episodes:\n{self.library.text()}"
-                                if self.library and self.library.lessons else "")
+        lessons = tuple(self.library.shown()) if self.library else ()
+        memory = self.memory + (f"\nLessons from earlier episodes:\n{self.library.text()}" if lessons else "")
         prompt = self.prompts.turn(observation, self.granularity, memory.strip())
         reply = self.client.complete(system, prompt.text, prompt.images)  # ModelError ends the episode
         usage = reply.usage()
@@ -53,13 +56,10 @@ class VLMAgent:
             second = self.client.complete(system, retry_text, prompt.images)
             retry_usage = {**second.usage(), "retry_of": usage}
             retried = decision_from_reply(second.text, self.actions, self.paradigm, started, retry_usage)
-            decision = Decision(retried.action, retried.thought, retried.self_assessment,
-                                f"{reply.text}\n--- retry ---\n{second.text}",
-                                retried.parse_error and f"{decision.parse_error}; after retry: {retried.parse_error}",
-                                retry_usage, retried.latency_s)
-        return Decision(decision.action, decision.thought, decision.self_assessment, decision.raw_reply,
-                        decision.parse_error, {**decision.usage, "memory": self.memory,
-                                               "reflection": self.last_reflection}, decision.latency_s)
+            decision = replace(retried, raw_reply=f"{reply.text}\n--- retry ---\n{second.text}",
+                               parse_error=retried.parse_error and
+                               f"{decision.parse_error}; after retry: {retried.parse_error}")
+        return replace(decision, memory=self.memory, reflection=self.last_reflection, lessons=lessons)
 
     def _reflect(self, observation: Observation) -> None:
         recent = list(observation.history)[-self.reflection_every:]

@@ -1,5 +1,5 @@
-"""`python main.py bench world|scan|memory|record|live|replay`: the world, memory scanning, value scans,
-recording, or the studio.
+"""`python main.py bench world|scan|memory|record|live|replay|parse`: the world, memory scanning, value
+scans, recording, the studio, or the reply parser.
 
 Figures are relative to baselines measured in the same run, because shared machines are noisy.
 """
@@ -19,7 +19,7 @@ from core.paths import PROJECT_ROOT
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("suite", choices=["world", "scan", "memory", "record", "live", "replay"],
+    parser.add_argument("suite", choices=["world", "scan", "memory", "record", "live", "replay", "parse"],
                         help="what to measure")
     parser.add_argument("--json", action="store_true", help="one JSON object per line")
     parser.add_argument("--steps", type=int, default=60, help="lockstep steps per timed block (default %(default)s)")
@@ -30,6 +30,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seek-steps", type=int, default=10_000, help="steps in the seek-test file (record)")
     parser.add_argument("--live-seconds", type=float, default=15.0, help="how long `live` measures (default 15)")
     parser.add_argument("--tmp", type=Path, help="where record's temporary files go (default: system temp)")
+    parser.add_argument("--corpus", type=Path,
+                        help="parse: a folder of reply corpus YAML files (default: tests/data/replies)")
+    parser.add_argument("--rounds", type=int, default=30, help="parse: timed passes over the corpus (default 30)")
 
 
 def emit(args: argparse.Namespace, name: str, value: float, unit: str, baseline: float | None = None,
@@ -110,6 +113,10 @@ def run(args: argparse.Namespace) -> int:
         from core.cli.bench_record import bench_record
 
         bench_record(args, emit)
+    elif args.suite == "parse":
+        from core.cli.bench_parse import bench_parse
+
+        bench_parse(args, emit)
     return 0
 
 

@@ -9,17 +9,24 @@ import json
 import sys
 from pathlib import Path
 
-from core.session.report import ReportError, build_report, write_report
+from core.session.report import CORRELATION_UNITS, ReportError, build_report, write_report
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("folder", type=Path, help="a folder written by `python main.py run --out`")
     parser.add_argument("--json", action="store_true", help="print the report's numbers as JSON (files still written)")
+    parser.add_argument("--correlation-unit", choices=CORRELATION_UNITS, default="task",
+                        help="what one point of the IM-rate/success-rate correlation is: an agent on one task at one "
+                             "granularity with its trials pooled (task, the default), one episode, or agent x "
+                             "granularity x task category (setting)")
+    parser.add_argument("--rescore", action="store_true",
+                        help="recompute every episode's metrics from its episode file with the current definitions "
+                             "(results.jsonl is not changed)")
 
 
 def run(args: argparse.Namespace) -> int:
     try:
-        report = build_report(args.folder)
+        report = build_report(args.folder, args.correlation_unit, args.rescore)
     except ReportError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import threading
 import time
 from dataclasses import dataclass, field
@@ -204,3 +205,6 @@ def run(pid: int, profile: Profile, runtime_dir: Path, hz: float, owner_pid: int
         return server.serve()
     finally:
         server.close()
+        if owner_pid is not None and not child.pid_alive(owner_pid):
+            # The owner made runtime_dir and would have removed it; dead, it leaves that to us.
+            shutil.rmtree(runtime_dir, ignore_errors=True)

@@ -1,4 +1,9 @@
-"""Starting helper processes (the world, the evaluator) that announce readiness with a READY line."""
+"""Starting helper processes (the world, the evaluator) that announce readiness with a READY line.
+
+Each child runs in its own session (its own process group), so a terminal's Ctrl+C reaches only the
+harness, which then closes its children itself (`python main.py run`: stop cleanly, or abort with
+`kill_all`). A child whose owner dies notices and exits on its own (--owner-pid).
+"""
 
 from __future__ import annotations
 
@@ -22,6 +27,9 @@ from core.game.errors import GameStartError
 from core.paths import PROJECT_ROOT
 
 _PUMPED: set[int] = set()  # children whose stderr a pump thread owns
+# Every child started and not yet stopped, with the private folder its owner made for it (for kill_all).
+_LIVE: dict[int, tuple[subprocess.Popen[bytes], Path | None]] = {}
+_LIVE_LOCK = threading.Lock()
 
 
 def write_endpoint(runtime_dir: Path) -> ipc.Endpoint:
@@ -43,6 +51,8 @@ def spawn_and_connect(module: str, args: list[str], timeout: float,
         endpoint = write_endpoint(runtime_dir)
         process = start_child(module, [*args, "--runtime-dir", str(runtime_dir)], timeout,
                               stderr_tail, what)
+        with _LIVE_LOCK:
+            _LIVE[process.pid] = (process, runtime_dir)
         conn = ipc.connect(endpoint)
     except BaseException:
         if process is not None:
@@ -78,8 +88,12 @@ def _keep_draining(process: subprocess.Popen[bytes], stderr_tail: deque[str]) ->
 def start_child(module: str, args: list[str], timeout: float, stderr_tail: deque[str],
                 what: str) -> subprocess.Popen[bytes]:
     command = [sys.executable, "-m", module, *args, "--owner-pid", str(os.getpid())]
+    # A session (POSIX) or process group (Windows) of its own: the terminal's Ctrl+C is ours to handle.
     process = subprocess.Popen(command, cwd=PROJECT_ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE)
+                               stderr=subprocess.PIPE, start_new_session=os.name != "nt",
+                               creationflags=getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0))
+    with _LIVE_LOCK:
+        _LIVE[process.pid] = (process, None)
     try:
         _wait_ready(process, timeout, stderr_tail, what)
     except BaseException:
@@ -157,7 +171,27 @@ def pid_alive(pid: int) -> bool:
     return state not in ("Z", "X")
 
 
+def kill_all() -> None:
+    """Abort: kill every child this process started and has not stopped, and remove their private folders.
+
+    For a second Ctrl+C, when there is no time to close them one by one; nothing is waited for.
+    """
+    with _LIVE_LOCK:
+        live = list(_LIVE.values())
+        _LIVE.clear()
+    for process, runtime_dir in live:
+        with contextlib.suppress(OSError):
+            if os.name == "nt":
+                process.kill()
+            else:
+                os.killpg(process.pid, signal.SIGKILL)  # its own group: it and anything it started
+        if runtime_dir is not None:
+            shutil.rmtree(runtime_dir, ignore_errors=True)
+
+
 def stop(process: subprocess.Popen[bytes]) -> None:
+    with _LIVE_LOCK:
+        _LIVE.pop(process.pid, None)
     if process.poll() is None:
         process.terminate()
         try:

@@ -146,34 +146,52 @@ class LabelDocument:
         return cls(annotators=annotators, format_version=int(data["format_version"]))
 
 
-def deadlock_steps(result: Mapping[str, Any] | None) -> list[tuple[int, int, bool]]:
-    """metrics.deadlocks as (first step, last step, recovered).
+@dataclass(frozen=True)
+class SuggestedSpan:
+    """A deadlock span as the metrics found it, in step numbers."""
 
-    The runner computes spans over its list of per-step facts, so they are 0-based indices;
-    index i is step number i + 1 (the runner numbers steps from 1 and records one fact per step).
-    """
+    start: int
+    end: int
+    recovered: bool
+    awareness: str | None = None       # aware | unaware | unclassified; None in files before metrics v2
+    awareness_step: int | None = None
+
+
+def deadlock_steps(result: Mapping[str, Any] | None) -> list[SuggestedSpan]:
+    """metrics.deadlocks in step numbers. Metrics v2 writes objects keyed by step number; files written
+    before it hold [start, end, recovered] lists of 0-based fact indices, where index i is step i + 1."""
     if not result:
         return []
-    return [(int(start) + 1, int(end) + 1, bool(recovered))
-            for start, end, recovered in (result.get("metrics") or {}).get("deadlocks", [])]
+    found = []
+    for item in (result.get("metrics") or {}).get("deadlocks", []):
+        if isinstance(item, Mapping):
+            found.append(SuggestedSpan(int(item["start"]), int(item["end"]), bool(item.get("recovered")),
+                                       item.get("awareness"), item.get("awareness_step")))
+        else:
+            start, end, recovered = item
+            found.append(SuggestedSpan(int(start) + 1, int(end) + 1, bool(recovered)))
+    return found
 
 
 def suggested_spans(result: Mapping[str, Any] | None, status: SpanStatus = "pending",
                     created: str | None = None) -> tuple[Span, ...]:
-    """The automatic deadlock candidates. The final unrecovered one is pre-classified from the failure
-    category suggestion (the only span the automatic rule classifies); the others are left unclassified."""
+    """The automatic deadlock candidates, pre-classified where the agent's own words decided it (aware or
+    unaware); unclassified spans are left for the annotator. Older files only classified the final span."""
     found = deadlock_steps(result)
     category = (result or {}).get("failure_category_suggestion")
     spans = []
-    for index, (start, end, recovered) in enumerate(found):
-        final = index == len(found) - 1 and not recovered
+    for index, suggestion in enumerate(found):
         kind: SpanKind | None = None
-        if final and category == AWARE:
-            kind = "aware"
-        elif final and category == UNAWARE:
-            kind = "unaware"
-        spans.append(Span(start, end, kind=kind, origin="suggested", status=status, created=created,
-                          updated=created))
+        awareness_step = None
+        if suggestion.awareness in KINDS:
+            kind = suggestion.awareness  # type: ignore[assignment]
+        elif suggestion.awareness is None and index == len(found) - 1 and not suggestion.recovered:
+            kind = "aware" if category == AWARE else "unaware" if category == UNAWARE else None
+        if kind == "aware" and suggestion.awareness_step is not None:
+            # The reply that first said "stuck" may come right after the span's last IM.
+            awareness_step = min(max(int(suggestion.awareness_step), suggestion.start), suggestion.end)
+        spans.append(Span(suggestion.start, suggestion.end, kind=kind, awareness_step=awareness_step,
+                          origin="suggested", status=status, created=created, updated=created))
     return tuple(spans)
 
 

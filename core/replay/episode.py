@@ -13,7 +13,9 @@ from typing import Any
 
 import numpy as np
 
-from core.recording.reader import EpisodeFileError, EpisodeReader
+from core.recording.errors import EpisodeFileError
+from core.recording.reader import EpisodeReader
+from core.session.metrics import IM_EPSILON_M, consecutive_im_series, facts_from_record
 
 MARK_KINDS = ("success", "intervention", "human", "parse_error")
 
@@ -33,6 +35,8 @@ class ReplayEpisode:
     path_xy: np.ndarray                # (m, 2) every sample
     frame_ticks: np.ndarray            # ticks of continuous frames (may be empty)
     image_sets: list[str]
+    damaged_records: dict[int, str] = field(default_factory=dict)  # step index: what is damaged
+    displacement: np.ndarray = field(default_factory=lambda: np.zeros(0))  # metres per step (own input)
     cumulative_ims: np.ndarray = field(init=False)
     cumulative_moves: np.ndarray = field(init=False)
     cumulative_tokens: np.ndarray = field(init=False)
@@ -40,20 +44,17 @@ class ReplayEpisode:
     consecutive_ims: np.ndarray = field(init=False)
 
     def __post_init__(self) -> None:
-        self.cumulative_ims = np.cumsum(self.ineffective.astype(np.int64))
-        self.cumulative_moves = np.cumsum([bool(r.get("movement")) for r in self.records], dtype=np.int64)
+        if len(self.displacement) != len(self.steps):  # built by hand without it: what `ineffective` implies
+            self.displacement = np.where(self.ineffective, 0.0, IM_EPSILON_M)
+        facts = [facts_from_record(record, {"step": int(step), "displacement": float(moved)})
+                 for record, step, moved in zip(self.records, self.steps, self.displacement, strict=True)]
+        self.cumulative_ims = np.cumsum([f.ineffective for f in facts], dtype=np.int64)
+        self.cumulative_moves = np.cumsum([f.by_agent and f.movement for f in facts], dtype=np.int64)
         usage = [r.get("usage") or {} for r in self.records]
         self.cumulative_tokens = np.cumsum([int(u.get("input_tokens", 0)) + int(u.get("output_tokens", 0))
                                             for u in usage], dtype=np.int64)
         self.cumulative_cost = np.cumsum([float(u.get("cost_usd", 0.0)) for u in usage])
-        run = np.zeros(len(self.ineffective), dtype=np.int64)
-        current = 0
-        for index, record in enumerate(self.records):
-            movement = bool(record.get("movement"))
-            if movement:
-                current = current + 1 if self.ineffective[index] else 0
-            run[index] = current
-        self.consecutive_ims = run
+        self.consecutive_ims = np.asarray(consecutive_im_series(facts), dtype=np.int64)
 
     def map_outline(self) -> list[tuple[str, np.ndarray]]:
         """The world's footprints recorded with the episode (empty for games that give none)."""
@@ -118,27 +119,32 @@ class ReplayEpisode:
                 "success": success}
 
 
+def _records(episode: EpisodeReader, count: int) -> tuple[list[dict[str, Any]], dict[int, str]]:
+    """Every step's record; a damaged one becomes a placeholder that says so, so it costs only its step."""
+    records, damaged = [], {}
+    for index in range(count):
+        try:
+            records.append(episode.record(index))
+        except EpisodeFileError as exc:
+            damaged[index] = f"damaged record at step {index + 1}: {exc.problem}"
+            records.append({"source": "?", "thought": f"({damaged[index]})", "damaged": True})
+    return records, damaged
+
+
 def load_replay(path: Path) -> ReplayEpisode:
-    """Reads an episode read-only. Raises EpisodeFileError with a message that says what is wrong."""
+    """Reads an episode read-only. Raises EpisodeFileError, naming the file and the damaged part, when the
+    episode as a whole cannot be shown; a damaged step record only marks that step (`damaged_records`)."""
     path = Path(path)
-    if not path.exists():
-        raise EpisodeFileError(f"{path} does not exist")
-    try:
-        with EpisodeReader(path) as episode:
-            count = episode.step_count
-            numbers = episode.step_numbers()
-            records = episode.records()
-            samples = episode.samples()
-            frame_ticks = episode.frame_ticks()
-            image_sets = episode.image_sets()
-            metadata, result = episode.metadata, episode.result
-    except EpisodeFileError:
-        raise
-    except (KeyError, OSError, ValueError, RuntimeError) as exc:  # damaged or foreign structure inside
-        raise EpisodeFileError(f"{path} is damaged or not a complete episode file ({type(exc).__name__}: {exc}). "
-                               "It was opened read-only and left unchanged.") from None
+    with EpisodeReader(path) as episode:
+        count = episode.step_count
+        numbers = episode.step_numbers()
+        records, damaged = _records(episode, count)
+        samples = episode.samples()
+        frame_ticks = episode.frame_ticks()
+        image_sets = episode.image_sets()
+        metadata, result = episode.metadata, episode.result
     if count == 0:
-        raise EpisodeFileError(f"{path} holds no complete step; there is nothing to replay")
+        raise EpisodeFileError(path, "/steps", "holds no complete step; there is nothing to replay")
     xy = np.column_stack([samples["x"], samples["y"]]).astype(float)
     ticks = samples["tick"]
     tick_after = numbers["tick_after"].astype(np.int64)
@@ -150,4 +156,4 @@ def load_replay(path: Path) -> ReplayEpisode:
     return ReplayEpisode(path, metadata, result, numbers["step"].astype(np.int64),
                          numbers["tick_before"].astype(np.int64), tick_after,
                          numbers["ineffective"].astype(bool), numbers["latency_s"].astype(float), records, positions,
-                         xy, frame_ticks, image_sets)
+                         xy, frame_ticks, image_sets, damaged, numbers["displacement"].astype(float))

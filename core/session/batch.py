@@ -1,32 +1,40 @@
 """Batch runs: every (task, granularity, agent, trial) episode in its own world and evaluator processes.
 
-Finished episodes are appended to results.jsonl as they end, so an interrupted run resumes by
-skipping them.
+Results are appended to results.jsonl as they end, infrastructure errors to errors.jsonl, so a resume
+skips the results and runs everything else again (core/session/run_folder.py). A BatchControl stops
+the batch cleanly from another thread (Ctrl+C).
 """
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import json
 import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from core.agents.actions import ActionSet
 from core.agents.base import Agent, RandomAgent, ReplayAgent
+from core.agents.reflection import ExperienceError, ExperienceLibrary, merge_libraries, write_atomically
 from core.evaluation.client import EvaluatorClient
 from core.evaluation.profile import load_profile
 from core.evaluation.tasks import Task, load_suite
 from core.game.builtin import BuiltinWorld
 from core.game.errors import GameError
 from core.paths import PROFILES_DIR, TASKS_DIR
+from core.recording.errors import EpisodeFileError
 from core.recording.reader import EpisodeReader
+from core.session import run_folder
+from core.session.batch_control import INTERRUPTED, BatchControl
 from core.session.runner import EpisodeRunner, RunOptions
 
+SIGNAL_CHECK_S = 0.2
 GRANULARITY_NAMES = {"visual": "visual_guided", "step": "step_guided", "goal": "goal_only"}
+EXPERIENCE_DIR = "experience"
 
 
 class BatchError(ValueError):
@@ -76,15 +84,20 @@ def make_agent(spec: str, actions: ActionSet, seed: int, paradigm: str,
     options = options or {}
     name, _, argument = spec.partition(":")
     if name == "random":
-        return RandomAgent(actions, seed=int(argument) if argument else seed, paradigm=paradigm)
+        # a fixed SEED still varies by trial (the caller passes run seed + trial), or five trials would be one
+        return RandomAgent(actions, seed=int(argument) + seed if argument else seed, paradigm=paradigm)
     if name == "replay":
-        with EpisodeReader(Path(argument)) as episode:
-            replies = [r["raw_reply"] for r in episode.records() if r["source"] == "agent"]
+        if not Path(argument).is_file():
+            raise BatchError(f"cannot replay {argument!r}: no such file (give replay:PATH/TO/EPISODE.h5)")
+        try:
+            with EpisodeReader(Path(argument)) as episode:
+                replies = [r["raw_reply"] for r in episode.records() if r["source"] == "agent"]
+        except (OSError, EpisodeFileError) as exc:
+            raise BatchError(f"cannot replay {argument!r}: {exc}") from None
         return ReplayAgent(actions, replies, paradigm, source=argument)
     if name == "model":
         from core.agents.models.base import ModelError, config_for
         from core.agents.models.clients import make_client
-        from core.agents.reflection import ExperienceLibrary
         from core.agents.vlm_agent import VLMAgent
 
         try:
@@ -93,68 +106,144 @@ def make_agent(spec: str, actions: ActionSet, seed: int, paradigm: str,
         except ModelError as exc:
             raise BatchError(str(exc)) from None
         reflection = int(options.get("reflection_every") or 0)
-        library = ExperienceLibrary.for_model(config.model) if reflection else None
+        library = options.get("experience")
+        if reflection and library is None:
+            library = ExperienceLibrary()  # never an earlier run's lessons unless the caller names them
         return VLMAgent(client, actions, options.get("granularity", "goal_only"), paradigm,
                         reflection_every=reflection, library=library)
     raise BatchError(f"unknown agent {spec!r}; use random[:SEED], replay:EPISODE.h5 or model:PRESET "
                      "(claude-sonnet-4.6, gpt-5.2, gemini-3-pro, or provider:model-id)")
 
 
-def done_keys(results: Path) -> set[str]:
-    if not results.exists():
-        return set()
-    keys = set()
-    for line in results.read_text().splitlines():
-        try:
-            keys.add(json.loads(line)["key"])
-        except (ValueError, KeyError):
-            continue  # a line cut by a crash: that episode runs again
-    return keys
+def starting_experience(out: Path, experience_from: Path | None) -> ExperienceLibrary:
+    """The library every episode of this run starts from, snapshotted as RUN/experience/start.json. A resumed
+    run keeps the start it had; naming a different one for the same folder is refused."""
+    start_file = out / EXPERIENCE_DIR / "start.json"
+    try:
+        chosen = ExperienceLibrary.load(experience_from) if experience_from is not None else ExperienceLibrary()
+        if start_file.exists():
+            recorded = ExperienceLibrary.load(start_file)
+            recorded.source = json.loads(start_file.read_text()).get("source", recorded.source)
+            if recorded.lessons != chosen.lessons:
+                raise BatchError(f"{out} was started from the experience library {recorded.source!r}; resume it "
+                                 "with the same --experience-from, or choose another --out")
+            return recorded
+    except ExperienceError as exc:
+        raise BatchError(str(exc)) from None
+    write_atomically(start_file, chosen.to_json())
+    return chosen
+
+
+def finish_experience(out: Path, start: ExperienceLibrary, keys: list[str]) -> Path:
+    """Merge the episodes' new lessons, in the run's fixed episode order, into RUN/experience/library.json."""
+    learned = []
+    for key in keys:
+        path = out / EXPERIENCE_DIR / "episodes" / f"{key}.json"
+        if path.exists():
+            with contextlib.suppress(ExperienceError):  # an episode cut before its first lesson was saved
+                learned.append(ExperienceLibrary.load(path))
+    merged = merge_libraries(start, learned)
+    target = out / EXPERIENCE_DIR / "library.json"
+    write_atomically(target, merged.to_json())
+    return target
+
+
+def plan_episodes(task_selector: str, granularity: str, agent_spec: str, trials: int,
+                  flags: list[str] | None = None) -> list[EpisodeSpec]:
+    """Every episode of a run, in its fixed order (task, granularity, trial)."""
+    if flags is None:
+        flags = load_profile(PROFILES_DIR / "builtin_world.yaml").flags
+    tasks = select_tasks(task_selector, load_suite(TASKS_DIR, flags))
+    return [EpisodeSpec(t, g, agent_spec, trial) for t in tasks for g in granularities(granularity)
+            for trial in range(trials)]
 
 
 def run_batch(task_selector: str, granularity: str, agent_spec: str, trials: int, workers: int, out: Path,
               options: RunOptions, progress: Callable[[int, int, dict[str, Any]], None],
-              agent_options: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+              agent_options: dict[str, Any] | None = None,
+              control: BatchControl | None = None) -> list[dict[str, Any]]:
+    """Run what `out` has no result for yet; returns the rows written (results and errors) by this call.
+
+    Raises BatchError for bad arguments (before `out` is created) and an unusable output folder.
+    """
     agent_options = agent_options or {}
+    control = control or BatchControl()
     profile = load_profile(PROFILES_DIR / "builtin_world.yaml")
     actions = ActionSet.from_profile_data(profile.actions)
-    tasks = select_tasks(task_selector, load_suite(TASKS_DIR, profile.flags))
-    specs = [EpisodeSpec(t, g, agent_spec, trial) for t in tasks for g in granularities(granularity)
-             for trial in range(trials)]
-    out.mkdir(parents=True, exist_ok=True)
-    results_path = out / "results.jsonl"
-    finished = done_keys(results_path)
+    specs = plan_episodes(task_selector, granularity, agent_spec, trials, profile.flags)
+    if not specs:
+        raise BatchError("nothing to run: --trials must be at least 1")
+    # An unknown agent, a missing key or an unreadable replay file is reported before anything is made.
+    make_agent(agent_spec, actions, options.seed, options.paradigm,
+               {**agent_options, "granularity": specs[0].granularity})
+    try:
+        run_folder.prepare(out)
+    except run_folder.RunFolderError as exc:
+        raise BatchError(str(exc)) from None
+    reflecting = bool(agent_options.get("reflection_every")) and agent_spec.startswith("model:")
+    experience = starting_experience(out, agent_options.get("experience_from")) if reflecting else None
+    results_path, errors_path = out / run_folder.RESULTS, out / run_folder.ERRORS
+    finished = run_folder.finished_keys(out)
     todo = [s for s in specs if s.key not in finished]
     lock = threading.Lock()
     results: list[dict[str, Any]] = []
 
-    def one(spec: EpisodeSpec) -> dict[str, Any]:
+    def one(spec: EpisodeSpec) -> None:
+        if control.stopping:
+            control.skipped(spec.key)
+            return
         episode_options = RunOptions(granularity=spec.granularity, paradigm=options.paradigm,
                                      observation=options.observation, interventions=options.interventions,
                                      step_budget=options.step_budget, seed=options.seed + spec.trial,
                                      frame_every_ticks=options.frame_every_ticks)
+        library = experience.copy_to(out / EXPERIENCE_DIR / "episodes" / f"{spec.key}.json") if experience else None
         agent = make_agent(spec.agent_spec, actions, episode_options.seed, options.paradigm,
-                           {**agent_options, "granularity": spec.granularity})
-        path = out / "episodes" / f"{spec.key}.h5"
+                           {**agent_options, "granularity": spec.granularity, "experience": library})
+        path = out / run_folder.EPISODES / f"{spec.key}.h5"
+        path.unlink(missing_ok=True)  # an earlier interrupted or failed try: replaced, never appended to
         try:
             with BuiltinWorld.launch(renderer="software") as world, EvaluatorClient.launch(world.pid) as evaluator:
                 evaluator.wait_locked()
-                result = EpisodeRunner(world, evaluator, agent, actions, spec.task, episode_options, path).run()
+                runner = EpisodeRunner(world, evaluator, agent, actions, spec.task, episode_options, path)
+                if not control.start(runner):
+                    control.skipped(spec.key)
+                    return
+                try:
+                    result = runner.run()
+                finally:
+                    control.finished(runner)
         except GameError as exc:
+            if control.stopping:  # stopped while its world was starting: not run, not an error
+                control.skipped(spec.key)
+                return
             result = {"task_id": spec.task.id, "granularity": spec.granularity, "agent": agent.name,
-                      "success": False, "end_reason": "error", "error": str(exc), "category": spec.task.category,
-                      "quest": spec.task.quest}
+                      "success": False, "end_reason": run_folder.ERROR, "error": str(exc),
+                      "category": spec.task.category, "quest": spec.task.quest}
+        if result["end_reason"] == INTERRUPTED:
+            control.was_interrupted(spec.key)  # its file says so; it is no result and runs again on resume
+            return
         result.update(key=spec.key, trial=spec.trial, agent_spec=spec.agent_spec,
                       episode=str(path.relative_to(out)) if path.exists() else None)
         with lock:
-            with results_path.open("a") as handle:
+            with (errors_path if run_folder.is_error(result) else results_path).open("a") as handle:
                 handle.write(json.dumps(result, default=str) + "\n")
             results.append(result)
             # Count only this invocation's specs: the folder may also hold other agents' episodes.
             progress(len(specs) - len(todo) + len(results), len(specs), result)
-        return result
 
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        for future in as_completed([pool.submit(one, spec) for spec in todo]):
-            future.result()
+        pending = {pool.submit(one, spec) for spec in todo}
+        try:
+            while pending:
+                # Wake regularly: the kernel may deliver Ctrl+C to any thread, and Python runs the handler
+                # only when the main thread runs, not while it sleeps in an untimed wait.
+                done, pending = wait(pending, timeout=SIGNAL_CHECK_S, return_when=FIRST_COMPLETED)
+                for future in done:
+                    future.result()
+        except BaseException:
+            control.stop()  # a failure (a full disk, a bug) ends the batch cleanly instead of running the queue
+            raise
+    if experience is not None:
+        done = run_folder.finished_keys(out)  # interrupted and failed episodes run again: not their lessons
+        finish_experience(out, experience, [spec.key for spec in specs if spec.key in done])
     return results

@@ -1,22 +1,33 @@
-"""The paper's metrics, from per-step records and evaluator samples (definitions: docs/metrics.md).
+"""The paper's per-episode metrics, from per-step facts (definitions and rationale: docs/metrics.md).
 
-* An **ineffective move** (IM) is a movement action after which the character moved less than
-  IM_EPSILON_M metres in the ground plane.
-* A **deadlock span** is a run of at least DEADLOCK_K consecutive IMs (other actions in between,
-  such as camera turns, neither break nor extend a span).
-* A span is **recovered** if an effective movement follows it before the episode ends.
-* The **failure category** suggestion: Success; Aware Deadlock if the agent said "stuck" during
-  the final, unrecovered deadlock; Unaware Deadlock if it did not; Execution Failure if it reached
-  the goal area but the task still failed; otherwise Lost.
+Only the agent's own actions are scored. Every step carries its source (agent, privileged driver,
+human, intervention), the displacement caused by its own input, and any displacement an automatic
+intervention added after it. Displacement that someone else caused is never credited to the agent:
+
+* An **ineffective move** (IM) is an agent action that asked to move (a movement action, or a left
+  stick past the dead zone) after which the character moved less than IM_EPSILON_M metres.
+* A **run** of IMs is broken by an effective agent move, or by anything else that displaced the
+  character by IM_EPSILON_M or more (a push-back, a human's steps). Other actions (camera turns,
+  interactions, text hints) neither break nor extend it.
+* A **deadlock span** is a run of at least DEADLOCK_K IMs. It is **recovered** only when the agent's
+  own effective move ends it; `ended_by` says who ended it ("agent", "intervention", "human") or
+  None when it lasted to the end of the episode.
+* A span's **awareness** comes from what the agent said about the steps of the span: "aware" if it
+  said `stuck` at least once, "unaware" if it never did and said `progressing` in most of its
+  replies, and "unclassified" otherwise (mostly unsure, missing or unreadable). An episode that ends
+  in an unrecovered span is suggested as Aware, Unaware or Unclassified Deadlock accordingly; the
+  unclassified ones are left for a human label.
 """
 
 from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
+METRICS_VERSION = 2
 IM_EPSILON_M = 0.1
 DEADLOCK_K = 3
 
@@ -25,88 +36,186 @@ AWARE = "Aware Deadlock"
 UNAWARE = "Unaware Deadlock"
 LOST = "Lost"
 EXECUTION = "Execution Failure"
-CATEGORIES = (SUCCESS, UNAWARE, AWARE, LOST, EXECUTION)
+UNCLASSIFIED = "Unclassified Deadlock"
+CATEGORIES = (SUCCESS, UNAWARE, AWARE, LOST, EXECUTION)  # what a human annotator can choose
+SUGGESTIONS = (*CATEGORIES, UNCLASSIFIED)  # what the automatic rule can suggest
+
+AGENT_SOURCES = ("agent", "privileged")
+SPAN_AWARE, SPAN_UNAWARE, SPAN_UNCLASSIFIED = "aware", "unaware", "unclassified"
+AWARENESS_CLASSES = (SPAN_AWARE, SPAN_UNAWARE, SPAN_UNCLASSIFIED)
+INVALID_ACTION = "Invalid"  # an agent reply that gave no executable action
 
 
 @dataclass(frozen=True)
 class StepFacts:
-    action: str
-    movement: bool
-    displacement: float
-    self_assessment: str = "unsure"
+    """What one step did, as the metrics need it."""
+
+    action: str                       # the agent's action name (or binned stick directions), INVALID_ACTION, or
+    movement: bool                    # what a human/intervention step did; movement: the agent asked to move
+    displacement: float               # metres moved while this step's own input was held
+    self_assessment: str = "missing"  # progressing | stuck | unsure | missing (agent steps only)
+    source: str = "agent"             # agent | privileged | human | intervention
+    external_displacement: float = 0.0  # metres an automatic intervention moved the character after this step
+    intervention: bool = False        # an intervention (of any kind) was applied at this step
+    step: int = 0                     # the 1-based step number (0: not given; then index + 1)
+
+    @property
+    def by_agent(self) -> bool:
+        return self.source in AGENT_SOURCES
 
     @property
     def ineffective(self) -> bool:
-        return self.movement and self.displacement < IM_EPSILON_M
+        return self.by_agent and self.movement and self.displacement < IM_EPSILON_M
+
+    @property
+    def effective_move(self) -> bool:
+        return self.by_agent and self.movement and self.displacement >= IM_EPSILON_M
+
+    @property
+    def displaced_by(self) -> str | None:
+        """Who else moved the character at this step by at least IM_EPSILON_M: "human", "intervention" or None."""
+        if not self.by_agent and self.displacement >= IM_EPSILON_M:
+            return "human" if self.source == "human" else "intervention"
+        if self.external_displacement >= IM_EPSILON_M:
+            return "intervention"
+        return None
 
 
 @dataclass(frozen=True)
-class Span:
-    start: int  # index of the first IM step
-    end: int    # index of the last IM step
-    recovered: bool
+class DeadlockSpan:
+    """A deadlock span keyed by step numbers (first and last IM of the run, inclusive)."""
+
+    start: int
+    end: int
+    ended_by: str | None          # "agent" (recovered), "intervention", "human", or None (lasted to the end)
+    awareness: str                # aware | unaware | unclassified
+    awareness_step: int | None    # the first step whose reply said "stuck"
+    interventions: int            # interventions applied while the span lasted (hints included)
+
+    @property
+    def recovered(self) -> bool:
+        return self.ended_by == "agent"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"start": self.start, "end": self.end, "recovered": self.recovered, "ended_by": self.ended_by,
+                "awareness": self.awareness, "awareness_step": self.awareness_step,
+                "interventions": self.interventions}
 
 
 @dataclass(frozen=True)
 class EpisodeMetrics:
     steps: int
+    agent_steps: int
     success: bool
     movement_steps: int
     ineffective_moves: int
     im_rate: float
     max_consecutive_im: int
-    deadlocks: tuple[Span, ...]
+    deadlocks: tuple[DeadlockSpan, ...]
     recovery_rate: float | None
     action_entropy_bits: float
     failure_category: str
+    invalid_replies: int
+    interventions: int
+
+    def spans_by_awareness(self) -> dict[str, int]:
+        counts = Counter(span.awareness for span in self.deadlocks)
+        return {name: counts.get(name, 0) for name in AWARENESS_CLASSES}
 
     def to_json(self) -> dict[str, object]:
+        ended = Counter(span.ended_by or "end" for span in self.deadlocks)
         return {
-            "steps": self.steps, "success": self.success, "movement_steps": self.movement_steps,
+            "metrics_version": METRICS_VERSION, "steps": self.steps, "agent_steps": self.agent_steps,
+            "success": self.success, "movement_steps": self.movement_steps,
             "ineffective_moves": self.ineffective_moves, "im_rate": self.im_rate,
             "max_consecutive_im": self.max_consecutive_im,
-            "deadlocks": [[s.start, s.end, s.recovered] for s in self.deadlocks],
+            "deadlocks": [span.to_json() for span in self.deadlocks],
+            "deadlock_spans": len(self.deadlocks), "spans_by_awareness": self.spans_by_awareness(),
+            "spans_ended_by": {who: ended.get(who, 0) for who in ("agent", "intervention", "human", "end")},
             "recovery_rate": self.recovery_rate, "action_entropy_bits": self.action_entropy_bits,
-            "failure_category": self.failure_category,
+            "failure_category": self.failure_category, "invalid_replies": self.invalid_replies,
+            "interventions": self.interventions,
         }
 
 
-def deadlock_spans(steps: Sequence[StepFacts], k: int = DEADLOCK_K) -> list[Span]:
-    spans, run = [], []
+def _step_number(steps: Sequence[StepFacts], index: int) -> int:
+    return steps[index].step or index + 1
+
+
+def _runs(steps: Sequence[StepFacts]) -> list[tuple[list[int], str | None, int]]:
+    """Every run of IMs: (indices of its IMs, who ended it or None, index where it ended or len(steps))."""
+    runs: list[tuple[list[int], str | None, int]] = []
+    current: list[int] = []
     for index, step in enumerate(steps):
-        if not step.movement:
-            continue
         if step.ineffective:
-            run.append(index)
+            current.append(index)
+        elif step.effective_move:
+            if current:
+                runs.append((current, "agent", index))
+            current = []
+        displaced = step.displaced_by
+        if displaced is not None and current:
+            runs.append((current, displaced, index))
+            current = []
+        elif displaced is not None:
+            current = []
+    if current:
+        runs.append((current, None, len(steps)))
+    return runs
+
+
+def _awareness(steps: Sequence[StepFacts], first_im: int, ended_at: int) -> tuple[str, int | None]:
+    """What the agent said about the span. A reply assesses the moves made before it, so the replies
+    that can speak about a span are those after its first IM, up to the one that ended it."""
+    said = [(index, steps[index].self_assessment) for index in range(first_im + 1, min(ended_at + 1, len(steps)))
+            if steps[index].by_agent]
+    stuck = [index for index, assessment in said if assessment == "stuck"]
+    if stuck:
+        return SPAN_AWARE, _step_number(steps, stuck[0])
+    progressing = sum(1 for _, assessment in said if assessment == "progressing")
+    if said and progressing * 2 > len(said):
+        return SPAN_UNAWARE, None
+    return SPAN_UNCLASSIFIED, None
+
+
+def deadlock_spans(steps: Sequence[StepFacts], k: int = DEADLOCK_K) -> list[DeadlockSpan]:
+    spans = []
+    for indices, ended_by, ended_at in _runs(steps):
+        if len(indices) < k:
             continue
-        if len(run) >= k:
-            spans.append(Span(run[0], run[-1], recovered=True))
-        run = []
-    if len(run) >= k:
-        spans.append(Span(run[0], run[-1], recovered=False))
+        awareness, awareness_step = _awareness(steps, indices[0], ended_at)
+        interventions = sum(steps[i].intervention for i in range(indices[0], min(ended_at + 1, len(steps))))
+        spans.append(DeadlockSpan(_step_number(steps, indices[0]), _step_number(steps, indices[-1]), ended_by,
+                                  awareness, awareness_step, interventions))
     return spans
 
 
 def max_consecutive_im(steps: Sequence[StepFacts]) -> int:
-    best = current = 0
+    return max((len(indices) for indices, _, _ in _runs(steps)), default=0)
+
+
+def next_run_length(current: int, step: StepFacts) -> int:
+    """The length of the IM run after `step`, given its length before (the one rule behind every count)."""
+    if step.ineffective:
+        current += 1
+    elif step.effective_move:
+        current = 0
+    return 0 if step.displaced_by is not None else current
+
+
+def consecutive_im_series(steps: Sequence[StepFacts]) -> list[int]:
+    """The current run length after each step (what the live metrics bar and Replay show)."""
+    series, current = [], 0
     for step in steps:
-        if not step.movement:
-            continue
-        current = current + 1 if step.ineffective else 0
-        best = max(best, current)
-    return best
+        current = next_run_length(current, step)
+        series.append(current)
+    return series
 
 
 def current_consecutive_im(steps: Sequence[StepFacts]) -> int:
-    """The run of ineffective moves the episode is in right now (0 after an effective move)."""
-    count = 0
-    for step in reversed(steps):
-        if not step.movement:
-            continue
-        if not step.ineffective:
-            break
-        count += 1
-    return count
+    """The run of IMs the episode is in right now (0 after an effective agent move or an external push)."""
+    series = consecutive_im_series(steps)
+    return series[-1] if series else 0
 
 
 def action_entropy(actions: Sequence[str]) -> float:
@@ -116,38 +225,71 @@ def action_entropy(actions: Sequence[str]) -> float:
 
 
 def failure_category(steps: Sequence[StepFacts], success: bool, reached_goal_area: bool,
-                     spans: Sequence[Span] | None = None) -> str:
+                     spans: Sequence[DeadlockSpan] | None = None) -> str:
     if success:
         return SUCCESS
     spans = deadlock_spans(steps) if spans is None else spans
-    final = spans[-1] if spans and not spans[-1].recovered else None
+    final = spans[-1] if spans and spans[-1].ended_by is None else None
     if final is not None:
-        said = {steps[i].self_assessment for i in range(final.start, len(steps))}
-        return AWARE if "stuck" in said else UNAWARE
+        return {SPAN_AWARE: AWARE, SPAN_UNAWARE: UNAWARE}.get(final.awareness, UNCLASSIFIED)
     return EXECUTION if reached_goal_area else LOST
 
 
 def episode_metrics(steps: Sequence[StepFacts], success: bool, reached_goal_area: bool = False) -> EpisodeMetrics:
     spans = deadlock_spans(steps)
-    movement = sum(s.movement for s in steps)
-    ims = sum(s.ineffective for s in steps)
+    agent = [s for s in steps if s.by_agent]
+    movement = sum(s.movement for s in agent)
+    ims = sum(s.ineffective for s in agent)
+    chosen = [s.action for s in agent if s.action != INVALID_ACTION]
     return EpisodeMetrics(
-        steps=len(steps), success=success, movement_steps=movement, ineffective_moves=ims,
+        steps=len(steps), agent_steps=len(agent), success=success, movement_steps=movement, ineffective_moves=ims,
         im_rate=ims / movement if movement else 0.0, max_consecutive_im=max_consecutive_im(steps),
         deadlocks=tuple(spans),
         recovery_rate=sum(s.recovered for s in spans) / len(spans) if spans else None,
-        action_entropy_bits=action_entropy([s.action for s in steps]),
-        failure_category=failure_category(steps, success, reached_goal_area, spans),
+        action_entropy_bits=action_entropy(chosen), failure_category=failure_category(steps, success,
+                                                                                      reached_goal_area, spans),
+        invalid_replies=len(agent) - len(chosen), interventions=sum(s.intervention for s in steps),
     )
 
 
-def pearson(xs: Sequence[float], ys: Sequence[float]) -> float | None:
-    """Pearson's r, or None when either side has no variance (or fewer than two points)."""
-    if len(xs) != len(ys) or len(xs) < 2:
-        return None
-    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
-    sxx = sum((x - mx) ** 2 for x in xs)
-    syy = sum((y - my) ** 2 for y in ys)
-    if sxx == 0 or syy == 0:
-        return None
-    return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / math.sqrt(sxx * syy)
+STICK_SECTORS = ("N", "NE", "E", "SE", "S", "SW", "W", "NW")
+DEFAULT_DEAD_ZONE = 0.15
+
+
+def stick_sector(x: float, y: float, dead_zone: float = DEFAULT_DEAD_ZONE) -> str:
+    """One of 8 compass sectors (N = stick pushed up, clockwise), or "idle" inside the dead zone."""
+    if math.hypot(x, y) <= dead_zone:
+        return "idle"
+    angle = math.degrees(math.atan2(x, y)) % 360.0
+    return STICK_SECTORS[int((angle + 22.5) // 45.0) % 8]
+
+
+def continuous_facts(params: Mapping[str, Any], dead_zone: float = DEFAULT_DEAD_ZONE) -> tuple[str, bool]:
+    """(entropy label, asked to move) of a continuous action: the binned directions of both sticks
+    (8 sectors plus idle each), and whether the left stick left the dead zone. Camera-only is no move."""
+    left = params.get("left_stick") or (0.0, 0.0)
+    right = params.get("right_stick") or (0.0, 0.0)
+    left_x, left_y, right_x, right_y = float(left[0]), float(left[1]), float(right[0]), float(right[1])
+    label = f"L:{stick_sector(left_x, left_y, dead_zone)} R:{stick_sector(right_x, right_y, dead_zone)}"
+    return label, math.hypot(left_x, left_y) > dead_zone
+
+
+def facts_from_record(record: Mapping[str, Any], numbers: Mapping[str, Any]) -> StepFacts:
+    """One recorded step (its JSON record and its /steps/table row) as StepFacts, so a recording is scored
+    by the same code that scored it live. Files written before metrics v2 lack the intervention
+    displacement and the entropy label; they are scored as well as what they hold allows."""
+    # The reader puts the source's name into the record; the table column holds only its index.
+    source = str(record.get("source") or numbers.get("source") or "agent")
+    by_agent = source in AGENT_SOURCES
+    action, movement = str(record.get("action") or INVALID_ACTION), bool(record.get("movement"))
+    if "entropy_label" in record:
+        action = str(record["entropy_label"])
+    elif action == "NoOp" and record.get("parse_error"):
+        action = INVALID_ACTION
+    elif action.startswith("Continuous(") and isinstance(record.get("action_params"), Mapping):
+        action, movement = continuous_facts(record["action_params"])
+    return StepFacts(action=action if by_agent else source, movement=movement and by_agent,
+                     displacement=float(numbers.get("displacement", 0.0)),
+                     self_assessment=str(record.get("self_assessment") or "missing"), source=source,
+                     external_displacement=float(record.get("intervention_displacement") or 0.0),
+                     intervention=bool(record.get("intervention")), step=int(numbers.get("step", 0)))

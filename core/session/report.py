@@ -17,12 +17,21 @@ from typing import Any
 import cv2
 import numpy as np
 
-from core.session.metrics import pearson
+from core.analysis.stats import correlation
+from core.session import run_folder
+from core.session.metrics import AWARENESS_CLASSES, METRICS_VERSION
+from core.session.rescore import rescore_rows
 from core.session.taxonomy import AUTO, HUMAN, TAXONOMY, EpisodeCategory, categorise
 
 TASK_CATEGORIES = ("navigation", "interaction", "mixed")
 GRANULARITIES = ("visual_guided", "step_guided", "goal_only")
 METRICS = ("avg_successful_steps", "im_rate", "max_consecutive_im", "recovery_rate", "action_entropy_bits")
+SPAN_COUNTS = ("deadlock_spans", *(f"spans_{name}" for name in AWARENESS_CLASSES))
+# The unit each IM-rate/success-rate point stands for. "task": one agent on one task at one granularity,
+# its trials pooled (the default: success rates over trials, n = tasks x granularities x agents);
+# "episode": every episode (success is 0 or 1, a point-biserial r); "setting": agent x granularity x
+# task category (few points: fine for a plot, weak for a test).
+CORRELATION_UNITS = ("task", "episode", "setting")
 REQUIRED_KEYS = ("granularity", "category")
 RUN_HINT = "choose a folder written by `python main.py run --out FOLDER`"
 
@@ -40,10 +49,10 @@ def load_results(folder: Path) -> tuple[list[dict[str, Any]], list[str]]:
     path = folder / "results.jsonl"
     if not folder.is_dir():
         raise ReportError(f"{folder} is not a folder; {RUN_HINT}")
-    if not path.is_file():
+    if not path.is_file() and not (folder / run_folder.ERRORS).is_file():
         raise ReportError(f"{folder} has no results.jsonl; {RUN_HINT}, or run one: python main.py run --out {folder}")
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8") if path.is_file() else ""
     except (OSError, UnicodeDecodeError) as exc:
         raise ReportError(f"cannot read {path} ({exc}); check its permissions or restore it from a backup") from exc
     rows, warnings = [], []
@@ -88,15 +97,73 @@ def _failures(agent: str, labelled: Sequence[EpisodeCategory]) -> tuple[dict[str
     return row, sources
 
 
-def build_report(folder: Path | str) -> dict[str, Any]:
-    """Every number of the report, JSON-serialisable. Raises ReportError when there is nothing to read."""
+def _span_counts(rows: Sequence[dict[str, Any]]) -> dict[str, int]:
+    counts = dict.fromkeys(SPAN_COUNTS, 0)
+    for row in rows:
+        metrics = row.get("metrics") or {}
+        by_class = metrics.get("spans_by_awareness") or {}
+        counts["deadlock_spans"] += len(metrics.get("deadlocks") or [])
+        for name in AWARENESS_CLASSES:
+            counts[f"spans_{name}"] += int(by_class.get(name, 0))
+    return counts
+
+
+def _unit_key(row: dict[str, Any], unit: str) -> tuple[str, ...]:
+    if unit == "episode":
+        return (agent_of(row), row["granularity"], str(row.get("key") or id(row)))
+    if unit == "setting":
+        return (agent_of(row), row["granularity"], row["category"])
+    return (agent_of(row), row["granularity"], str(row.get("task_id", "?")))
+
+
+def correlation_points(rows: Sequence[dict[str, Any]], unit: str = "task") -> list[dict[str, Any]]:
+    """IM rate and success rate per unit (CORRELATION_UNITS). Episodes without metrics (infrastructure
+    errors) are not results and are left out."""
+    if unit not in CORRELATION_UNITS:
+        raise ReportError(f"correlation unit must be one of {', '.join(CORRELATION_UNITS)}, got {unit!r}")
+    groups: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+    for row in rows:
+        if row.get("end_reason") == "error" or not row.get("metrics"):
+            continue
+        groups.setdefault(_unit_key(row, unit), []).append(row)
+    points = []
+    for (agent, granularity, what), members in groups.items():
+        im = _metric(members, "im_rate")
+        if im is None:
+            continue
+        points.append({"agent": agent, "granularity": granularity, "category": members[0]["category"],
+                       "unit": what, "im_rate": im, "success_rate": _rate(members) or 0.0,
+                       "episodes": len(members)})
+    return points
+
+
+def correlations(points: Sequence[dict[str, Any]], unit: str) -> dict[str, Any]:
+    """r(IM rate, SR) overall, per granularity and per agent, each with n, p and a bootstrap 95% CI."""
+    def of(subset: Sequence[dict[str, Any]]) -> dict[str, Any]:
+        return correlation(*_xy(subset)).to_json()
+
+    return {"unit": unit, "overall": of(points),
+            "by_granularity": {g: of([p for p in points if p["granularity"] == g]) for g in GRANULARITIES
+                               if any(p["granularity"] == g for p in points)},
+            "by_agent": {a: of([p for p in points if p["agent"] == a]) for a in sorted({p["agent"] for p in points})}}
+
+
+def build_report(folder: Path | str, correlation_unit: str = "task", rescore: bool = False) -> dict[str, Any]:
+    """Every number of the report, JSON-serialisable. Raises ReportError when there is nothing to read.
+    With `rescore`, every episode's metrics are recomputed from its file with today's definitions."""
     folder = Path(folder)
     rows, warnings = load_results(folder)
+    # Infrastructure errors are not results: kept out of every table and denominator, counted apart.
+    errors = [_error_summary(r) for r in run_folder.unresolved_errors(folder, rows)]
+    rows = [r for r in rows if not run_folder.is_error(r)]
+    if rescore:
+        rows, rescore_warnings = rescore_rows(folder, rows)
+        warnings += rescore_warnings
     main = [r for r in rows if not r.get("privileged")]
     privileged = [r for r in rows if r.get("privileged")]
     labelled, label_warnings = categorise(folder, main)
     agents = sorted({agent_of(r) for r in main})
-    sr_rows, metric_rows, failure_rows, points = [], [], [], []
+    sr_rows, metric_rows, failure_rows = [], [], []
     failure_sources: dict[str, dict[str, dict[str, int]]] = {}
     for agent in agents:
         mine = [r for r in main if agent_of(r) == agent]
@@ -111,19 +178,40 @@ def build_report(folder: Path | str) -> dict[str, Any]:
             steps = [r["success_step"] for r in subset if r.get("success") and r.get("success_step") is not None]
             metric_rows.append({"agent": agent, "granularity": granularity,
                                 "avg_successful_steps": mean(steps) if steps else None,
-                                **{name: _metric(subset, name) for name in METRICS[1:]}})
-            for category, setting in settings.items():
-                im = _metric(setting, "im_rate")
-                if setting and im is not None:
-                    points.append({"agent": agent, "granularity": granularity, "category": category, "im_rate": im,
-                                   "success_rate": _rate(setting) or 0.0, "episodes": len(setting)})
+                                **{name: _metric(subset, name) for name in METRICS[1:]}, **_span_counts(subset)})
         row, failure_sources[agent] = _failures(agent, [c for r, c in zip(main, labelled) if agent_of(r) == agent])
         failure_rows.append(row)
-    by_agent = {a: pearson(*_xy([p for p in points if p["agent"] == a])) for a in agents}
-    return {"folder": str(folder), "sr": sr_rows, "metrics": metric_rows, "failures": failure_rows,
+    points = correlation_points(main, correlation_unit)
+    outdated = sum(1 for r in main if r.get("metrics") and
+                   int((r["metrics"] or {}).get("metrics_version", 1)) < METRICS_VERSION)
+    if outdated:
+        warnings.append(f"{outdated} episode(s) were scored by an older definition of the metrics (before "
+                        f"version {METRICS_VERSION}: interventions credited to the agent, missing self-assessments "
+                        "counted as Unaware); rescore them from their episode files with `python main.py report "
+                        f"{folder} --rescore`")
+    return {"folder": str(folder), "rescored": rescore, "sr": sr_rows, "metrics": metric_rows, "failures": failure_rows,
             "failure_sources": failure_sources, "disputed": sum(c.disputed for c in labelled), "points": points,
-            "pearson_im_sr": pearson(*_xy(points)), "pearson_by_agent": by_agent, "episodes": len(main),
-            "privileged_episodes": len(privileged), "warnings": warnings + label_warnings}
+            "correlation": correlations(points, correlation_unit), "episodes": len(main),
+            "privileged_episodes": len(privileged), "infrastructure_errors": errors,
+            "warnings": warnings + label_warnings}
+
+def _error_summary(row: dict[str, Any]) -> dict[str, Any]:
+    error = str(row.get("error") or "unknown error")
+    return {"key": row.get("key"), "agent": agent_of(row) if ("agent_spec" in row or "agent" in row) else "?",
+            "task_id": row.get("task_id"), "granularity": row.get("granularity"), "error": error.splitlines()[0]}
+
+
+def errors_text(errors: Sequence[dict[str, Any]], shown: int = 10) -> str:
+    """The report's section on infrastructure errors (empty when there are none)."""
+    if not errors:
+        return ""
+    lines = [f"{len(errors)} episode(s) ended in an infrastructure error (the game or the evaluator died, or the "
+             "model API failed for good). They are not results and are in none of the tables above; run the "
+             "same `python main.py run` command again to retry them.", ""]
+    lines += [f"- {e['key']}: {e['error']}" for e in errors[:shown]]
+    if len(errors) > shown:
+        lines.append(f"- ... and {len(errors) - shown} more (errors.jsonl has every one)")
+    return "\n".join(lines)
 
 
 def _xy(points: Sequence[dict[str, Any]]) -> tuple[list[float], list[float]]:
@@ -136,8 +224,37 @@ def _markdown(headers: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
-def pearson_text(value: float | None) -> str:
-    return format_value(value) if value is not None else "undefined (too few settings, or no variance)"
+GRANULARITY_SHORT = {"visual_guided": "Visual", "step_guided": "Step", "goal_only": "Goal"}
+CATEGORY_SHORT = {"navigation": "Nav", "interaction": "Int", "mixed": "Mix"}
+
+
+def correlation_text(values: dict[str, Any]) -> str:
+    r, n, p = values.get("r"), values.get("n", 0), values.get("p_value")
+    if r is None:
+        return f"undefined (n = {n}: too few points, or no variance)"
+    p_text = "p undefined" if p is None else ("p < 0.001" if p < 0.001 else f"p = {p:.3f}")
+    low, high = values.get("ci95_low"), values.get("ci95_high")
+    ci = "95% CI undefined" if low is None else f"95% CI [{low:.2f}, {high:.2f}]"
+    return f"r = {r:.2f} (n = {n}, {p_text}, bootstrap {ci})"
+
+
+def paper_table(report: dict[str, Any]) -> str:
+    """Success rates in the paper's layout: one row per agent, granularities side by side, each split by
+    task category plus its average."""
+    by_agent: dict[str, dict[str, dict[str, Any]]] = {}
+    for row in report["sr"]:
+        by_agent.setdefault(row["agent"], {})[row["granularity"]] = row
+    headers = ["agent"] + [f"{GRANULARITY_SHORT[g]} {label}" for g in GRANULARITIES
+                           for label in (*CATEGORY_SHORT.values(), "Avg")]
+    rows = []
+    for agent, granularities in by_agent.items():
+        cells = [agent]
+        for g in GRANULARITIES:
+            row = granularities.get(g)
+            cells += [format_value(row[c], True) if row else "-" for c in TASK_CATEGORIES]
+            cells.append(format_value(row["overall"], True) if row else "-")
+        rows.append(cells)
+    return _markdown(headers, rows)
 
 
 def write_report(folder: Path, report: dict[str, Any]) -> str:
@@ -145,29 +262,42 @@ def write_report(folder: Path, report: dict[str, Any]) -> str:
                    [[r["agent"], r["granularity"], *(format_value(r[c], True) for c in TASK_CATEGORIES),
                      format_value(r["overall"], True), str(r["episodes"])] for r in report["sr"]])
     metrics = _markdown(["agent", "granularity", "avg successful steps", "IM rate", "max consecutive IMs",
-                         "recovery rate", "action entropy (bits)"],
+                         "recovery rate", "action entropy (bits)", "deadlock spans", "aware", "unaware",
+                         "unclassified"],
                         [[r["agent"], r["granularity"], format_value(r["avg_successful_steps"]),
                           format_value(r["im_rate"], True), format_value(r["max_consecutive_im"]),
-                          format_value(r["recovery_rate"], True), format_value(r["action_entropy_bits"])]
+                          format_value(r["recovery_rate"], True), format_value(r["action_entropy_bits"]),
+                          *(str(r[name]) for name in SPAN_COUNTS)]
                          for r in report["metrics"]])
     failures = _markdown(["agent", *TAXONOMY, "from human labels", "automatic"],
                          [[r["agent"], *(str(r[k]) for k in (*TAXONOMY, "from_human", "automatic"))]
                           for r in report["failures"]])
-    per_agent = "; ".join(f"{agent}: {format_value(r) if r is not None else 'undefined'}"
-                          for agent, r in report["pearson_by_agent"].items())
+    found = report["correlation"]
+    unit = found["unit"]
+    per_granularity = [f"- {g}: {correlation_text(v)}" for g, v in found["by_granularity"].items()]
+    per_agent = [f"- {a}: {correlation_text(v)}" for a, v in found["by_agent"].items()]
+    errors = report["infrastructure_errors"]
     text = "\n\n".join([
         "# PokeGym run report", f"{report['episodes']} episodes "
-        f"({report['privileged_episodes']} privileged driver episodes are kept out of every table).",
+        f"({report['privileged_episodes']} privileged driver episodes are kept out of every table)."
+        + (f" {len(errors)} episode(s) that ended in an infrastructure error are not results; they are "
+           "counted apart, at the end." if errors else ""),
+        "## Success rate (the paper's layout)", paper_table(report),
         "## Success rate by granularity and category", sr,
-        "## Movement metrics", metrics,
+        "## Movement metrics",
+        "Deadlock spans are classified by what the agent said during them: aware (it said stuck), unaware "
+        "(it mostly said progressing) or unclassified (its self-assessments were missing, unreadable or unsure; "
+        "left for a human label). See docs/metrics.md.", metrics,
         "## Failure taxonomy (human labels where confirmed, automatic suggestions otherwise)", failures,
         f"Episodes whose annotators disagree: {report['disputed']} (the most common confirmed category is used).",
         "## Ineffective moves versus success",
-        f"Pearson r between IM rate and success rate across {len(report['points'])} settings: "
-        f"{pearson_text(report['pearson_im_sr'])}.",
-        f"Per agent: {per_agent or 'no agents'}.",
+        f"Pearson r between IM rate and success rate, one point per {unit} ({len(report['points'])} points): "
+        f"{correlation_text(found['overall'])}.",
+        "Per granularity:\n" + ("\n".join(per_granularity) or "- none"),
+        "Per agent:\n" + ("\n".join(per_agent) or "- none"),
         "![IM rate vs success rate](im_vs_sr.png)",
-    ]) + "\n"
+        *(["## Infrastructure errors (not results)", errors_text(errors)] if errors else []),
+    ]) + "\n" + _warnings_section(report["warnings"])
     (folder / "report.md").write_text(text)
     for name, rows in (("success_rates", report["sr"]), ("metrics", report["metrics"]),
                        ("failures", report["failures"])):
@@ -176,8 +306,15 @@ def write_report(folder: Path, report: dict[str, Any]) -> str:
                 writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
                 writer.writeheader()
                 writer.writerows(rows)
-    _scatter(folder / "im_vs_sr.png", report["points"], report["pearson_im_sr"])
+    _scatter(folder / "im_vs_sr.png", report["points"], found["overall"])
     return text
+
+
+def _warnings_section(warnings: Sequence[str]) -> str:
+    """Damaged episode files and skipped lines, each with its reason, so report.md itself says what it left out."""
+    if not warnings:
+        return ""
+    return "\n## Left out or read with warnings\n\n" + "\n".join(f"- {warning}" for warning in warnings) + "\n"
 
 
 LONG_COLUMNS = ("table", "agent", "granularity", "category", "measure", "value")
@@ -197,7 +334,7 @@ def long_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
         add("success_rate", r["agent"], r["granularity"], "all", "success_rate", r["overall"])
         add("success_rate", r["agent"], r["granularity"], "all", "episodes", r["episodes"])
     for r in report["metrics"]:
-        for name in METRICS:
+        for name in (*METRICS, *SPAN_COUNTS):
             add("metrics", r["agent"], r["granularity"], "all", name, r[name])
     for agent, sources in report["failure_sources"].items():
         for category, counts in sources.items():
@@ -206,9 +343,15 @@ def long_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
     for p in report["points"]:
         for name in ("im_rate", "success_rate", "episodes"):
             add("im_vs_sr", p["agent"], p["granularity"], p["category"], name, p[name])
-    for agent, r_value in report["pearson_by_agent"].items():
-        add("im_vs_sr", agent, "all", "all", "pearson_r", r_value)
-    add("im_vs_sr", "all", "all", "all", "pearson_r", report["pearson_im_sr"])
+    found = report["correlation"]
+    scopes = [("all", "all", found["overall"])] + [("all", g, v) for g, v in found["by_granularity"].items()]
+    scopes += [(a, "all", v) for a, v in found["by_agent"].items()]
+    for agent, granularity, values in scopes:
+        for measure in ("r", "n", "p_value", "ci95_low", "ci95_high"):
+            add("im_vs_sr", agent, granularity, f"unit:{found['unit']}", f"pearson_{measure}", values[measure])
+    for agent in sorted({e["agent"] for e in report["infrastructure_errors"]}):
+        count = sum(e["agent"] == agent for e in report["infrastructure_errors"])
+        add("infrastructure_errors", agent, "all", "all", "episodes", count)
     return out
 
 
@@ -219,7 +362,7 @@ def write_long_csv(path: Path, report: dict[str, Any]) -> None:
         writer.writerows({k: ("" if v is None else v) for k, v in row.items()} for row in long_rows(report))
 
 
-def _scatter(path: Path, points: list[dict[str, Any]], r_value: float | None) -> None:
+def _scatter(path: Path, points: list[dict[str, Any]], overall: dict[str, Any]) -> None:
     size, margin = 480, 60
     image = np.full((size, size, 3), 255, np.uint8)
     plot = size - 2 * margin
@@ -232,10 +375,18 @@ def _scatter(path: Path, points: list[dict[str, Any]], r_value: float | None) ->
     cv2.putText(image, "ineffective-move rate", (size // 2 - 80, size - 15), cv2.FONT_HERSHEY_SIMPLEX, 0.5,
                 (0, 0, 0), 1)
     cv2.putText(image, "success rate", (8, margin - 20), cv2.FONT_HERSHEY_SIMPLEX, 0.5, (0, 0, 0), 1)
-    title = f"Pearson r = {r_value:.2f}" if r_value is not None else "Pearson r undefined"
-    cv2.putText(image, title, (size // 2 - 60, 25), cv2.FONT_HERSHEY_SIMPLEX, 0.6, (0, 0, 0), 1, cv2.LINE_AA)
+    r_value, p_value = overall.get("r"), overall.get("p_value")
+    title = f"Pearson r = {r_value:.2f}, n = {overall.get('n', 0)}" if r_value is not None else "Pearson r undefined"
+    if p_value is not None:
+        title += ", p < 0.001" if p_value < 0.001 else f", p = {p_value:.3f}"
+    cv2.putText(image, title, (margin, 25), cv2.FONT_HERSHEY_SIMPLEX, 0.55, (0, 0, 0), 1, cv2.LINE_AA)
+    colours = {"visual_guided": (200, 90, 30), "step_guided": (40, 150, 40), "goal_only": (40, 40, 200)}  # BGR
+    for index, (granularity, colour) in enumerate(colours.items()):
+        cv2.circle(image, (size - margin - 120, margin + 14 + 16 * index), 5, colour, -1, cv2.LINE_AA)
+        cv2.putText(image, granularity, (size - margin - 110, margin + 18 + 16 * index), cv2.FONT_HERSHEY_SIMPLEX,
+                    0.4, (0, 0, 0), 1, cv2.LINE_AA)
     for point in points:
         x = int(margin + plot * min(max(point["im_rate"], 0.0), 1.0))
         y = int(size - margin - plot * min(max(point["success_rate"], 0.0), 1.0))
-        cv2.circle(image, (x, y), 5, (200, 90, 30), -1, cv2.LINE_AA)
+        cv2.circle(image, (x, y), 5, colours.get(point["granularity"], (120, 120, 120)), -1, cv2.LINE_AA)
     cv2.imwrite(str(path), image)

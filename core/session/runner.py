@@ -20,7 +20,7 @@ from typing import Any
 
 from core.agents.actions import ActionSet
 from core.agents.base import Agent, Decision
-from core.agents.observation import HistoryEntry
+from core.agents.observation import HistoryEntry, Observation
 from core.agents.observe import ObservationBuilder, ObservationOptions, resize_for_model
 from core.evaluation.client import EvaluatorClient, EvaluatorError
 from core.evaluation.sample import StateSample
@@ -31,12 +31,19 @@ from core.game.pad import PadState
 from core.recording.writer import EpisodeWriter
 from core.session.events import RunnerEvents
 from core.session.interventions import DEFAULT_HINT, PHYSICAL, Intervention, InterventionPolicy
-from core.session.metrics import StepFacts, current_consecutive_im, episode_metrics
+from core.session.metrics import (
+    INVALID_ACTION,
+    StepFacts,
+    continuous_facts,
+    episode_metrics,
+    next_run_length,
+)
 
 log = logging.getLogger(__name__)
 GOAL_AREA_M = 3.0
 FULL_METRICS_EVERY_STEP_UNTIL = 300
 FULL_METRICS_PERIOD_S = 0.25
+DECISION_POLL_S = 0.05  # how soon a stop takes effect while the agent is deciding
 
 
 class AgentFailure(RuntimeError):
@@ -93,6 +100,7 @@ class EpisodeRunner:
         self._resume.set()
         self._single_step = False
         self._stop = threading.Event()
+        self._stop_reason = "stopped"
         self._control = threading.Lock()
         self._pending: list[tuple[str, object]] = []  # human inputs and interventions, in arrival order
         self._text_intervention: Intervention | None = None
@@ -115,7 +123,11 @@ class EpisodeRunner:
         self._single_step = True
         self._resume.set()
 
-    def stop(self) -> None:
+    def stop(self, reason: str = "stopped") -> None:
+        """End the episode after the step in progress; a decision still being made is abandoned, so a
+        slow model call never holds up a stop. `reason` becomes the end_reason: "stopped" (a user's
+        Stop) or "interrupted" (a batch cut short by Ctrl+C, which is not a result)."""
+        self._stop_reason = reason
         self._stop.set()
         self._resume.set()
 
@@ -153,7 +165,7 @@ class EpisodeRunner:
         writer = self._open_writer(frame.pixels.shape) if self.record_path is not None else None
         facts: list[StepFacts] = []
         history: list[HistoryEntry] = []
-        consecutive_im, last_intervention = 0, None
+        last_intervention, im_run = None, 0
         pending_hint = ""
         end_reason, error = "budget", None
         goal = goal_point(task)
@@ -165,7 +177,7 @@ class EpisodeRunner:
                 source, decision, macro, intervention = self._next_action(builder, instruction, history,
                                                                           pending_hint)
                 if source is None:
-                    end_reason = "stopped"
+                    end_reason = self._stop_reason
                     break
                 pending_hint = ""
                 self.step += 1
@@ -175,24 +187,32 @@ class EpisodeRunner:
                 after = self.evaluator.sample_after(time.time())
                 displacement = math.hypot(after.x - position.x, after.y - position.y)
                 position = after
-                movement = decision is not None and decision.action is not None and \
-                    (decision.action.name in self.actions.movement or decision.action.name == "Continuous")
-                fact = StepFacts(decision.action.name if decision and decision.action else "NoOp", movement,
-                                 displacement, decision.self_assessment if decision else "unsure")
-                facts.append(fact)
-                consecutive_im = consecutive_im + 1 if fact.ineffective else (0 if movement else consecutive_im)
+                label, movement = self._metric_label(decision, source, intervention)
+                fact = StepFacts(label, movement, displacement,
+                                 (decision.self_assessment or "missing") if decision else "", source,
+                                 intervention=intervention is not None, step=self.step)
                 if goal is not None and math.hypot(after.x - goal[0], after.y - goal[1]) <= GOAL_AREA_M:
                     reached_goal = True
                 if intervention is None and self._text_intervention is not None:
                     intervention, self._text_intervention = self._text_intervention, None
                 elif intervention is None:
-                    intervention = options.interventions.check(self.step, consecutive_im, last_intervention)
+                    intervention = options.interventions.check(self.step, next_run_length(im_run, fact),
+                                                               last_intervention)
                     if intervention is not None:
                         pending_hint = self._apply(intervention)
+                        if intervention.kind in PHYSICAL:
+                            # Measured apart, so the push is never credited to the agent's next move.
+                            pushed = self.evaluator.sample_after(time.time())
+                            fact = dataclasses.replace(fact, external_displacement=math.hypot(
+                                pushed.x - after.x, pushed.y - after.y))
+                            position = pushed
                 if intervention is not None:
                     intervention = dataclasses.replace(intervention, step=self.step)  # the step that carries it
+                    fact = dataclasses.replace(fact, intervention=True)
                     last_intervention = self.step
                     self.events.sig_intervention.emit(intervention.to_json())
+                facts.append(fact)
+                im_run = next_run_length(im_run, fact)
                 new_samples, sample_cursor, lost = self.evaluator.samples.since(sample_cursor)
                 if lost:  # only after a pause longer than the log keeps: say so in the record
                     log.warning("%d evaluator samples before step %d were no longer kept", lost, self.step)
@@ -205,7 +225,7 @@ class EpisodeRunner:
                     writer.add_step(numbers, record, self._images)
                 history.append(HistoryEntry(self.step, record["action"], record["thought"],
                                             record["self_assessment"], pending_hint))
-                self._emit_step(decision, after, numbers, record, facts)
+                self._emit_step(decision, after, numbers, record, facts, im_run)
                 if self.evaluator.successes:
                     end_reason = "success"
                     break
@@ -302,12 +322,36 @@ class EpisodeRunner:
                             "left": observation.left_view, "right": observation.right_view}
             self.events.sig_observation.emit(self.step + 1, dict(self._images))
             try:
-                decision = self.agent.decide(observation)
+                decision = self._decide(observation)
             except Exception as exc:
                 raise AgentFailure(f"the agent failed at step {self.step + 1}: {type(exc).__name__}: {exc}") from exc
+            if decision is None:  # stopped while the agent was deciding
+                return None, None, (), None
             self.events.sig_decision.emit(self.step + 1, decision)
             macro = decision.action.macro if decision.action is not None else ()
             return ("privileged" if self.options.privileged else "agent"), decision, macro, None
+
+    def _decide(self, observation: Observation) -> Decision | None:
+        """The agent's decision, or None if stop() comes first. The call runs on its own daemon thread,
+        which is left to finish (and be discarded) when the episode stops under it."""
+        outcome: list[Decision | BaseException] = []
+        done = threading.Event()
+
+        def decide() -> None:
+            try:
+                outcome.append(self.agent.decide(observation))
+            except BaseException as exc:  # noqa: BLE001 - handed to the runner's thread, which reports it
+                outcome.append(exc)
+            finally:
+                done.set()
+
+        threading.Thread(target=decide, name=f"agent-decide-{self.step + 1}", daemon=True).start()
+        while not done.wait(DECISION_POLL_S):
+            if self._stop.is_set():
+                return None
+        if isinstance(outcome[0], BaseException):
+            raise outcome[0]
+        return outcome[0]
 
     def _execute(self, macro: tuple[tuple[PadState, float], ...], writer: EpisodeWriter | None) -> None:
         try:
@@ -340,6 +384,17 @@ class EpisodeRunner:
             self.game.hold(pad, seconds)
         return ""
 
+    def _metric_label(self, decision: Decision | None, source: str,
+                      intervention: Intervention | None) -> tuple[str, bool]:
+        """(entropy label, asked to move) of a step, as the metrics count it (docs/metrics.md)."""
+        if decision is None:
+            return (intervention.kind if intervention is not None else source), False
+        if decision.action is None:
+            return INVALID_ACTION, False
+        if decision.action.name == "Continuous":
+            return continuous_facts(decision.action.params, self.actions.spec.continuous.dead_zone)
+        return decision.action.name, decision.action.name in self.actions.movement
+
     def _record(self, decision: Decision | None, source: str, macro: tuple[tuple[PadState, float], ...],
                 intervention: Intervention | None, fact: StepFacts) -> dict[str, Any]:
         action = decision.action.describe() if decision and decision.action else (
@@ -350,14 +405,15 @@ class EpisodeRunner:
             "self_assessment": decision.self_assessment if decision else "",
             "parse_error": decision.parse_error if decision else None,
             "macro": [[pad.to_dict(), seconds] for pad, seconds in macro],
-            "usage": {k: v for k, v in decision.usage.items() if k not in ("memory", "reflection")} if decision else {},
+            "usage": dict(decision.usage) if decision else {},
             "intervention": intervention.to_json() if intervention else None,
-            "memory": decision.usage.get("memory", "") if decision else "",
-            "reflection": decision.usage.get("reflection", "") if decision else "", "movement": fact.movement,
+            "memory": decision.memory if decision else "", "reflection": decision.reflection if decision else "",
+            "lessons": list(decision.lessons) if decision else [], "movement": fact.movement,
+            "entropy_label": fact.action, "intervention_displacement": round(fact.external_displacement, 4),
         }
 
     def _emit_step(self, decision: Decision | None, after: StateSample, numbers: dict[str, Any],
-                   record: dict[str, Any], facts: list[StepFacts]) -> None:
+                   record: dict[str, Any], facts: list[StepFacts], im_run: int) -> None:
         self.events.sig_sample.emit(after)
         self.events.sig_step.emit({**numbers, **record})
         now = time.perf_counter()
@@ -366,7 +422,7 @@ class EpisodeRunner:
             self._metrics_at = now
             self._summary = episode_metrics(facts, bool(self.evaluator.successes)).to_json()
         self.events.sig_metrics.emit({**self._summary, "step": self.step, "success": bool(self.evaluator.successes),
-                                      "current_consecutive_im": current_consecutive_im(facts)})
+                                      "current_consecutive_im": im_run})
 
     def _result(self, facts: list[StepFacts], end_reason: str, error: str | None,
                 reached_goal: bool) -> dict[str, Any]:

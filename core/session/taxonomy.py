@@ -6,7 +6,8 @@ the automatic suggestion recorded in results.jsonl.
 * When several annotators confirmed different categories, the most common one is used; a tie goes to the
   category that comes first in TAXONOMY (Success, Unaware Deadlock, Aware Deadlock, Lost, Execution
   Failure), so the result never depends on who saved last. Such episodes are reported as `disputed`.
-* Episodes that ended in an infrastructure error count as "Error" and are never relabelled.
+* Episodes that ended in an infrastructure error are not results and have no category: the report
+  counts them apart (core/session/run_folder.py).
 * An episode file that is missing or unreadable falls back to the automatic suggestion, with a warning.
 """
 
@@ -20,10 +21,12 @@ from typing import Any
 
 from core.labels.model import AUTO_ANNOTATOR, LabelDocument
 from core.labels.store import LabelStoreError, read_labels
-from core.session.metrics import CATEGORIES, LOST
+from core.session.metrics import AWARE, CATEGORIES, EXECUTION, LOST, SUCCESS, SUGGESTIONS, UNAWARE, UNCLASSIFIED
 
-ERROR = "Error"
-TAXONOMY = (*CATEGORIES, ERROR)
+# Unclassified Deadlock: the episode ended stuck, but the agent's words did not say whether it knew;
+# only the automatic rule gives it, and a human label replaces it. Infrastructure errors are not results
+# and are counted apart (core/session/run_folder.py).
+TAXONOMY = (SUCCESS, UNAWARE, AWARE, UNCLASSIFIED, LOST, EXECUTION)
 HUMAN, AUTO = "human", "auto"
 
 
@@ -48,16 +51,14 @@ def human_category(document: LabelDocument) -> EpisodeCategory | None:
 
 
 def automatic_category(row: Mapping[str, Any]) -> EpisodeCategory:
-    if row.get("end_reason") == "error":
-        return EpisodeCategory(ERROR, AUTO)
     suggestion = row.get("failure_category_suggestion", LOST)
-    return EpisodeCategory(suggestion if suggestion in CATEGORIES else LOST, AUTO)
+    return EpisodeCategory(suggestion if suggestion in SUGGESTIONS else LOST, AUTO)
 
 
 def episode_category(folder: Path, row: Mapping[str, Any]) -> tuple[EpisodeCategory, str | None]:
     """One results.jsonl row's category, and a warning when its labels could not be read."""
     automatic = automatic_category(row)
-    if automatic.category == ERROR or not row.get("episode"):
+    if not row.get("episode"):
         return automatic, None
     path = folder / row["episode"]
     if not path.is_file():

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import shutil
 import sys
 import threading
 import time
@@ -22,7 +23,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from core.game import ipc
+from core.game import child, ipc
 from core.game.errors import InvalidPadError
 from core.game.pad import PadState
 from core.world.content import StartState, WorldSpec
@@ -144,15 +145,8 @@ class WorldServer:
 
     # -- loops --------------------------------------------------------------------------
     def owner_alive(self) -> bool:
-        if self.owner_pid is None:
-            return True
-        try:
-            os.kill(self.owner_pid, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            return True
-        return True
+        # pid_alive counts a zombie as dead: an owner killed but not yet reaped by its parent is gone.
+        return self.owner_pid is None or child.pid_alive(self.owner_pid)
 
     def serve(self) -> None:
         while self.running and self.owner_alive():
@@ -280,15 +274,22 @@ def _ticks(value: object) -> int:
     return value
 
 
-def _exit_when_owner_dies(server: WorldServer) -> None:
+def _exit_when_owner_dies(server: WorldServer, runtime_dir: Path) -> None:
     """A world launched for a client must never outlive it, even while blocked in accept()."""
 
     def watch() -> None:
         while server.owner_alive():
             time.sleep(0.5)
+        _remove_orphaned(runtime_dir)
         os._exit(0)
 
     threading.Thread(target=watch, name="owner-watchdog", daemon=True).start()
+
+
+def _remove_orphaned(runtime_dir: Path) -> None:
+    """The owner made `runtime_dir` and removes it when it closes the world; once the owner is dead that
+    falls to us, or the frame ring (two frames' worth of RAM in /dev/shm) stays until reboot."""
+    shutil.rmtree(runtime_dir, ignore_errors=True)
 
 
 def run(spec: WorldSpec, *, runtime_dir: Path | None, owner_pid: int | None, width: int, height: int,
@@ -310,7 +311,7 @@ def run(spec: WorldSpec, *, runtime_dir: Path | None, owner_pid: int | None, wid
               f"{world.renderer.display_module}).", flush=True)
         print(f"Attach with: {connection_file}", flush=True)
     if owner_pid is not None:
-        _exit_when_owner_dies(server)
+        _exit_when_owner_dies(server, runtime_dir)
     print("READY " + json.dumps({"pid": os.getpid()}), flush=True)
     try:
         server.serve()
@@ -322,6 +323,8 @@ def run(spec: WorldSpec, *, runtime_dir: Path | None, owner_pid: int | None, wid
             for leftover in runtime_dir.iterdir():
                 leftover.unlink(missing_ok=True)
             runtime_dir.rmdir()
+        elif not server.owner_alive():
+            _remove_orphaned(runtime_dir)
         # Everything is released; if interpreter teardown (Panda3D's, a thread's) then stalls, the
         # process must still end: a world asked to stop that lingers holds its memory and pid.
         watchdog = threading.Timer(EXIT_GRACE_S, os._exit, args=(0,))

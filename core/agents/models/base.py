@@ -105,6 +105,26 @@ class ModelClient(Protocol):
     def complete(self, system: str, text: str, images: list[tuple[str, np.ndarray]]) -> ModelReply: ...
 
 
+# Values this short are placeholders ("EMPTY", "none" for a local vLLM server), not secrets; replacing
+# them would garble every message that happens to contain those letters.
+MIN_SECRET_CHARS = 6
+
+
+def key_variables(config: ModelConfig) -> tuple[str, ...]:
+    """Every key variable the tool reads: this model's first, then every other provider's."""
+    every = (*config.key_env, *(name for preset in PRESETS.values() for name in preset.key_env))
+    return tuple(dict.fromkeys(every))
+
+
+def configured_secrets(config: ModelConfig) -> list[str]:
+    """The values of every key variable that is set, longest first (so no key is left half-redacted)."""
+    values = set()
+    for name in key_variables(config):
+        value = os.environ.get(name, "")
+        values.update(v for v in (value, value.strip()) if len(v) >= MIN_SECRET_CHARS)
+    return sorted(values, key=len, reverse=True)
+
+
 def redact(message: str, secrets: list[str]) -> str:
     for secret in secrets:
         if secret:
@@ -114,8 +134,13 @@ def redact(message: str, secrets: list[str]) -> str:
 
 def with_retries(config: ModelConfig, call: Callable[[], ModelReply], sleep: Callable[[float], None] = time.sleep,
                  jitter: Callable[[], float] = random.random) -> ModelReply:
-    """Run `call`, retrying RetryableError with exponential backoff (1 s, 2 s, 4 s... plus jitter)."""
-    secret = os.environ.get(config.key_env[0], "") if config.key_env else ""
+    """Run `call`, retrying RetryableError with exponential backoff (1 s, 2 s, 4 s... plus jitter).
+
+    Whatever fails leaves as a ModelError whose text has every configured key redacted, including
+    failures none of the clients anticipated (an SDK's parsing error, a transport library's own
+    exception): nothing raised here can carry a key into a result, a recording or a log.
+    """
+    secrets = configured_secrets(config)
     started = time.perf_counter()
     for attempt in range(1, config.max_attempts + 1):
         try:
@@ -123,11 +148,14 @@ def with_retries(config: ModelConfig, call: Callable[[], ModelReply], sleep: Cal
         except RetryableError as exc:
             if attempt == config.max_attempts:
                 raise ModelError(redact(f"{config.provider} {config.model} failed after {attempt} attempts: {exc}",
-                                        [secret])) from None
+                                        secrets)) from None
             sleep(config.backoff_s * 2 ** (attempt - 1) * (1.0 + 0.25 * jitter()))
             continue
         except ModelError as exc:
-            raise ModelError(redact(str(exc), [secret])) from None
+            raise ModelError(redact(str(exc), secrets)) from None
+        except Exception as exc:  # noqa: BLE001 - an unanticipated failure: keep its text, never its key
+            raise ModelError(redact(f"{config.provider} {config.model} failed: {type(exc).__name__}: {exc}",
+                                    secrets)) from None
         cost = (reply.input_tokens * config.usd_per_million_in + reply.output_tokens * config.usd_per_million_out) / 1e6
         return ModelReply(reply.text, reply.input_tokens, reply.output_tokens, time.perf_counter() - started,
                           attempt, cost, reply.extra)

@@ -1,0 +1,1 @@
+"""Analysis across episodes: statistics for the report (Qt-free)."""

@@ -1,0 +1,59 @@
+"""Stopping a batch run from another thread: the CLI's Ctrl+C handler calls `stop()`.
+
+A stopped batch starts no more episodes and stops the running ones after their current step. Those
+end with end_reason "interrupted": their files are finished and say so, but they are not results,
+so they never reach results.jsonl and a resume runs them again.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Protocol
+
+INTERRUPTED = "interrupted"
+
+
+class Stoppable(Protocol):
+    def stop(self, reason: str = "stopped") -> None: ...
+
+
+class BatchControl:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._running: list[Stoppable] = []
+        self.interrupted: list[str] = []  # keys of episodes stopped part-way
+        self.not_started: list[str] = []  # keys of episodes that were still queued
+
+    @property
+    def stopping(self) -> bool:
+        return self._stopping.is_set()
+
+    def stop(self) -> None:
+        """Start no more episodes and stop the running ones; returns at once (safe in a signal handler:
+        the lock is only ever held for a list operation, and never by the thread that calls this)."""
+        with self._lock:
+            self._stopping.set()
+            running = list(self._running)
+        for runner in running:
+            runner.stop(INTERRUPTED)
+
+    def start(self, runner: Stoppable) -> bool:
+        """Register a runner about to run; False if the batch is stopping (then do not run it)."""
+        with self._lock:
+            if self._stopping.is_set():
+                return False
+            self._running.append(runner)
+            return True
+
+    def finished(self, runner: Stoppable) -> None:
+        with self._lock:
+            self._running.remove(runner)
+
+    def skipped(self, key: str) -> None:
+        with self._lock:
+            self.not_started.append(key)
+
+    def was_interrupted(self, key: str) -> None:
+        with self._lock:
+            self.interrupted.append(key)
