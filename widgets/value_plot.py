@@ -1,6 +1,6 @@
 """A value read from memory over time, above the pad input held at the same moments.
 
-Two plots share the time axis: the value (one line), and the sticks (left x, left y, right x).
+Two plots share the time axis: the value (one line), and the sticks (left x and y, right x and y).
 The owner appends readings; the widget keeps the last `keep` of them and knows nothing of where
 they come from.
 """
@@ -13,7 +13,8 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
-STICKS = (("left x", (230, 120, 20)), ("left y", (30, 130, 220)), ("right x", (150, 60, 200)))
+STICKS = (("left x", (230, 120, 20)), ("left y", (30, 130, 220)), ("right x", (150, 60, 200)),
+          ("right y", (40, 160, 90)))
 
 
 class ValuePlot(QWidget):
@@ -21,7 +22,7 @@ class ValuePlot(QWidget):
         super().__init__()
         self._times: deque[float] = deque(maxlen=keep)
         self._values: deque[float] = deque(maxlen=keep)
-        self._sticks: deque[tuple[float, float, float]] = deque(maxlen=keep)
+        self._sticks: deque[tuple[float, float, float, float]] = deque(maxlen=keep)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         self.value_plot = pg.PlotWidget(background="w")
@@ -33,7 +34,7 @@ class ValuePlot(QWidget):
         self.pad_plot.setLabel("bottom", "seconds")
         self.pad_plot.setYRange(-1.1, 1.1)
         self.pad_plot.setXLink(self.value_plot)
-        self.pad_plot.addLegend(offset=(6, 4), labelTextColor=(40, 40, 40))
+        self.pad_plot.addLegend(offset=(6, 4), labelTextColor=(40, 40, 40), colCount=4)
         self.stick_curves = [self.pad_plot.plot(pen=pg.mkPen(color, width=2), name=name) for name, color in STICKS]
         layout.addWidget(self.value_plot, 3)
         layout.addWidget(self.pad_plot, 2)
@@ -47,7 +48,7 @@ class ValuePlot(QWidget):
         self._sticks.clear()
         self._redraw()
 
-    def add(self, seconds: float, value: float | None, sticks: tuple[float, float, float]) -> None:
+    def add(self, seconds: float, value: float | None, sticks: tuple[float, float, float, float]) -> None:
         """One reading: the value (None: unreadable, drawn as a gap) and the sticks held then."""
         self._times.append(seconds)
         self._values.append(np.nan if value is None else float(value))
@@ -58,7 +59,7 @@ class ValuePlot(QWidget):
         times = np.fromiter(self._times, float, len(self._times))
         values = np.fromiter(self._values, float, len(self._values))
         self.value_curve.setData(times, values, connect="finite")
-        sticks = np.array(self._sticks, dtype=float).reshape(-1, 3)
+        sticks = np.array(self._sticks, dtype=float).reshape(-1, len(STICKS))
         for index, curve in enumerate(self.stick_curves):
             curve.setData(times, sticks[:, index])
 

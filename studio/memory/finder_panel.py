@@ -3,7 +3,7 @@ signature, verify it, save the profile and try it; the tried profile's trajector
 
 from __future__ import annotations
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QGroupBox,
     QHBoxLayout,
@@ -39,6 +39,10 @@ class FinderPanel(QGroupBox):
         self.verify_button = QPushButton("Verify")
         self.save_button = QPushButton("Save profile…")
         self.try_button = QPushButton("Try profile")
+        self.signature = QLabel("Signature: none yet.")
+        self.signature.setWordWrap(True)
+        self.signature.setTextInteractionFlags(self.signature.textInteractionFlags()
+                                               | Qt.TextInteractionFlag.TextSelectableByMouse)
         self.trajectory = TrajectoryPlot()
         self.trajectory.setMinimumHeight(180)
         top = QHBoxLayout()
@@ -54,6 +58,8 @@ class FinderPanel(QGroupBox):
         layout.addWidget(QLabel("Ranked candidates (x, y, z)"))
         layout.addWidget(self.candidates, 1)
         layout.addLayout(actions)
+        layout.addWidget(self.signature)
+        layout.addWidget(QLabel("Tried profile: the positions its evaluator read"))
         layout.addWidget(self.trajectory, 1)
         self.find_button.clicked.connect(self.sig_find)
         self.cancel_button.clicked.connect(self.sig_cancel)

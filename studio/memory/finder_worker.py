@@ -48,10 +48,12 @@ class LiveGame:
 
     def hold(self, pad: PadState, seconds: float) -> Any:
         self.session.pad_held = pad
+        started = time.monotonic()
         try:
             return self.world.hold(pad, seconds)
         finally:
             self.session.pad_held = None
+            self.session.pad_log.append((started, time.monotonic(), pad))
 
     def close(self) -> None:
         pass

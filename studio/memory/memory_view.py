@@ -77,6 +77,7 @@ class MemoryView(QWidget):
         self._busy = False
         self._job: str | None = None
         self._started = time.monotonic()
+        self._last_reading = self._started
         self._connect()
         self.timer = QTimer(self)
         self.timer.setInterval(REFRESH_MS)
@@ -109,8 +110,7 @@ class MemoryView(QWidget):
     # -- value scans ----------------------------------------------------------------------------
     @Slot(str)
     def _on_ready(self, description: str) -> None:
-        self.attached.setText(f"Attached to {description} (pid {self.session.world.pid if self.session.world else '?'})"
-                              " — reads only; nothing is ever written to the game.")
+        self.attached.setText(f"Attached to {description} — reads only; nothing is ever written to the game.")
 
     @Slot(str, bool, object)
     def first_scan(self, type_name: str, aligned: bool, condition: Condition) -> None:
@@ -170,10 +170,22 @@ class MemoryView(QWidget):
             if item is not None and address in values:
                 item.setText(repr(values[address]))
         if self.selected is not None and self.selected in values:
-            pad = self.session.pad_held
-            sticks = (pad.left_x, pad.left_y, pad.right_x) if pad is not None else (0.0, 0.0, 0.0)
+            pad = self._pad_since(self._last_reading, reading["time"])
+            self._last_reading = reading["time"]
+            sticks = (pad.left_x, pad.left_y, pad.right_x, pad.right_y) if pad is not None else (0.0,) * 4
             value = values[self.selected]
             self.plot.add(reading["time"] - self._started, value if isinstance(value, (int, float)) else None, sticks)
+
+    def _pad_since(self, since: float, until: float) -> Any:
+        """The pad held now, or the last one held since the previous reading (lockstep holds are brief)."""
+        if self.session.pad_held is not None:
+            return self.session.pad_held
+        for started, ended, pad in reversed(self.session.pad_log):
+            if ended >= since and started <= until:
+                return pad
+            if ended < since:
+                break
+        return None
 
     # -- finding, signature, profile --------------------------------------------------------------
     def _set_busy(self, busy: bool, job: str | None = None) -> None:
@@ -240,9 +252,10 @@ class MemoryView(QWidget):
     @Slot(object)
     def _on_built(self, result: BuildResult) -> None:
         self.built = result
-        pattern = result.pick.pattern.text if result.pick else "none"
-        self.finder_panel.status.setText(("Signature: " if result.ok else "No signature: ") + result.message +
-                                         f"\n{pattern}")
+        self.finder_panel.status.setText(("Signature: " if result.ok else "No signature: ") + result.message)
+        if result.pick is not None:
+            self.finder_panel.signature.setText(f"Signature: {result.pick.pattern.text}  (block starts "
+                                                f"{result.pick.start:+d} bytes from x)")
 
     @Slot(object)
     def _on_verified(self, result: VerifyResult) -> None:
