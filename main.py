@@ -5,9 +5,11 @@
     python main.py demo          walk the built-in world through the gamepad and save what it saw
     python main.py world         run the built-in 3D world as its own process
     python main.py scan          find an AOB pattern in a live process's memory
+    python main.py memory        value scans; find a game's position and flags; build and verify a profile
     python main.py tasks list    the 30-task suite; `tasks validate --all` drives every task
     python main.py run           run and record episodes; `report DIR` makes the paper's tables
     python main.py labels        export the studio's labels (`labels export DIR`), kappa (`labels agreement`)
+    python main.py export        a clip of a step range (`export clip EP.h5 --steps 40-75 --out c.mp4`), a dataset
     python main.py bench world   measure rendering and stepping (JSON lines with --json)
 """
 
@@ -23,10 +25,12 @@ _COMMANDS: list[tuple[str, str, str]] = [
     ("demo", "demo_cmd", "drive the built-in world through a short tour and save frames"),
     ("world", "world_cmd", "run the built-in 3D world (a separate game process)"),
     ("scan", "scan_cmd", "find an AOB pattern in a live process's memory (read-only)"),
+    ("memory", "memory_cmd", "value scans, and find a game's position, flags and signature (read-only)"),
     ("tasks", "tasks_cmd", "list and validate the task suite"),
     ("run", "run_cmd", "run episodes (task x granularity x agent x trial) and record them"),
     ("report", "report_cmd", "tables and the IM/SR correlation for a run folder"),
     ("labels", "labels_cmd", "export deadlock/failure labels and measure annotator agreement"),
+    ("export", "export_cmd", "share results: video clips with overlays (.mp4, .gif) and training datasets"),
     ("bench", "bench_cmd", "measure performance (ratios against same-run baselines)"),
 ]
 

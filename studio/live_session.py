@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import wait as futures_wait
@@ -58,6 +59,9 @@ class LiveSession(QObject):
         self.runner: EpisodeRunner | None = None
         self.outline: Outline = []
         self.pad_held: PadState | None = None  # written by whichever thread drives the game
+        # (start, end, pad) of recent holds (time.monotonic): a lockstep hold is over in milliseconds,
+        # too quick for a display timer to see in pad_held (the Memory tab plots pad input from this).
+        self.pad_log: deque[tuple[float, float, PadState]] = deque(maxlen=256)
         self._thread: threading.Thread | None = None
         self._driver = ThreadPoolExecutor(max_workers=1, thread_name_prefix="studio-drive")
         self._drives: list[Future[None]] = []
@@ -270,12 +274,14 @@ class LiveSession(QObject):
 
     def _hold(self, world: BuiltinWorld, pad: PadState, seconds: float) -> None:
         self.pad_held = pad
+        started = time.monotonic()
         try:
             world.hold(pad, seconds)
         except GameError as exc:
             self.sig_error.emit(str(exc))
         finally:
             self.pad_held = None
+            self.pad_log.append((started, time.monotonic(), pad))
 
     def intervene(self, kind: str, text: str = "") -> None:
         if self.runner and self.busy:

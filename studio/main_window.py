@@ -13,6 +13,7 @@ from core.paths import RECORDINGS_DIR
 from studio.human_control import KEY_HELP
 from studio.live_session import LiveSession
 from studio.live_view import ACTIONS, LiveView
+from studio.memory.memory_view import MemoryView
 from studio.replay.keymap import REPLAY_KEYS, load_keys, save_keys
 from studio.replay.keys_dialog import KeysDialog
 from studio.replay.replay_view import ReplayView
@@ -35,11 +36,13 @@ class MainWindow(QMainWindow):
         self.live = LiveView(session)
         self.replay = ReplayView()
         self.results = ResultsView()
+        self.memory = MemoryView(session)
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
         self.tabs.addTab(self.live, "Live")
         self.tabs.addTab(self.replay, "Replay")
         self.tabs.addTab(self.results, "Results")
+        self.tabs.addTab(self.memory, "Memory")
         self.setCentralWidget(self.tabs)
         self.recent_menu = QMenu("Open &recent", self)
         self._build_menus()
@@ -176,4 +179,5 @@ class MainWindow(QMainWindow):
         self.live.shut_down()
         self.replay.shut_down()
         self.results.shut_down()
+        self.memory.shut_down()
         super().closeEvent(event)

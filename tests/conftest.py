@@ -16,6 +16,7 @@ from core.evaluation.profile import Profile, load_profile
 from core.game.builtin import BuiltinWorld
 from core.memory.readers import LinuxReader
 from core.paths import PROFILES_DIR
+from tests.foreign import foreign_binary  # noqa: F401 - the compiled foreign C target, for memory tests
 
 
 @dataclass

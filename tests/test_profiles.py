@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import struct
+import zlib
+
 import pytest
 import yaml
 
 from core.evaluation.client import EvaluatorClient
-from core.evaluation.profile import ProfileError, load_profile
+from core.evaluation.profile import Profile, ProfileError, load_profile
 from core.game.errors import GameStartError
 from core.paths import PROFILES_DIR
 
@@ -37,6 +40,10 @@ def test_the_evaluator_will_not_start_on_a_template(world):
     (lambda d: d["signature"].update(pattern="50 4B ZZ"), r"signature\.pattern: .*token 3 \('ZZ'\)"),
     (lambda d: d.update(flag_field="flagz"), "unknown field 'flagz' referenced"),
     (lambda d: d.update(colour="red"), "colour: Extra inputs are not permitted"),
+    (lambda d: d.update(signature=None), "a working profile needs a signature or a pointer root"),
+    (lambda d: d["fields"]["x"].update(offset=60, pointer_chain=[0x10]), "field 'x' ends at byte 68, past block_size"),
+    (lambda d: d["fields"]["x"].update(scale=0), "field 'x' has scale 0"),
+    (lambda d: d.update(pointer={"module": "", "offset": 0}), r"pointer\.module: String should have at least 1"),
 ])
 def test_bad_profiles_name_the_problem(tmp_path, change, message):
     data = yaml.safe_load((PROFILES_DIR / "builtin_world.yaml").read_text())
@@ -52,3 +59,13 @@ def test_unreadable_and_non_mapping_profiles(tmp_path):
     path.write_text("- 1\n- 2\n")
     with pytest.raises(ProfileError, match="must hold a mapping"):
         load_profile(path)
+
+
+def test_scale_applies_before_the_range_check():
+    data = yaml.safe_load((PROFILES_DIR / "builtin_world.yaml").read_text())
+    data["fields"]["x"].update(scale=0.1, range=[-5, 5])
+    profile = Profile.model_validate(data)
+    body = bytes.fromhex("504B47594D5AA501") + struct.pack("<HHIQffffffQHBB", 2, 64, 1, 7, 40.0, -9.0, 0.0, 0.0,
+                                                            0.0, -12.0, 0, 0, 0, 0)
+    raw = body + struct.pack("<I", zlib.crc32(body))
+    assert profile.decode(raw)["x"] == pytest.approx(4.0)  # 40 stored, 4 in the sample: inside [-5, 5]

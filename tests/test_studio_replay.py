@@ -222,10 +222,12 @@ def test_a_folder_lists_episodes_filters_and_finds_the_next_unlabelled(window, q
     qtbot.waitUntil(lambda: not window.replay.labels.editor.dirty, timeout=10_000)
     episodes = window.replay.episodes
     window.open_path(str(folder))
-    qtbot.waitUntil(lambda: episodes.rows == 3, timeout=20_000)
-    assert "1 file(s) skipped" in episodes.folder_label.text() and "broken.h5" in episodes.folder_label.text()
-    labels_column = {episodes.proxy.index(r, 0).data(): episodes.proxy.index(r, 7).data() for r in range(3)}
+    qtbot.waitUntil(lambda: episodes.rows == 4, timeout=20_000)  # the broken file is listed, as damaged
+    assert "3 episodes; 1 damaged file(s)" in episodes.folder_label.text()
+    labels_column = {episodes.proxy.index(r, 0).data(): episodes.proxy.index(r, 7).data() for r in range(4)}
     assert labels_column["episode_a.h5"] == "alice" and labels_column["episode_b.h5"] == "unlabelled"
+    broken = next(r for r in range(4) if episodes.proxy.index(r, 0).data() == "broken.h5")
+    assert episodes.proxy.index(broken, 1).data().startswith("damaged: file: cannot open it as HDF5")
     episodes.filter.setText("alice")
     assert episodes.rows == 1
     episodes.filter.setText("")

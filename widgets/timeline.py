@@ -1,7 +1,8 @@
 """Timeline: one tick per step, marks by kind, deadlock spans, a frame-exact cursor and zoom.
 
 Everything is keyed by step position (0 .. count-1), never by time. Spans can be dragged by their
-edges; the owner decides what a drag means (the label editor clamps and records it).
+edges; the owner decides what a drag means (the label editor clamps and records it). Shift+click or
+Shift+drag selects a range of steps (from the cursor to the pointer), e.g. for a clip to export.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ MARK_COLORS = {"success": QColor(30, 160, 60), "intervention": QColor(200, 0, 15
 SPAN_COLORS = {"suggested": QColor(255, 170, 170, 150), "aware": QColor(255, 150, 0, 200),
                "unaware": QColor(200, 30, 30, 200), "unclassified": QColor(120, 120, 200, 200),
                "rejected": QColor(170, 170, 170, 90)}
+SELECTION_COLOR = QColor(40, 110, 230, 60)
+SELECTION_EDGE = QColor(40, 110, 230)
 EDGE_GRAB_PX = 5
 _ROW = 12
 _LEGEND_TOP = 18 + _ROW + 4 + _ROW + 6 + 6
@@ -24,7 +27,8 @@ _LEGEND_LINE = 15
 _LEGEND = (("success", MARK_COLORS["success"]), ("intervention", MARK_COLORS["intervention"]),
            ("human", MARK_COLORS["human"]), ("parse error", MARK_COLORS["parse_error"]),
            ("suggested", SPAN_COLORS["suggested"]), ("Aware", SPAN_COLORS["aware"]),
-           ("Unaware", SPAN_COLORS["unaware"]), ("unclassified", SPAN_COLORS["unclassified"]))
+           ("Unaware", SPAN_COLORS["unaware"]), ("unclassified", SPAN_COLORS["unclassified"]),
+           ("selected (Shift+drag)", QColor(40, 110, 230, 110)))
 
 
 @dataclass(frozen=True)
@@ -39,12 +43,16 @@ class Timeline(QWidget):
     sig_seek = Signal(int)                    # step position the user clicked or dragged the cursor to
     sig_span_clicked = Signal(int)            # index into the spans last given to set_spans
     sig_span_edge_moved = Signal(int, int, int)  # span index, new start, new end (on release)
+    sig_selection_changed = Signal(int, int)  # selected step positions, inclusive; (-1, -1) when cleared
 
     def __init__(self) -> None:
         super().__init__()
         self.setMinimumHeight(_LEGEND_TOP + 2 * _LEGEND_LINE)  # room for the legend on two lines
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.setMouseTracking(True)
+        # A click takes the keyboard focus, so the owner's keys (steps, Export clip…) work right after it
+        # instead of going to whatever had focus before (a tab bar turns the page on an arrow key).
+        self.setFocusPolicy(Qt.FocusPolicy.ClickFocus)
         self.empty_text = "Open an episode to see its timeline"
         self.count = 0
         self.cursor = 0
@@ -56,12 +64,30 @@ class Timeline(QWidget):
         self._drag: tuple[int, str] | None = None  # span index, "start" | "end"
         self._drag_preview: TimelineSpan | None = None
         self._scrubbing = False
+        self.selection: tuple[int, int] | None = None
+        self._selecting_from: int | None = None
 
     # -- data ----------------------------------------------------------------------------------
     def set_episode(self, count: int, step_numbers: list[int]) -> None:
         self.count, self._labels = count, list(step_numbers)
         self.cursor, self.view = 0, (0.0, float(max(count, 1)))
         self.marks, self.spans, self.selected_span = {}, [], None
+        self.clear_selection()
+        self.update()
+
+    def set_selection(self, start: int, end: int) -> None:
+        if self.count == 0:
+            return
+        low, high = sorted((max(0, min(start, self.count - 1)), max(0, min(end, self.count - 1))))
+        if self.selection != (low, high):
+            self.selection = (low, high)
+            self.sig_selection_changed.emit(low, high)
+        self.update()
+
+    def clear_selection(self) -> None:
+        if self.selection is not None:
+            self.selection = None
+            self.sig_selection_changed.emit(-1, -1)
         self.update()
 
     def append_step(self, step_number: int) -> None:
@@ -126,6 +152,7 @@ class Timeline(QWidget):
         if self.count == 0:
             painter.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter, self.empty_text)
             return
+        self._paint_selection(painter)
         self._paint_ticks(painter)
         self._paint_marks(painter)
         self._paint_spans(painter)
@@ -154,6 +181,16 @@ class Timeline(QWidget):
         for position in range(max(0, start), min(self.count, int(last) + 1), label_every):
             step = self._labels[position] if position < len(self._labels) else position + 1
             painter.drawText(QPointF(self._x(position + 0.5) + 2, 15), str(step))
+
+    def _paint_selection(self, painter: QPainter) -> None:
+        if self.selection is None:
+            return
+        start, end = self.selection
+        rect = QRectF(QPointF(self._x(start), 0), QPointF(self._x(end + 1), self._span_row().bottom()))
+        painter.fillRect(rect, SELECTION_COLOR)
+        painter.setPen(QPen(SELECTION_EDGE, 1))
+        painter.drawLine(rect.topLeft(), rect.bottomLeft())
+        painter.drawLine(rect.topRight(), rect.bottomRight())
 
     def _paint_legend(self, painter: QPainter) -> None:
         x, top = 6.0, float(_LEGEND_TOP)
@@ -209,6 +246,10 @@ class Timeline(QWidget):
         if self.count == 0 or event.button() != Qt.MouseButton.LeftButton:
             return
         x, y = event.position().x(), event.position().y()
+        if event.modifiers() & Qt.KeyboardModifier.ShiftModifier:
+            self._selecting_from = self.cursor
+            self.set_selection(self.cursor, self.position_at(x))
+            return
         edge = self._edge_at(x, y)
         if edge is not None:
             self._drag, self._drag_preview = edge, self.spans[edge[0]]
@@ -221,6 +262,9 @@ class Timeline(QWidget):
 
     def mouseMoveEvent(self, event: QMouseEvent) -> None:
         x, y = event.position().x(), event.position().y()
+        if self._selecting_from is not None:
+            self.set_selection(self._selecting_from, self.position_at(x))
+            return
         if self._drag is not None:
             index, edge = self._drag
             span = self.spans[index]
@@ -240,6 +284,7 @@ class Timeline(QWidget):
             self.setCursor(Qt.CursorShape.SizeHorCursor if near_edge else Qt.CursorShape.ArrowCursor)
 
     def mouseReleaseEvent(self, event: QMouseEvent) -> None:
+        self._selecting_from = None
         if self._drag is not None and self._drag_preview is not None:
             index = self._drag[0]
             preview = self._drag_preview

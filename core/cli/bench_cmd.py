@@ -1,5 +1,5 @@
-"""`python main.py bench world|scan|record|live|replay|parse|rl|run`: the world, memory scanning, recording, the
-studio, the reply parser, Gymnasium environments, or whole runs (local pool and Ray).
+"""`python main.py bench world|scan|memory|record|live|replay|parse|rl|run`: the world, memory scanning, value
+scans, recording, the studio, the reply parser, Gymnasium environments, or whole runs (local pool and Ray).
 
 Figures are relative to baselines measured in the same run, because shared machines are noisy.
 """
@@ -19,12 +19,15 @@ from core.paths import PROJECT_ROOT
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("suite", choices=["world", "scan", "record", "live", "replay", "parse", "rl", "run"],
+    parser.add_argument("suite", choices=["world", "scan", "memory", "record", "live", "replay", "parse", "rl",
+                                          "run"],
                         help="what to measure")
     parser.add_argument("--json", action="store_true", help="one JSON object per line")
     parser.add_argument("--steps", type=int, default=60, help="lockstep steps per timed block (default %(default)s)")
     parser.add_argument("--frames", type=int, default=400, help="frames to render per size (default %(default)s)")
     parser.add_argument("--scan-mib", type=int, default=1024, help="memory the scan target holds (default 1 GiB)")
+    parser.add_argument("--bound-gib", type=int, default=4,
+                        help="memory: the big target for the peak-RSS check, GiB (default 4; 0 skips it)")
     parser.add_argument("--seek-steps", type=int, default=10_000, help="steps in the seek-test file (record)")
     parser.add_argument("--live-seconds", type=float, default=15.0, help="how long `live` measures (default 15)")
     parser.add_argument("--tmp", type=Path, help="where record's temporary files go (default: system temp)")
@@ -102,6 +105,10 @@ def run(args: argparse.Namespace) -> int:
         bench_world(args)
     elif args.suite == "scan":
         bench_scan(args)
+    elif args.suite == "memory":
+        from core.cli.bench_memory import bench_memory
+
+        bench_memory(args, emit)
     elif args.suite in ("live", "replay"):
         # core never imports the studio; main.py routes these to studio.bench_live / studio.bench_replay.
         raise SystemExit(f"bench {args.suite} runs the studio: call it as `python main.py bench {args.suite}`")

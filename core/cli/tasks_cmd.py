@@ -5,9 +5,12 @@
     python main.py tasks validate PATH --drive                               # also drive its reference route
     python main.py tasks validate --all                                      # every task, driven end to end
     python main.py tasks try my_task.yaml       # an authored task: does its start load, is it solvable?
+    python main.py tasks validate PATH --profile found.yaml   # judged with another memory profile
 
 Driving uses the privileged scripted driver: a fresh built-in world and evaluator, the task's
-start state, its reference route, and success judged by the evaluator.
+start state, its reference route, and success judged by the evaluator. With --profile, the
+evaluator reads the game through that profile instead of the built-in one (for instance one
+the memory finder wrote): the end-to-end proof that a found profile works.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ import sys
 import time
 from pathlib import Path
 
-from core.evaluation.profile import load_profile
+from core.evaluation.profile import ProfileError, load_profile
 from core.evaluation.tasks import Task, TaskFileError, load_task, task_files
 from core.paths import DEFAULT_WORLD, PROFILES_DIR, TASKS_DIR
 
@@ -34,6 +37,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     validate.add_argument("--folder", type=Path, default=TASKS_DIR)
     validate.add_argument("--write-reference", action="store_true",
                           help="write the measured reference_steps back into each file")
+    validate.add_argument("--profile", type=Path, help="judge with this memory profile instead of the built-in "
+                                                       "one (implies --drive)")
     trying = sub.add_parser("try", help="check one task's start state loads and its reference route succeeds")
     trying.add_argument("path", type=Path)
 
@@ -65,8 +70,18 @@ def run(args: argparse.Namespace) -> int:
         except TaskFileError as exc:
             print(f"INVALID {exc}")
             failed += 1
-    if (args.all or args.drive) and tasks:
-        failed += _drive(tasks, args.write_reference)
+    if (args.all or args.drive or args.profile) and tasks:
+        if args.profile is not None:
+            try:
+                judged_by = load_profile(args.profile)
+                judged_by.check_usable()
+            except ProfileError as exc:
+                print(f"error: {exc}", file=sys.stderr)
+                return 2
+            print(f"judging with {args.profile} ({judged_by.name})")
+            failed += _drive(tasks, False, args.profile)
+        else:
+            failed += _drive(tasks, args.write_reference)
     print(f"{len(paths) - failed} of {len(paths)} task(s) passed")
     return 1 if failed else 0
 
@@ -86,17 +101,29 @@ def _list(folder: Path, flags: list[str], start_states: list[str]) -> int:
     return 1 if problems else 0
 
 
-def _drive(tasks: list[tuple[Path, Task]], write_reference: bool) -> int:
-    from core.evaluation.client import EvaluatorClient
+def _drive(tasks: list[tuple[Path, Task]], write_reference: bool, profile_path: Path | None = None) -> int:
+    from core.evaluation.client import BUILTIN_PROFILE, EvaluatorClient
+    from core.evaluation.conditions import flags_named
     from core.evaluation.driver import ScriptedDriver
     from core.game.builtin import BuiltinWorld
 
+    profile_path = profile_path or BUILTIN_PROFILE
+    profile = load_profile(profile_path)
     failed = 0
-    with BuiltinWorld.launch(renderer="software") as world, EvaluatorClient.launch(world.pid) as evaluator:
+    with BuiltinWorld.launch(renderer="software") as world, \
+            EvaluatorClient.launch(world.pid, profile=profile_path) as evaluator:
         evaluator.wait_locked()
         for path, task in tasks:
+            missing = sorted(flags_named(task.success) - set(profile.flags))
+            if missing:
+                print(f"FAILED  {task.id:28s} the profile {profile.name!r} cannot judge it: it reads no flag "
+                      f"{', '.join(missing)}")
+                failed += 1
+                continue
             started = time.perf_counter()
-            result = ScriptedDriver(world, evaluator).drive(task)
+            driver = ScriptedDriver(world, evaluator, reads_camera="camera_yaw" in profile.fields,
+                                    reads_dialogue="dialogue_active" in profile.fields)
+            result = driver.drive(task)
             elapsed = time.perf_counter() - started
             within = result.success and result.success_step is not None and result.success_step <= task.step_budget
             verdict = "SOLVED " if within else "FAILED "

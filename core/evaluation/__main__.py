@@ -20,7 +20,7 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     try:
         profile = load_profile(args.profile)
-        profile.compiled_signature()
+        profile.check_usable()
     except (ProfileError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

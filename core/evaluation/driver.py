@@ -20,6 +20,7 @@ ARRIVE_M = 0.6
 WALK_MPS = 4.0
 STEP_S = 0.5
 STUCK_STEPS = 4
+CALIBRATION_S = 0.2
 
 
 @dataclass
@@ -39,15 +40,38 @@ class RouteBlocked(RuntimeError):
 
 
 class ScriptedDriver:
-    def __init__(self, game: GameConnection, evaluator: EvaluatorClient) -> None:
+    """`reads_camera` / `reads_dialogue`: whether the evaluator's profile has camera_yaw and
+    dialogue_active fields. A profile made by the memory finder may hold the position only: then
+    the camera's heading is measured by walking forward a moment after each reset (the driver never
+    turns the camera), and an interaction presses A as often as the task says."""
+
+    def __init__(self, game: GameConnection, evaluator: EvaluatorClient, reads_camera: bool = True,
+                 reads_dialogue: bool = True) -> None:
         self.game = game
         self.evaluator = evaluator
+        self.reads_camera = reads_camera
+        self.reads_dialogue = reads_dialogue
         self.steps = 0
         self.positions: list[tuple[float, float]] = []
+        self._measured_yaw = 0.0
 
     def _now(self) -> tuple[float, float, float, bool]:
         sample = self.evaluator.sample_after(time.time())
-        return sample.x, sample.y, sample.camera_yaw, sample.dialogue_active
+        yaw = sample.camera_yaw if self.reads_camera else self._measured_yaw
+        return sample.x, sample.y, yaw, sample.dialogue_active
+
+    def measure_camera(self) -> None:
+        """Walk forward along the camera a moment and back: the heading of that step is the camera's.
+        Not counted as steps: it is the driver's calibration, not part of the route."""
+        before = self.evaluator.sample_after(time.time())
+        self.game.hold(PadState(left_y=1.0), CALIBRATION_S)
+        after = self.evaluator.sample_after(time.time())
+        self.game.hold(PadState(left_y=-1.0), CALIBRATION_S)
+        dx, dy = after.x - before.x, after.y - before.y
+        if math.hypot(dx, dy) < 1e-3:
+            raise RouteBlocked("could not measure the camera's heading: walking forward did not move the "
+                               "character (blocked at the start?)")
+        self._measured_yaw = math.degrees(math.atan2(-dx, dy))
 
     def _act(self, pad: PadState, seconds: float) -> None:
         self.steps += 1
@@ -85,15 +109,19 @@ class ScriptedDriver:
         self._act(self._stick_towards(x, y, *target, yaw, magnitude=0.5), 0.2)
         for _ in range(spec.interact.presses):
             self._act(PadState(buttons=frozenset({Button.A})), 1.0 / 30.0)
-            if not self._now()[3]:
+            if self.reads_dialogue and not self._now()[3]:
                 return
+        if not self.reads_dialogue:
+            return  # no way to see the dialogue close: the task's press count is all there is
         raise RouteBlocked(f"the dialogue at {target} did not close after {spec.interact.presses} presses")
 
     def drive(self, task: Task) -> DriveResult:
         self.game.reset(task.start_for_reset())
-        self.evaluator.set_task(task.success.model_dump(exclude_none=True), step=0)
         message, blocked = "", False
         try:
+            if not self.reads_camera:
+                self.measure_camera()
+            self.evaluator.set_task(task.success.model_dump(exclude_none=True), step=0)
             for step in task.reference_route:
                 if isinstance(step, Goto):
                     self.goto(*step.goto)

@@ -58,6 +58,7 @@ class EvaluatorServer:
         self.task: _Task | None = None
         self.running = True
         self.flag_bits = {name: i for i, name in enumerate(profile.flags)}
+        self.last_status: dict[str, Any] | None = None
 
     def _accept_forever(self) -> None:
         while self.running:
@@ -69,6 +70,13 @@ class EvaluatorServer:
                 return  # listener closed at shutdown
             with self.lock:
                 self.subscribers.append(_Subscriber(conn))
+                if self.last_status is not None:
+                    # A subscriber that connects after the state settled (a pointer root locks on
+                    # the very first sample) still learns it.
+                    try:
+                        ipc.send_message(conn, self.last_status)
+                    except OSError:
+                        self.subscribers.pop()
 
     def broadcast(self, message: dict[str, Any], samples_only: bool = False) -> None:
         with self.lock:
@@ -152,9 +160,10 @@ class EvaluatorServer:
             status = tracker.status
             if status.state != last_state:
                 last_state = status.state
-                self.broadcast({"type": "status", "state": status.state, "address": status.address,
-                                "candidates": status.candidates, "message": status.message,
-                                "scan_seconds": status.last_scan_s})
+                self.last_status = {"type": "status", "state": status.state, "address": status.address,
+                                    "candidates": status.candidates, "message": status.message,
+                                    "scan_seconds": status.last_scan_s}
+                self.broadcast(self.last_status)
             if sample is not None:
                 self.broadcast({"type": "sample", **sample.to_json()}, samples_only=True)
                 task = self.task

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import struct
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -51,8 +52,21 @@ class Signature(_Model):
 class FieldSpec(_Model):
     offset: int | None = Field(ge=0, description="None only in templates: the user must find it")
     type: FieldType
-    range: tuple[float, float] | None = None
-    pointer_chain: list[int] | None = None  # for games whose values sit behind pointers
+    range: tuple[float, float] | None = None  # checked on the scaled value
+    # Values behind pointers: read a pointer at block + offset, add the first offset, read a pointer
+    # there, ..., add the last offset: the value is there (Cheat Engine's notation [[b+o]+o1]+o2).
+    pointer_chain: list[int] | None = None
+    scale: float = 1.0                        # sample value = stored value × scale (Minetest: 0.1)
+    units: str | None = None                  # what the scaled value is in ("m", "nodes"), for people
+
+
+class PointerRoot(_Model):
+    """Where the block is when no heap signature survives a restart: a static pointer chain from a
+    module (the executable or a library): block = [[[module base + offset] + chain[0]] + ...]."""
+
+    module: str = Field(min_length=1)
+    offset: int = Field(ge=0)
+    chain: list[int] = []
 
 
 class Checksum(_Model):
@@ -78,8 +92,10 @@ class Profile(_Model):
     format_version: Literal[1]
     name: str
     game: str
+    game_version: str | None = None           # the build this profile was made for
     status: Literal["working", "template"] = "working"
     signature: Signature | None
+    pointer: PointerRoot | None = None        # instead of (or as well as) a signature
     block_size: int = Field(gt=0, le=1 << 20)
     scan_regions: ScanRegions = ScanRegions()
     layout_version: Equals | None = None
@@ -98,9 +114,12 @@ class Profile(_Model):
                 if self.status == "working":
                     problems.append(f"field {name!r} has no offset; only a template may leave it open")
                 continue
-            end = spec.offset + struct.calcsize(_STRUCT[spec.type])
-            if end > self.block_size and spec.pointer_chain is None:
+            # A field behind pointers keeps only its first pointer (8 bytes) in the block.
+            end = spec.offset + (8 if spec.pointer_chain else struct.calcsize(_STRUCT[spec.type]))
+            if end > self.block_size:
                 problems.append(f"field {name!r} ends at byte {end}, past block_size {self.block_size}")
+            if spec.scale == 0 or spec.scale != spec.scale:
+                problems.append(f"field {name!r} has scale {spec.scale}: use a finite, non-zero number")
         referenced = [self.flag_field] if self.flag_field else []
         if self.checksum:
             referenced.append(self.checksum.field)
@@ -109,11 +128,16 @@ class Profile(_Model):
         if self.layout_version:
             referenced.append(self.layout_version.field)
         problems += [f"unknown field {name!r} referenced" for name in referenced if name not in self.fields]
-        if self.status == "working" and self.signature is None:
-            problems.append("a working profile needs a signature")
+        if self.status == "working" and self.signature is None and self.pointer is None:
+            problems.append("a working profile needs a signature or a pointer root")
         if problems:
             raise ValueError("; ".join(problems))
         return self
+
+    def check_usable(self) -> None:
+        """Raise ProfileError if the evaluator cannot use this profile (a template)."""
+        if self.status == "template" or (self.signature is None and self.pointer is None):
+            self.compiled_signature()
 
     def compiled_signature(self) -> Pattern:
         if self.signature is None or self.status == "template":
@@ -121,8 +145,11 @@ class Profile(_Model):
                                "for your game version first (see its notes and docs/profile-format.md)")
         return parse_pattern(self.signature.pattern)
 
-    def decode(self, raw: bytes) -> dict[str, Any]:
-        """Decode and validate one block; raises BlockInvalid if anything is off."""
+    def decode(self, raw: bytes, follow: Callable[[int, list[int], int], bytes] | None = None) -> dict[str, Any]:
+        """Decode and validate one block; raises BlockInvalid if anything is off.
+
+        Fields with a pointer_chain need `follow(address_offset, chain, size)`, which reads `size`
+        bytes at the end of the chain starting at block + offset (see locate.read_block)."""
         if len(raw) < self.block_size:
             raise BlockInvalid(f"short read: {len(raw)} of {self.block_size} bytes")
         if self.signature is not None:
@@ -133,11 +160,22 @@ class Profile(_Model):
         for name, spec in self.fields.items():
             if spec.offset is None:
                 raise BlockInvalid(f"field {name!r} has no offset (template profile)")
-            (value,) = struct.unpack_from(_STRUCT[spec.type], raw, spec.offset)
-            if spec.range is not None and not spec.range[0] <= value <= spec.range[1]:
-                raise BlockInvalid(f"{name}={value} outside {spec.range}")
+            fmt = _STRUCT[spec.type]
+            if spec.pointer_chain:
+                if follow is None:
+                    raise BlockInvalid(f"field {name!r} sits behind pointers: decode it with a memory reader")
+                data = follow(spec.offset, spec.pointer_chain, struct.calcsize(fmt))
+                if len(data) < struct.calcsize(fmt):
+                    raise BlockInvalid(f"field {name!r}: its pointer chain leads to unreadable memory")
+                (value,) = struct.unpack_from(fmt, data, 0)
+            else:
+                (value,) = struct.unpack_from(fmt, raw, spec.offset)
             if spec.type == "f32" and value != value:
                 raise BlockInvalid(f"{name} is NaN")
+            if spec.scale != 1.0:
+                value = value * spec.scale
+            if spec.range is not None and not spec.range[0] <= value <= spec.range[1]:
+                raise BlockInvalid(f"{name}={value} outside {spec.range}")
             values[name] = value
         if self.layout_version is not None and values[self.layout_version.field] != self.layout_version.equals:
             raise BlockInvalid(f"layout version {values[self.layout_version.field]} is not "

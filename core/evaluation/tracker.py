@@ -5,10 +5,11 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from core.evaluation.locate import candidates, read_block
+from core.evaluation.locate import candidates, read_block, resolve_root
 from core.evaluation.profile import BlockInvalid, Profile
 from core.evaluation.sample import StateSample
 from core.memory.readers import MemoryReader
+from core.memory.regions import Region
 from core.memory.scanner import ScanStats
 
 
@@ -28,6 +29,7 @@ class BlockTracker:
         self.profile = profile
         self.status = TrackerStatus()
         self._last_tick: int | None = None
+        self._regions: list[Region] | None = None
 
     def scan(self) -> bool:
         """Look for the block; True once exactly one live candidate remains."""
@@ -49,6 +51,10 @@ class BlockTracker:
 
     def sample(self) -> StateSample | None:
         """The current state, or None after losing the block (the next call rescans)."""
+        if self.profile.pointer is not None:
+            # A pointer root is followed on every sample: games move objects, and the old copy
+            # may still look valid for a while.
+            return self._sample_through_pointers()
         if self.status.address is None and not self.scan():
             return None
         assert self.status.address is not None
@@ -58,4 +64,26 @@ class BlockTracker:
             self.status.state, self.status.address = "lost", None
             self.status.message = f"block stopped validating ({exc}); rescanning"
             return None
+        return StateSample.from_values(values, time.time())
+
+    def _sample_through_pointers(self) -> StateSample | None:
+        assert self.profile.pointer is not None
+        if self._regions is None:
+            self._regions = self.reader.regions()
+        address = resolve_root(self.reader, self.profile.pointer, self._regions)
+        values = None
+        if address is not None:
+            try:
+                values = read_block(self.reader, self.profile, address, attempts=2)
+            except BlockInvalid as exc:
+                reason = str(exc)
+        else:
+            reason = f"the pointer chain from {self.profile.pointer.module} does not resolve"
+            self._regions = None  # the module may have been loaded since: list the mappings again
+        if values is None:
+            self.status.state, self.status.address = "scanning", None
+            self.status.message = f"{reason}; retrying"
+            return None
+        self.status.state, self.status.address = "locked", address
+        self.status.message = f"locked at {address:#x} through pointers from {self.profile.pointer.module}"
         return StateSample.from_values(values, time.time())

@@ -11,6 +11,11 @@ Episodes recorded before the slots existed get them on their first save: the dat
 in r+ mode to a copy of the file, which then atomically replaces the original, so a crash during that
 one-time step leaves the original untouched (it costs one copy of the file, once).
 
+Nothing is read or written before the file proves to be an episode (format marker, version and required
+groups: core/recording/reader.py's check_episode). Those refusals, and stored labels that are damaged,
+raise LabelFileError, which is both a LabelStoreError and the readers' EpisodeFileError. `save_blocker`
+answers "could labels be saved here?" without writing, so the studio can say so before anyone edits.
+
 Two processes saving labels into the same file at the same moment are not coordinated: the studio
 should keep one writer per file.
 """
@@ -38,13 +43,9 @@ from core.labels.slots import (
     encode_header,
     payload_valid,
 )
-from core.recording.writer import (
-    EPISODE_FORMAT,
-    EPISODE_FORMAT_VERSION,
-    LABEL_SLOT_BYTES,
-    LABEL_SLOTS,
-    create_label_slots,
-)
+from core.recording.errors import EpisodeFileError
+from core.recording.reader import check_episode, damaged_part, open_hdf5
+from core.recording.writer import EPISODE_FORMAT_VERSION, LABEL_SLOT_BYTES, LABEL_SLOTS, create_label_slots
 
 SUPPORTED_EPISODE_VERSIONS = (EPISODE_FORMAT_VERSION,)
 _BINARY = getattr(os, "O_BINARY", 0)  # Windows would otherwise translate newlines
@@ -55,6 +56,14 @@ _write_hook: Callable[[str], None] | None = None
 
 class LabelStoreError(Exception):
     """Labels could not be read or saved; the message says why and what to do. The file is unchanged."""
+
+
+class LabelFileError(LabelStoreError, EpisodeFileError):
+    """The file is not a sound episode, or its stored labels are damaged: both a LabelStoreError (labels
+    cannot be read or saved) and an EpisodeFileError (it names the file and the damaged part)."""
+
+
+NOTHING_CHANGED = "Nothing was changed."
 
 
 @dataclass(frozen=True)
@@ -87,7 +96,7 @@ def save_labels(path: Path | str, labels: AnnotatorLabels) -> None:
         raise LabelStoreError(f"the annotator name {AUTO_ANNOTATOR!r} is reserved for the automatic suggestions; "
                               "choose another name")
     offset = _locate(path)
-    _check_writable(path)
+    _check_writable(path, adds_slots=offset is None)
     if offset is None:
         _add_slots(path)
         offset = _locate(path)
@@ -111,52 +120,83 @@ def save_labels(path: Path | str, labels: AnnotatorLabels) -> None:
         os.close(fd)
 
 
+def save_blocker(path: Path | str) -> str | None:
+    """Why labels cannot be saved into `path` right now, or None when a save would go ahead. It makes the
+    checks a save makes (episode, layout, stored copies, permissions, what the OS allows) and writes
+    nothing, so a viewer can say so when the file opens, before anyone starts labelling."""
+    path = Path(path)
+    try:
+        offset = _locate(path)
+        _check_writable(path, adds_slots=offset is None)
+        os.close(_open(path, os.O_RDWR))  # read-only mounts, ACLs: ask the OS itself; opening changes nothing
+        if offset is not None:
+            fd = _open(path, os.O_RDONLY)
+            try:
+                _check_size(fd, path, offset)
+                _document(path, _newest(fd, offset, path))
+            finally:
+                os.close(fd)
+    except LabelStoreError as exc:  # said before any attempt, so without the "nothing was changed" reassurance
+        return str(exc).replace(f" {NOTHING_CHANGED}", "").replace("; nothing was changed", "")
+    return None
+
+
 def _locate(path: Path) -> int | None:
     """File offset of /labels/slots (None when the episode predates it), after checking the file is an
-    episode of a known version. Opens read-only."""
-    if not path.is_file():
-        raise LabelStoreError(f"{path} does not exist or is not a file")
+    episode of a known version with every required group. Opens read-only."""
     try:
-        file = h5py.File(path, "r")
-    except OSError as exc:
-        raise LabelStoreError(f"cannot open {path} as an episode file ({exc}). It may be truncated or corrupt, "
-                              "or still being recorded by another process; nothing was changed. Restore it from a "
-                              "backup or record the episode again.") from exc
-    with file:
-        try:
-            return _slots_offset(path, file)
-        except (KeyError, RuntimeError, ValueError) as exc:  # h5py's errors on damaged metadata
-            raise LabelStoreError(f"{path} looks damaged ({exc}); nothing was changed") from exc
+        file = open_hdf5(path)
+        with file:
+            version = check_episode(path, file)
+            if version not in SUPPORTED_EPISODE_VERSIONS:
+                raise EpisodeFileError(path, "format_version attribute", f"says episode format version {version}, "
+                                       f"whose label storage this PokeGym does not know (it knows "
+                                       f"{SUPPORTED_EPISODE_VERSIONS}); update PokeGym Studio to label it")
+            with damaged_part(path, "/labels"):
+                return _slots_offset(path, file)
+    except LabelFileError:
+        raise
+    except EpisodeFileError as exc:
+        raise LabelFileError(exc.path, exc.part, f"{exc.problem} {NOTHING_CHANGED}") from exc
 
 
 def _slots_offset(path: Path, file: h5py.File) -> int | None:
-    fmt = file.attrs.get("format")
-    if (fmt.decode() if isinstance(fmt, bytes) else fmt) != EPISODE_FORMAT:
-        raise LabelStoreError(f"{path} is not a PokeGym episode file (no format={EPISODE_FORMAT!r}); "
-                              "labels can only be stored in episodes recorded by PokeGym")
-    version = file.attrs.get("format_version")
-    if version is None or int(version) not in SUPPORTED_EPISODE_VERSIONS:
-        raise LabelStoreError(f"{path} uses episode format version {version}, which this PokeGym does not know "
-                              f"(it knows {SUPPORTED_EPISODE_VERSIONS}); update PokeGym to label it. "
-                              "Nothing was changed.")
-    labels = file.get("labels")
-    if labels is None or "slots" not in labels:
+    if "labels" not in file or "slots" not in file["labels"]:  # not file.get: a damaged group is not "missing"
         return None
-    slots = labels["slots"]
+    slots = file["labels"]["slots"]
     offset = slots.id.get_offset()
     layout = slots.id.get_create_plist().get_layout()
     if (slots.shape != (LABEL_SLOTS, LABEL_SLOT_BYTES) or slots.dtype != "u1" or layout != h5py.h5d.CONTIGUOUS
             or slots.compression is not None or offset is None):
-        raise LabelStoreError(f"{path}: /labels/slots does not have the expected layout (docs/labels-format.md); "
-                              "refusing to write into it. Nothing was changed.")
+        raise LabelFileError(path, "/labels/slots", "does not have the expected layout (docs/labels-format.md); "
+                             f"refusing to write into it. {NOTHING_CHANGED}")
     return int(offset)
 
 
-def _check_writable(path: Path) -> None:
-    # Even root honours a file marked read-only (no write bits): someone protected it on purpose.
-    if not stat.S_IMODE(path.stat().st_mode) & 0o222 or not os.access(path, os.W_OK):
-        raise LabelStoreError(f"{path} is read-only, so labels cannot be saved into it; nothing was changed. "
-                              f"Make it writable (e.g. chmod u+w {str(path)!r}) or label a copy.")
+def _read_only(path: Path) -> str:
+    """Why `path` cannot be written ("" when it can): no write bits (even root honours those: someone protected
+    it on purpose), a read-only file system, or no write access."""
+    if not stat.S_IMODE(path.stat().st_mode) & 0o222:
+        return "is marked read-only"
+    if hasattr(os, "statvfs") and os.statvfs(path).f_flag & os.ST_RDONLY:
+        return "is on a read-only file system (Read-only file system)"
+    if not os.access(path, os.W_OK):
+        return "is not writable by this user"
+    return ""
+
+
+def _check_writable(path: Path, adds_slots: bool = False) -> None:
+    why = _read_only(path)
+    if why:
+        raise LabelStoreError(f"{path} {why}, so labels cannot be saved into it; nothing was changed. Make it "
+                              f"writable (e.g. chmod u+w {str(path)!r}, or copy it to a writable disk) or label "
+                              "a copy.")
+    folder = path.parent
+    why = _read_only(folder) if adds_slots else ""
+    if why:
+        raise LabelStoreError(f"{path} was recorded before labels were kept in /labels/slots, so its first label save "
+                              f"writes a new copy of it into {folder}, which {why}; nothing was changed. Make the "
+                              f"folder writable (e.g. chmod u+w {str(folder)!r}) or label a copy elsewhere.")
 
 
 def _open(path: Path, flags: int) -> int:
@@ -171,7 +211,8 @@ def _open(path: Path, flags: int) -> int:
 
 def _check_size(fd: int, path: Path, offset: int) -> None:
     if os.fstat(fd).st_size < offset + LABEL_SLOTS * LABEL_SLOT_BYTES:
-        raise LabelStoreError(f"{path} is truncated (it ends inside /labels/slots); nothing was changed")
+        raise LabelFileError(path, "/labels/slots", f"the file is truncated: it ends inside the label slots. "
+                             f"{NOTHING_CHANGED}")
 
 
 # -- reading and writing slots -----------------------------------------------------------------
@@ -193,7 +234,7 @@ def _write_at(fd: int, offset: int, data: bytes) -> None:
         view, offset = view[written:], offset + written
 
 
-def _newest(fd: int, offset: int, path: Path | None = None) -> _Copy | None:
+def _newest(fd: int, offset: int, path: Path) -> _Copy | None:
     """The valid slot with the highest sequence number; None when both slots are empty (no labels yet).
 
     Two slots that hold something but neither checks out cannot come from one interrupted save (that
@@ -212,8 +253,9 @@ def _newest(fd: int, offset: int, path: Path | None = None) -> _Copy | None:
         else:
             damaged += 1
     if not found and damaged == LABEL_SLOTS:
-        raise LabelStoreError(f"{path or 'the episode file'}: both stored copies of the labels are damaged; "
-                              "nothing was changed. Restore the file from a backup to recover them.")
+        raise LabelFileError(path, "/labels/slots", "both stored copies of the labels "
+                             "are damaged, so the labels are unreadable and are never saved over. Restore the file "
+                             f"from a backup to recover them. {NOTHING_CHANGED}")
     return max(found, key=lambda copy: copy.header.sequence, default=None)
 
 
@@ -223,10 +265,11 @@ def _document(path: Path, newest: _Copy | None) -> LabelDocument:
     try:
         document = decode_document(newest.payload)
     except (ValueError, KeyError, TypeError, AttributeError, zlib.error) as exc:  # checksum fine, content not ours
-        raise LabelStoreError(f"{path}: the stored labels are not a valid label document ({exc})") from exc
+        raise LabelFileError(path, "/labels/slots", f"the stored labels are not a valid label document ({exc}). "
+                             f"{NOTHING_CHANGED}") from exc
     if document.format_version > LABELS_FORMAT_VERSION:
-        raise LabelStoreError(f"{path} holds labels in format {document.format_version}, newer than this PokeGym "
-                              f"reads ({LABELS_FORMAT_VERSION}); update PokeGym. Nothing was changed.")
+        raise LabelFileError(path, "/labels/slots", f"holds labels in format {document.format_version}, newer than "
+                             f"this PokeGym reads ({LABELS_FORMAT_VERSION}); update PokeGym. {NOTHING_CHANGED}")
     return document
 
 
@@ -263,7 +306,7 @@ def _add_slots(path: Path) -> None:
                 os.fsync(directory)
             finally:
                 os.close(directory)
-    except (OSError, TypeError, ValueError) as exc:
+    except (OSError, KeyError, RuntimeError, TypeError, ValueError) as exc:  # h5py on a damaged /labels too
         raise LabelStoreError(f"could not add label storage to {path}, an episode recorded before labels were "
                               f"kept in /labels/slots ({exc}). Close it in other programs, check there is room for "
                               "one copy of it next to it, and save again; the original was not changed.") from exc

@@ -1,8 +1,8 @@
 """Array-of-bytes patterns in Cheat Engine syntax: "48 8B ?? 4? ?A".
 
 `??` or `?` matches any byte; `4?` and `?A` match one nibble. A pattern compiles to
-byte values and masks, plus its longest run of fully literal bytes: the scanner looks for
-that run with a fast substring search and verifies the rest only where it occurs.
+byte values and masks, plus its anchor, the longest run of literal non-zero bytes: the scanner
+looks for that run with a fast substring search and verifies the rest only where it occurs.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ class Pattern:
     text: str
     values: bytes
     masks: bytes
-    anchor: bytes          # longest run of literal bytes
+    anchor: bytes          # the longest run of literal non-zero bytes (see _anchor)
     anchor_offset: int     # where that run starts inside the pattern
 
     def __len__(self) -> int:
@@ -69,13 +69,33 @@ def parse_pattern(text: str) -> Pattern:
         masks.append(mask)
     if not any(masks):
         raise PatternError(f"bad pattern {text!r}: it is all wildcards and would match everywhere")
-    best_start, best_length, start = 0, 0, None
-    for i, mask in enumerate([*masks, 0]):
-        if mask == 0xFF:
-            start = i if start is None else start
-        elif start is not None:
-            if i - start > best_length:
-                best_start, best_length = start, i - start
-            start = None
+    best_start, best_length = _anchor(values, masks)
     return Pattern(text=" ".join(tokens), values=bytes(values), masks=bytes(masks),
                    anchor=bytes(values[best_start:best_start + best_length]), anchor_offset=best_start)
+
+
+def _runs(flags: list[bool]) -> list[tuple[int, int]]:
+    """(start, length) of every run of True."""
+    runs, start = [], None
+    for i, flag in enumerate([*flags, False]):
+        if flag and start is None:
+            start = i
+        elif not flag and start is not None:
+            runs.append((start, i - start))
+            start = None
+    return runs
+
+
+def _anchor(values: bytearray, masks: bytearray) -> tuple[int, int]:
+    """The run the scanner looks for first: the longest run of literal non-zero bytes.
+
+    Zeroed memory is most of a typical process (86% of the built-in world's), and a zero byte in
+    the anchor makes both memmem (its 2-byte hash collides with "00 00") and bytes.find crawl
+    through it: 5 s instead of 0.3 s over 340 MiB. All-zero patterns fall back to their longest
+    literal run."""
+    nonzero = _runs([m == 0xFF and v != 0 for v, m in zip(values, masks)])
+    runs = nonzero or _runs([m == 0xFF for m in masks])
+    if not runs:
+        return 0, 0
+    start, length = max(runs, key=lambda run: (run[1], -run[0]))
+    return start, length

@@ -2,10 +2,13 @@
 
 Chunks overlap by one pattern length so matches that straddle a chunk boundary are
 found exactly once; no region is ever read in one allocation larger than the chunk.
+The search itself is in core/memory/search.py.
 """
 
 from __future__ import annotations
 
+import os
+import threading
 import time
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -14,6 +17,7 @@ from dataclasses import dataclass, field
 from core.memory.pattern import Pattern
 from core.memory.readers import MemoryReader
 from core.memory.regions import Region
+from core.memory.search import find_all
 
 DEFAULT_CHUNK = 16 * 1024 * 1024
 _SKIPPED_MAPPINGS = ("[vvar]", "[vsyscall]", "[vvar_vclock]")
@@ -56,34 +60,18 @@ class ScanStats:
         return self.bytes_read / (1 << 30) / self.seconds if self.seconds > 0 else 0.0
 
 
-def find_all(pattern: Pattern, data: bytes | bytearray, end: int | None = None,
-             limit: int | None = None) -> list[int]:
-    """Every start position of `pattern` in data[:end], overlapping matches included.
-
-    bytes/bytearray.find with an end bound searches the caller's buffer in place: no copy.
-    """
-    end = len(data) if end is None else end
-    found: list[int] = []
-    anchor, offset, size = pattern.anchor, pattern.anchor_offset, len(pattern)
-    verify = not pattern.literal
-    position = data.find(anchor, offset, end - (size - offset - len(anchor)))
-    while position != -1:
-        start = position - offset
-        if not verify or pattern.matches_at(data, start):
-            found.append(start)
-            if limit is not None and len(found) >= limit:
-                break
-        position = data.find(anchor, position + 1, end - (size - offset - len(anchor)))
-    return found
+def default_workers() -> int:
+    return max(1, min(os.cpu_count() or 1, 8))
 
 
 def scan(reader: MemoryReader, pattern: Pattern, region_filter: RegionFilter | None = None,
          chunk_size: int = DEFAULT_CHUNK, regions: Iterable[Region] | None = None,
-         stats: ScanStats | None = None, threads: bool = True) -> list[Match]:
-    """Every match of `pattern` in the readable regions that pass `region_filter`.
+         stats: ScanStats | None = None, threads: bool = True, workers: int | None = None) -> list[Match]:
+    """Every match of `pattern` in the readable regions that pass `region_filter`, in address order.
 
-    With `threads`, reading the next chunk (process_vm_readv and pread release the GIL) overlaps
-    with searching the current one, so on two cores a scan costs about max(read, search).
+    Chunks are read and searched by a pool of workers, one buffer each: process_vm_readv, pread
+    and the memmem search all run outside the GIL, so every core reads and searches at once.
+    Memory stays at one chunk per worker whatever the size of the process.
     """
     region_filter = region_filter or RegionFilter()
     stats = stats if stats is not None else ScanStats()
@@ -99,24 +87,37 @@ def scan(reader: MemoryReader, pattern: Pattern, region_filter: RegionFilter | N
             while address < end:
                 jobs.append((region, address, min(chunk_size + overlap, end - address)))
                 address += chunk_size
+    count = (workers or default_workers()) if threads else 1
+    local = threading.local()
+
+    def search(job: tuple[Region, int, int]) -> tuple[Region, int, int, list[int]]:
+        region, address, size = job
+        buffer = getattr(local, "buffer", None)
+        if buffer is None:
+            buffer = local.buffer = bytearray(chunk_size + overlap)
+        got = reader.read_into(address, memoryview(buffer)[:size])
+        # The overlap is one byte shorter than the pattern, so a match is found in the chunk
+        # where it starts and never again in the next one.
+        return region, address, got, find_all(pattern, buffer, got) if got else []
+
     matches: list[Match] = []
-    buffers = [bytearray(chunk_size + overlap) for _ in range(2)]
-
-    def read(index: int) -> int:
-        _, address, size = jobs[index]
-        return reader.read_into(address, memoryview(buffers[index % 2])[:size])
-
-    with ThreadPoolExecutor(max_workers=1) as prefetch:
-        pending = prefetch.submit(read, 0) if jobs and threads else None
-        for index, (region, address, _) in enumerate(jobs):
-            got = pending.result() if pending is not None else read(index)
-            pending = prefetch.submit(read, index + 1) if threads and index + 1 < len(jobs) else None
-            if got == 0:
-                stats.unreadable.append(region)
-                continue
-            stats.bytes_read += got
-            # The overlap is one byte shorter than the pattern, so a match is found in the chunk
-            # where it starts and never again in the next one.
-            matches.extend(Match(address + p, region) for p in find_all(pattern, buffers[index % 2], got))
+    if count == 1:
+        results = map(search, jobs)
+        for region, address, got, found in results:
+            _collect(stats, matches, region, address, got, found)
+    else:
+        with ThreadPoolExecutor(max_workers=count, thread_name_prefix="memory-scan") as pool:
+            for region, address, got, found in pool.map(search, jobs):
+                _collect(stats, matches, region, address, got, found)
     stats.seconds += time.perf_counter() - started
     return matches
+
+
+def _collect(stats: ScanStats, matches: list[Match], region: Region, address: int, got: int,
+             found: list[int]) -> None:
+    if got == 0:
+        if not stats.unreadable or stats.unreadable[-1] is not region:
+            stats.unreadable.append(region)
+        return
+    stats.bytes_read += got
+    matches.extend(Match(address + position, region) for position in found)

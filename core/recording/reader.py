@@ -1,16 +1,121 @@
-"""EpisodeReader: reads episode files, including ones cut short by a crash."""
+"""EpisodeReader: reads episode files, including ones cut short by a crash.
+
+Every failure is an EpisodeFileError (core/recording/errors.py) that names the file and the damaged
+part: the header attributes and required groups are checked when the file opens, and each later read
+(a step's record, one image, the samples) converts what h5py, zlib or json raise on damaged bytes. So
+one damaged image costs its step, never the episode (docs/episode-format.md, "Damaged files").
+"""
 
 from __future__ import annotations
 
 import json
 import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import h5py
 import numpy as np
 
+from core.recording.errors import EpisodeFileError
 from core.recording.writer import EPISODE_FORMAT, EPISODE_FORMAT_VERSION, SAMPLE_FIELDS, SOURCES, STEP_NUMBERS
+
+__all__ = ["REQUIRED_PARTS", "EpisodeFileError", "EpisodeReader", "check_episode", "damaged_part"]
+
+# What h5py, zlib, json and numpy raise on damaged bytes or structure (json's errors are ValueErrors).
+READ_ERRORS = (OSError, KeyError, ValueError, TypeError, IndexError, AttributeError, RuntimeError, zlib.error)
+# Every episode has these from its first step on (the writer creates them up front): without them the
+# file is not an episode, whatever its attributes say. /labels is optional (episodes predating it).
+REQUIRED_PARTS: dict[str, type] = {"steps": h5py.Group, "steps/table": h5py.Dataset,
+                                   "steps/record_bytes": h5py.Dataset, "steps/record_index": h5py.Dataset,
+                                   "images": h5py.Group, "samples": h5py.Group, "samples/table": h5py.Dataset}
+RESTORE = "Restore the file from a backup or record the episode again."
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, zlib.error):
+        return f"its compressed data fails to decompress ({exc}): the bytes on disk are damaged"
+    if isinstance(exc, json.JSONDecodeError | UnicodeDecodeError):
+        return f"it is not valid JSON text ({exc}): the bytes on disk are damaged"
+    if isinstance(exc, KeyError):
+        return f"it is missing or its HDF5 structure is damaged ({exc.args[0] if exc.args else exc})"
+    return f"HDF5 cannot read it ({type(exc).__name__}: {exc}): the file is damaged"
+
+
+@contextmanager
+def damaged_part(path: Path, part: str, step_index: int | None = None) -> Iterator[None]:
+    """Turn any read error inside the block into an EpisodeFileError naming `part` of `path`."""
+    try:
+        yield
+    except EpisodeFileError:
+        raise
+    except READ_ERRORS as exc:
+        raise EpisodeFileError(path, part, f"cannot be read: {_reason(exc)}", step_index) from exc
+
+
+def _whole_number(value: object) -> int | None:
+    if isinstance(value, np.ndarray) and value.shape == ():
+        value = value[()]
+    if isinstance(value, bool | np.bool_) or not isinstance(value, int | np.integer):
+        return None
+    return int(value)
+
+
+def _lookup(file: h5py.File, name: str) -> object:
+    if name not in file:
+        return None
+    return file[name]
+
+
+def open_hdf5(path: Path) -> h5py.File:
+    """The file opened read-only, or an EpisodeFileError that says why not."""
+    if not path.exists():
+        raise EpisodeFileError(path, "file", "does not exist")
+    if not path.is_file():
+        raise EpisodeFileError(path, "file", "is a folder or a device, not an episode file")
+    try:
+        return h5py.File(path, "r")
+    except PermissionError as exc:
+        raise EpisodeFileError(path, "file", f"cannot be opened for reading ({exc.strerror}); check its "
+                               "permissions") from None
+    except OSError as exc:
+        raise EpisodeFileError(path, "file", f"cannot open it as HDF5 ({exc}): it is truncated or corrupt, not an "
+                               "HDF5 file, or still being written by another process. " + RESTORE) from None
+
+
+def check_episode(path: Path, file: h5py.File) -> int:
+    """Check the format marker, the format version and the required groups; return the version.
+
+    Shared by the reader and the label store, so nothing reads or labels a file that is not an episode.
+    """
+    with damaged_part(path, "format attribute"):
+        marker = file.attrs.get("format")
+        marker = marker.decode(errors="replace") if isinstance(marker, bytes) else marker
+    if marker != EPISODE_FORMAT:
+        found = "is missing" if marker is None else f"is {marker!r}"
+        raise EpisodeFileError(path, "format attribute", f"{found}, so this is not a PokeGym episode file (episodes "
+                               f"have format={EPISODE_FORMAT!r})")
+    with damaged_part(path, "format_version attribute"):
+        raw = file.attrs.get("format_version")
+    version = _whole_number(raw)
+    if version is None or version < 1:
+        shown = raw.tolist() if isinstance(raw, np.ndarray | np.generic) else raw
+        raise EpisodeFileError(path, "format_version attribute", f"is {shown!r}, not a valid episode format version "
+                               "(a whole number from 1): the header is damaged or the file was not written by "
+                               "PokeGym Studio. " + RESTORE)
+    if version > EPISODE_FORMAT_VERSION:
+        raise EpisodeFileError(path, "format_version attribute", f"says episode format version {version}; this "
+                               f"PokeGym Studio reads up to {EPISODE_FORMAT_VERSION}: update PokeGym Studio to open it")
+    for name, kind in REQUIRED_PARTS.items():
+        with damaged_part(path, f"/{name}"):
+            # Not file.get: it would call a present but damaged object "missing".
+            item = _lookup(file, name)
+        if not isinstance(item, kind):
+            found = "is missing" if item is None else f"is a {type(item).__name__}, not a {kind.__name__}"
+            raise EpisodeFileError(path, f"/{name}", f"{found}: the file is damaged or was not written by PokeGym "
+                                   "Studio. " + RESTORE)
+    return version
 
 
 def _read_image(dataset: h5py.Dataset, index: int) -> np.ndarray:
@@ -29,83 +134,111 @@ def _read_image(dataset: h5py.Dataset, index: int) -> np.ndarray:
     return dataset[index]
 
 
-class EpisodeFileError(ValueError):
-    """Not an episode file, or one from a newer format."""
-
-
 class EpisodeReader:
+    """Read-only access to one episode file. Every method raises only EpisodeFileError."""
+
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
+        self._file = open_hdf5(self.path)
         try:
-            self._file = h5py.File(self.path, "r")
-        except OSError as exc:
-            raise EpisodeFileError(f"cannot open {self.path} as HDF5: {exc}") from None
-        attrs = self._file.attrs
-        if attrs.get("format") != EPISODE_FORMAT:
+            self.format_version = check_episode(self.path, self._file)
+            with self._part("metadata_json attribute"):
+                self.metadata: dict[str, Any] = json.loads(self._file.attrs["metadata_json"])
+            if not isinstance(self.metadata, dict):
+                raise EpisodeFileError(self.path, "metadata_json attribute", "is not a JSON object: the header is "
+                                       "damaged. " + RESTORE)
+        except EpisodeFileError:
             self._file.close()
-            raise EpisodeFileError(f"{self.path} is not a PokeGym episode file")
-        version = int(attrs.get("format_version", 0))
-        if version > EPISODE_FORMAT_VERSION:
-            self._file.close()
-            raise EpisodeFileError(f"{self.path} uses episode format {version}; this version of PokeGym Studio "
-                                   f"reads up to {EPISODE_FORMAT_VERSION}: update PokeGym Studio to open it")
-        if version < 1:
-            self._file.close()
-            raise EpisodeFileError(f"{self.path} has no valid episode format version ({version}); it was not "
-                                   "written by PokeGym Studio or its header is damaged")
-        self.metadata: dict[str, Any] = json.loads(attrs["metadata_json"])
+            raise
+
+    def _part(self, part: str, step_index: int | None = None) -> Any:
+        return damaged_part(self.path, part, step_index)
 
     @property
     def step_count(self) -> int:
         # A crash can leave datasets of one step at different lengths; count only complete steps.
-        steps = self._file["steps"]
-        lengths = [steps["table"].shape[0], steps["record_index"].shape[0]]
-        lengths += [dataset.shape[0] for dataset in self._file["images"].values()]
-        return min(lengths)
+        with self._part("/steps and /images (their lengths)"):
+            steps = self._file["steps"]
+            lengths = [steps["table"].shape[0], steps["record_index"].shape[0]]
+            lengths += [dataset.shape[0] for dataset in self._file["images"].values()]
+            return min(lengths)
 
     @property
     def result(self) -> dict[str, Any] | None:
-        if "result" not in self._file:
-            return None
-        return json.loads(self._file["result"].attrs["result_json"])
+        with self._part("/result (its result_json attribute)"):
+            if "result" not in self._file:
+                return None
+            result = json.loads(self._file["result"].attrs["result_json"])
+        if not isinstance(result, dict):
+            raise EpisodeFileError(self.path, "/result (its result_json attribute)", "is not a JSON object: the file "
+                                   "is damaged")
+        return result
 
     @property
     def complete(self) -> bool:
         return self.result is not None
 
     def step_numbers(self) -> dict[str, np.ndarray]:
-        table = self._file["steps"]["table"][:self.step_count]
-        return {name: table[name] for name, _ in STEP_NUMBERS}
+        with self._part("/steps/table"):
+            table = self._file["steps"]["table"][:self.step_count]
+            return {name: table[name] for name, _ in STEP_NUMBERS}
+
+    def _check_index(self, step: int, length: int) -> None:
+        if not 0 <= step < length:  # a caller's mistake, not damage: say so plainly
+            raise IndexError(f"step position {step} is outside the {length} steps of {self.path}")
 
     def record(self, step: int) -> dict[str, Any]:
-        offset, length = self._file["steps"]["record_index"][step]
-        raw = self._file["steps"]["record_bytes"][offset:offset + length]
-        record = json.loads(raw.tobytes())
-        record["source"] = SOURCES[int(self._file["steps"]["table"][step]["source"])]
-        return record
+        """The JSON record of the step at position `step` (0-based)."""
+        part = f"/steps/record_bytes at step {step + 1}"
+        with self._part(part, step):
+            steps = self._file["steps"]
+            length = steps["record_index"].shape[0]
+        self._check_index(step, length)
+        with self._part(part, step):
+            offset, size = steps["record_index"][step]
+            record = json.loads(steps["record_bytes"][offset:offset + size].tobytes())
+            if not isinstance(record, dict):
+                raise ValueError("the step's record is not a JSON object")
+            record["source"] = SOURCES[int(steps["table"][step]["source"])]
+            return record
 
     def records(self) -> list[dict[str, Any]]:
         return [self.record(i) for i in range(self.step_count)]
 
     def image(self, name: str, step: int) -> np.ndarray:
-        return _read_image(self._file["images"][name], step)
+        """One image set's image at position `step` (0-based)."""
+        part = f"/images/{name} at step {step + 1}"
+        with self._part(part, step):
+            dataset = self._file["images"][name]
+            length = dataset.shape[0]
+        self._check_index(step, length)
+        with self._part(part, step):
+            return _read_image(dataset, step)
+
+    def image_shape(self, name: str) -> tuple[int, ...]:
+        with self._part(f"/images/{name}"):
+            return tuple(self._file["images"][name].shape[1:])
 
     def image_sets(self) -> list[str]:
-        return list(self._file["images"])
+        with self._part("/images"):
+            return list(self._file["images"])
 
     def frame_ticks(self) -> np.ndarray:
         """Ticks of the continuous frames (empty when the episode recorded none)."""
-        if "frames" not in self._file:
-            return np.zeros(0, np.int64)
-        frames = self._file["frames"]
-        return frames["tick"][:min(frames["tick"].shape[0], frames["pixels"].shape[0])]
+        with self._part("/frames"):
+            if "frames" not in self._file:
+                return np.zeros(0, np.int64)
+            frames = self._file["frames"]
+            return frames["tick"][:min(frames["tick"].shape[0], frames["pixels"].shape[0])]
 
     def frame(self, index: int) -> np.ndarray:
-        return _read_image(self._file["frames"]["pixels"], index)
+        with self._part(f"/frames/pixels at frame {index}"):
+            return _read_image(self._file["frames"]["pixels"], index)
 
     def samples(self) -> dict[str, np.ndarray]:
-        table = self._file["samples"]["table"][:]
-        return {name: table[name] for name, _ in SAMPLE_FIELDS}
+        with self._part("/samples/table"):
+            table = self._file["samples"]["table"][:]
+            return {name: table[name] for name, _ in SAMPLE_FIELDS}
 
     def close(self) -> None:
         self._file.close()

@@ -13,7 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from core.recording.reader import EpisodeFileError, EpisodeReader
+from core.recording.errors import EpisodeFileError
+from core.recording.reader import EpisodeReader
 from core.session.metrics import IM_EPSILON_M, consecutive_im_series, facts_from_record
 
 MARK_KINDS = ("success", "intervention", "human", "parse_error")
@@ -34,6 +35,7 @@ class ReplayEpisode:
     path_xy: np.ndarray                # (m, 2) every sample
     frame_ticks: np.ndarray            # ticks of continuous frames (may be empty)
     image_sets: list[str]
+    damaged_records: dict[int, str] = field(default_factory=dict)  # step index: what is damaged
     displacement: np.ndarray = field(default_factory=lambda: np.zeros(0))  # metres per step (own input)
     cumulative_ims: np.ndarray = field(init=False)
     cumulative_moves: np.ndarray = field(init=False)
@@ -117,27 +119,32 @@ class ReplayEpisode:
                 "success": success}
 
 
+def _records(episode: EpisodeReader, count: int) -> tuple[list[dict[str, Any]], dict[int, str]]:
+    """Every step's record; a damaged one becomes a placeholder that says so, so it costs only its step."""
+    records, damaged = [], {}
+    for index in range(count):
+        try:
+            records.append(episode.record(index))
+        except EpisodeFileError as exc:
+            damaged[index] = f"damaged record at step {index + 1}: {exc.problem}"
+            records.append({"source": "?", "thought": f"({damaged[index]})", "damaged": True})
+    return records, damaged
+
+
 def load_replay(path: Path) -> ReplayEpisode:
-    """Reads an episode read-only. Raises EpisodeFileError with a message that says what is wrong."""
+    """Reads an episode read-only. Raises EpisodeFileError, naming the file and the damaged part, when the
+    episode as a whole cannot be shown; a damaged step record only marks that step (`damaged_records`)."""
     path = Path(path)
-    if not path.exists():
-        raise EpisodeFileError(f"{path} does not exist")
-    try:
-        with EpisodeReader(path) as episode:
-            count = episode.step_count
-            numbers = episode.step_numbers()
-            records = episode.records()
-            samples = episode.samples()
-            frame_ticks = episode.frame_ticks()
-            image_sets = episode.image_sets()
-            metadata, result = episode.metadata, episode.result
-    except EpisodeFileError:
-        raise
-    except (KeyError, OSError, ValueError, RuntimeError) as exc:  # damaged or foreign structure inside
-        raise EpisodeFileError(f"{path} is damaged or not a complete episode file ({type(exc).__name__}: {exc}). "
-                               "It was opened read-only and left unchanged.") from None
+    with EpisodeReader(path) as episode:
+        count = episode.step_count
+        numbers = episode.step_numbers()
+        records, damaged = _records(episode, count)
+        samples = episode.samples()
+        frame_ticks = episode.frame_ticks()
+        image_sets = episode.image_sets()
+        metadata, result = episode.metadata, episode.result
     if count == 0:
-        raise EpisodeFileError(f"{path} holds no complete step; there is nothing to replay")
+        raise EpisodeFileError(path, "/steps", "holds no complete step; there is nothing to replay")
     xy = np.column_stack([samples["x"], samples["y"]]).astype(float)
     ticks = samples["tick"]
     tick_after = numbers["tick_after"].astype(np.int64)
@@ -149,4 +156,4 @@ def load_replay(path: Path) -> ReplayEpisode:
     return ReplayEpisode(path, metadata, result, numbers["step"].astype(np.int64),
                          numbers["tick_before"].astype(np.int64), tick_after,
                          numbers["ineffective"].astype(bool), numbers["latency_s"].astype(float), records, positions,
-                         xy, frame_ticks, image_sets, numbers["displacement"].astype(float))
+                         xy, frame_ticks, image_sets, damaged, numbers["displacement"].astype(float))

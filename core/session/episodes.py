@@ -15,6 +15,7 @@ from core.agents.reflection import ExperienceLibrary
 from core.evaluation.profile import load_profile
 from core.evaluation.tasks import Task, load_suite
 from core.paths import PROFILES_DIR, TASKS_DIR
+from core.recording.errors import EpisodeFileError
 from core.recording.reader import EpisodeReader
 
 GRANULARITY_NAMES = {"visual": "visual_guided", "step": "step_guided", "goal": "goal_only"}
@@ -69,7 +70,7 @@ def replay_replies(argument: str) -> list[str]:
     try:
         with EpisodeReader(Path(argument)) as episode:
             return [r["raw_reply"] for r in episode.records() if r["source"] == "agent"]
-    except (OSError, ValueError) as exc:
+    except (OSError, EpisodeFileError) as exc:
         raise BatchError(f"cannot replay {argument!r}: {exc}") from None
 
 

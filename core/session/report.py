@@ -297,7 +297,7 @@ def write_report(folder: Path, report: dict[str, Any]) -> str:
         "Per agent:\n" + ("\n".join(per_agent) or "- none"),
         "![IM rate vs success rate](im_vs_sr.png)",
         *(["## Infrastructure errors (not results)", errors_text(errors)] if errors else []),
-    ]) + "\n"
+    ]) + "\n" + _warnings_section(report["warnings"])
     (folder / "report.md").write_text(text)
     for name, rows in (("success_rates", report["sr"]), ("metrics", report["metrics"]),
                        ("failures", report["failures"])):
@@ -308,6 +308,13 @@ def write_report(folder: Path, report: dict[str, Any]) -> str:
                 writer.writerows(rows)
     _scatter(folder / "im_vs_sr.png", report["points"], found["overall"])
     return text
+
+
+def _warnings_section(warnings: Sequence[str]) -> str:
+    """Damaged episode files and skipped lines, each with its reason, so report.md itself says what it left out."""
+    if not warnings:
+        return ""
+    return "\n## Left out or read with warnings\n\n" + "\n".join(f"- {warning}" for warning in warnings) + "\n"
 
 
 LONG_COLUMNS = ("table", "agent", "granularity", "category", "measure", "value")
@@ -356,6 +363,11 @@ def write_long_csv(path: Path, report: dict[str, Any]) -> None:
 
 
 def _scatter(path: Path, points: list[dict[str, Any]], overall: dict[str, Any]) -> None:
+    cv2.imwrite(str(path), scatter_image(points, overall))
+
+
+def scatter_image(points: list[dict[str, Any]], overall: dict[str, Any]) -> np.ndarray:
+    """The IM rate / success rate scatter as a BGR image (report.md's im_vs_sr.png, the HTML report's figure)."""
     size, margin = 480, 60
     image = np.full((size, size, 3), 255, np.uint8)
     plot = size - 2 * margin
@@ -382,4 +394,4 @@ def _scatter(path: Path, points: list[dict[str, Any]], overall: dict[str, Any]) 
         x = int(margin + plot * min(max(point["im_rate"], 0.0), 1.0))
         y = int(size - margin - plot * min(max(point["success_rate"], 0.0), 1.0))
         cv2.circle(image, (x, y), 5, colours.get(point["granularity"], (120, 120, 120)), -1, cv2.LINE_AA)
-    cv2.imwrite(str(path), image)
+    return image

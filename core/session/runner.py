@@ -175,6 +175,8 @@ class EpisodeRunner:
         reached_goal = False
         position = self.evaluator.sample_after(time.time())
         sample_cursor = len(self.evaluator.samples)
+        if writer is not None:  # where the episode starts, even when no later sample repeats it before step 1
+            writer.add_samples([position.to_json()])
         try:
             while self.step < budget:
                 source, decision, macro, intervention = self._next_action(builder, instruction, history,
@@ -279,7 +281,8 @@ class EpisodeRunner:
                     "agent_config": self.agent.describe(), "privileged": self.options.privileged,
                     "start_state": self.task.start_for_reset(), "step_budget": self.options.step_budget or
                     self.task.step_budget, "instruction": self.task.instruction(self.options.granularity),
-                    "options": self.options.to_json(), "game": self.game.info.name}
+                    "options": self.options.to_json(), "game": self.game.info.name,
+                    "tick_hz": self.game.info.tick_hz}  # turns recorded ticks into seconds (clips)
         assert self.record_path is not None
         metadata["versions"] = _versions()
         outline = getattr(self.game, "map_outline", None)

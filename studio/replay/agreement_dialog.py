@@ -61,7 +61,7 @@ class AgreementDialog(QDialog):
             self.second.setCurrentIndex(1)
         else:
             self.second.setCurrentText(AUTO_TEXT)
-        skipped = f" ({len(warnings)} unreadable files skipped)" if warnings else ""
+        skipped = f" ({len(warnings)} damaged files or unreadable labels left out)" if warnings else ""
         self.result.setText(f"{len(episodes)} episodes, annotators: {', '.join(names) or 'none yet'}{skipped}.")
         self.compute.setEnabled(bool(episodes))
         if episodes:

@@ -1,5 +1,6 @@
 """EpisodeList: a folder of episodes as a sortable, filterable table with task, agent, result and
-label status, and "next unlabelled". The folder is read in a worker thread."""
+label status, and "next unlabelled". The folder is read in a worker thread. Damaged files are listed
+too, in red with the reason, and the rest of the folder lists as usual."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import threading
 from pathlib import Path
 
 from PySide6.QtCore import QSortFilterProxyModel, Qt, Signal, Slot
-from PySide6.QtGui import QStandardItem, QStandardItemModel
+from PySide6.QtGui import QBrush, QColor, QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
@@ -19,23 +20,33 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.labels.episodes import EpisodeLabels, load_folder
+from core.labels.episodes import EpisodeLabels, FolderScan, scan_folder
 from core.labels.export import export_labels
+from core.recording.errors import EpisodeFileError
 from studio.replay.agreement_dialog import AgreementDialog
 
 COLUMNS = ("Episode", "Task", "Category", "Instructions", "Agent", "Result", "Steps", "Labels")
 PATH_ROLE = Qt.ItemDataRole.UserRole + 1
 LABELLED_ROLE = Qt.ItemDataRole.UserRole + 2
+DAMAGED_ROLE = Qt.ItemDataRole.UserRole + 3  # 1: the file, or its labels, cannot be read (nothing to label)
+DAMAGED_COLOUR = QColor("#b3261e")
 
 
 def label_status(episode: EpisodeLabels) -> tuple[str, bool]:
     """Text for the Labels column, and whether any human confirmed a category or labelled a span."""
+    if episode.labels_error is not None:
+        return "unreadable (damaged)", False
     humans = []
     for name, labels in episode.document.annotators.items():
         done = labels.category_confirmed or any(not span.pending for span in labels.spans)
         humans.append(f"{name}{'' if done else ' (started)'}")
     labelled = any(not text.endswith("(started)") for text in humans)
     return (", ".join(humans) if humans else "unlabelled"), labelled
+
+
+def damaged_text(error: EpisodeFileError) -> str:
+    """The Result column of a file that is not a readable episode: the damaged part and what is wrong."""
+    return f"damaged: {error.part}: {error.problem}"
 
 
 def result_text(episode: EpisodeLabels) -> str:
@@ -50,7 +61,7 @@ def result_text(episode: EpisodeLabels) -> str:
 class EpisodeList(QWidget):
     sig_open = Signal(str)            # an episode the user picked
     sig_status = Signal(str)
-    _sig_loaded = Signal(object, object)  # (episodes, warnings) from the folder thread
+    _sig_loaded = Signal(object)  # the FolderScan, from the folder thread
 
     def __init__(self) -> None:
         super().__init__()
@@ -73,6 +84,7 @@ class EpisodeList(QWidget):
         self.agreement = QPushButton("Agreement…")
         self.export = QPushButton("Export labels…")
         self.folder_label = QLabel("No folder open (File → Open folder…)")
+        self.folder_label.setWordWrap(True)
         row = QHBoxLayout()
         row.addWidget(self.filter, 1)
         row.addWidget(self.next_unlabelled)
@@ -111,33 +123,52 @@ class EpisodeList(QWidget):
                 thread.join()
 
     def _load(self, folder: Path) -> None:
-        episodes, warnings = load_folder(folder)
-        self._sig_loaded.emit(episodes, warnings)
+        self._sig_loaded.emit(scan_folder(folder))
 
-    @Slot(object, object)
-    def _on_loaded(self, episodes: list[EpisodeLabels], warnings: list[str]) -> None:
+    @Slot(object)
+    def _on_loaded(self, scan: FolderScan) -> None:
         self.model.removeRows(0, self.model.rowCount())
-        for episode in episodes:
+        for episode in scan.episodes:
             labels, labelled = label_status(episode)
             metadata = episode.metadata
             agent = metadata.get("agent")
             cells = [episode.path.name, metadata.get("task_id", "?"), metadata.get("category", "?"),
                      metadata.get("granularity", "?"), agent.get("name", "?") if isinstance(agent, dict) else agent,
                      result_text(episode), episode.step_count, labels]
-            items = []
-            for value in cells:
-                item = QStandardItem()
-                item.setData(value, Qt.ItemDataRole.DisplayRole)
-                item.setData(str(episode.path), PATH_ROLE)
-                item.setData(1 if labelled else 0, LABELLED_ROLE)  # an int: PySide6 mis-counts bools in roles
-                items.append(item)
-            self.model.appendRow(items)
+            error = episode.labels_error
+            # Unreadable labels: only the Labels cell is red, the recording itself is fine.
+            self._add_row(episode.path, cells, labelled, str(error) if error is not None else "",
+                          red=[len(COLUMNS) - 1])
+        for damaged in scan.damaged:
+            # The reason goes right after the name (where the task would be), so it is read without scrolling.
+            self._add_row(damaged.path, [damaged.path.name, damaged_text(damaged), "", "", "", "damaged", "", "—"],
+                          False, str(damaged), red=list(range(len(COLUMNS))))
         self.table.resizeColumnsToContents()
-        skipped = f"; {len(warnings)} file(s) skipped (unreadable): " + "; ".join(warnings[:3]) if warnings else ""
-        self.folder_label.setText(f"{self.folder}: {len(episodes)} episodes{skipped}")
+        self.table.setColumnWidth(1, min(self.table.columnWidth(1), 360))  # a long reason is in the tooltip
+        unreadable = sum(e.labels_error is not None for e in scan.episodes)
+        problems = [f"{len(scan.damaged)} damaged file(s) listed in red"] if scan.damaged else []
+        problems += [f"{unreadable} with unreadable labels"] if unreadable else []
+        self.folder_label.setText(f"{self.folder}: {len(scan.episodes)} episodes"
+                                  + (f"; {', '.join(problems)} (hover a row for the reason)" if problems else ""))
         for button in (self.agreement, self.export):
-            button.setEnabled(bool(episodes))
+            button.setEnabled(bool(scan.episodes))
         self.sig_status.emit(self.folder_label.text())
+
+    def _add_row(self, path: Path, cells: list[object], labelled: bool, problem: str, red: list[int]) -> None:
+        """One row; with a `problem`, every cell's tooltip says it and the `red` columns are drawn in red."""
+        items = []
+        for column, value in enumerate(cells):
+            item = QStandardItem()
+            item.setData(value, Qt.ItemDataRole.DisplayRole)
+            item.setData(str(path), PATH_ROLE)
+            item.setData(1 if labelled else 0, LABELLED_ROLE)  # an int: PySide6 mis-counts bools in roles
+            item.setData(1 if problem else 0, DAMAGED_ROLE)
+            if problem:
+                item.setToolTip(problem)
+                if column in red:
+                    item.setForeground(QBrush(DAMAGED_COLOUR))
+            items.append(item)
+        self.model.appendRow(items)
 
     @property
     def rows(self) -> int:
@@ -162,7 +193,8 @@ class EpisodeList(QWidget):
         rows = list(range(self.proxy.rowCount()))
         start = next((r for r in rows if self.path_at(r) == self.current), -1)
         for row in rows[start + 1:] + rows[:start + 1]:
-            if not self.proxy.index(row, 0).data(LABELLED_ROLE) and self.path_at(row) != self.current:
+            index = self.proxy.index(row, 0)
+            if not index.data(LABELLED_ROLE) and not index.data(DAMAGED_ROLE) and self.path_at(row) != self.current:
                 self.table.selectRow(row)
                 self.current = self.path_at(row)
                 self.sig_open.emit(self.current)
@@ -199,7 +231,8 @@ class EpisodeList(QWidget):
         except OSError as exc:
             self.sig_status.emit(f"Could not export labels to {path}: {exc.strerror or exc}")
             return
-        skipped = f"; {len(result.warnings)} unreadable files skipped" if result.warnings else ""
+        skipped = (f"; left out {len(result.warnings)} damaged file(s) or unreadable labels (the list says why)"
+                   if result.warnings else "")
         self.sig_status.emit(f"Exported {result.rows} label rows from {result.episodes} episodes to {path}{skipped}")
 
     @Slot(object)

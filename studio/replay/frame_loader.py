@@ -3,28 +3,63 @@
 Seeks never wait on disk: the view asks for a step and carries on; when the images arrive they are
 delivered to a bound slot in the GUI thread. Requests that were overtaken are dropped, and while
 idle the loader reads the neighbouring steps into a small cache so that stepping is instant.
+
+A damaged image costs only its step: the step is delivered with a placeholder and a note of what is
+damaged ("damaged image at step N"), and every other step loads as usual.
 """
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 from PySide6.QtCore import QObject, Signal
 
-from core.recording.reader import EpisodeFileError, EpisodeReader
+from core.recording.errors import EpisodeFileError
+from core.recording.reader import EpisodeReader
 
 CACHE_STEPS = 48
 PREFETCH = (1, -1, 2, 3, -2, 4)  # mostly forward: ← / → stepping and playback
 
 
+@dataclass(frozen=True)
+class StepImages:
+    """A step's images by set name ("current", "previous", "left", "right"); None: not given at this step."""
+
+    images: dict[str, np.ndarray | None]
+    damaged: dict[str, str] = field(default_factory=dict)  # set name: what is wrong with its image here
+
+    def get(self, name: str) -> np.ndarray | None:
+        return self.images.get(name)
+
+
+def damage_note(step: int, loaded: StepImages, record_problem: str = "") -> tuple[str, str]:
+    """What to write over the frame ("damaged image at step N", one line per damaged part; "" when nothing
+    is damaged) and the detail: each damaged part and what is wrong with it."""
+    notes, details = [], [f"{name}: {problem}" for name, problem in sorted(loaded.damaged.items())]
+    if loaded.damaged:
+        which = "" if set(loaded.damaged) == {"current"} else f" ({', '.join(sorted(loaded.damaged))})"
+        notes.append(f"damaged image at step {step}{which}")
+    if record_problem:
+        notes.append(f"damaged record at step {step}")
+        details.append(record_problem)
+    return "\n".join(notes), "; ".join(details)
+
+
+def damaged_placeholder(shape: tuple[int, ...]) -> np.ndarray:
+    """Grey diagonal stripes where an image could not be read: plainly not a frame of the game."""
+    rows, columns = np.indices(shape[:2])
+    stripes = np.where(((rows + columns) // 12) % 2 == 0, 56, 96).astype(np.uint8)
+    return np.ascontiguousarray(np.repeat(stripes[:, :, None], shape[2] if len(shape) > 2 else 1, axis=2))
+
+
 class FrameLoader(QObject):
-    sig_step_images = Signal(int, dict)  # step index, {"current": array, "previous": ..., "left": ..., "right": ...}
+    sig_step_images = Signal(int, object)  # step index, StepImages
     sig_frame = Signal(int, object)      # continuous-frame index, the frame
-    sig_failed = Signal(str)             # the file could not be read any more
+    sig_failed = Signal(str)             # the file could not be read any more, or one continuous frame
 
     def __init__(self, path: Path, step_count: int) -> None:
         super().__init__()
@@ -32,8 +67,7 @@ class FrameLoader(QObject):
         self._lock = threading.Condition()
         self._wanted: tuple[str, int] | None = None
         self._stop = False
-        self._cache: OrderedDict[int, dict[str, np.ndarray]] = OrderedDict()
-        self._unreadable: set[int] = set()
+        self._cache: OrderedDict[int, StepImages] = OrderedDict()
         self.requests = 0
         self.served = 0
         self._thread = threading.Thread(target=self._serve, name="studio-replay-loader", daemon=True)
@@ -61,7 +95,7 @@ class FrameLoader(QObject):
     def _serve(self) -> None:
         try:
             reader = EpisodeReader(self.path)
-        except (EpisodeFileError, OSError) as exc:
+        except EpisodeFileError as exc:
             self.sig_failed.emit(str(exc))
             return
         last_step = 0
@@ -77,20 +111,17 @@ class FrameLoader(QObject):
                         return
                     wanted, self._wanted = self._wanted, None
                 if wanted is None:  # idle: warm the cache around the last step shown
-                    try:
-                        self._images(reader, prefetch)  # type: ignore[arg-type]
-                    except (OSError, KeyError, ValueError, RuntimeError):
-                        self._unreadable.add(prefetch)  # type: ignore[arg-type]  # reported if it is asked for
+                    self._images(reader, prefetch)  # type: ignore[arg-type]
                     continue
                 kind, index = wanted
-                try:
-                    if kind == "step":
-                        last_step = index
-                        self.sig_step_images.emit(index, self._images(reader, index))
-                    else:
+                if kind == "step":
+                    last_step = index
+                    self.sig_step_images.emit(index, self._images(reader, index))
+                else:
+                    try:
                         self.sig_frame.emit(index, reader.frame(index))
-                except (OSError, KeyError, ValueError, RuntimeError) as exc:  # one damaged image: say so, go on
-                    self.sig_failed.emit(f"step {index + 1} of {self.path} cannot be read: {exc}")
+                    except EpisodeFileError as exc:  # one damaged frame: say so, go on
+                        self.sig_failed.emit(f"damaged frame {index} ({exc.part}): {exc.problem}")
                 self.served += 1
         finally:
             reader.close()
@@ -98,21 +129,39 @@ class FrameLoader(QObject):
     def _next_prefetch(self, around: int) -> int | None:
         for offset in PREFETCH:
             index = around + offset
-            if 0 <= index < self.step_count and index not in self._cache and index not in self._unreadable:
+            if 0 <= index < self.step_count and index not in self._cache:
                 return index
         return None
 
-    def _images(self, reader: EpisodeReader, index: int) -> dict[str, Any]:
+    def _images(self, reader: EpisodeReader, index: int) -> StepImages:
         cached = self._cache.get(index)
         if cached is not None:
             self._cache.move_to_end(index)
             return cached
-        images = {}
-        for name in reader.image_sets():
-            image = reader.image(name, index)
+        images: dict[str, np.ndarray | None] = {}
+        damaged: dict[str, str] = {}
+        try:
+            names = reader.image_sets()
+        except EpisodeFileError as exc:
+            names, damaged["current"] = [], exc.problem
+        for name in names:
+            try:
+                image = reader.image(name, index)
+            except EpisodeFileError as exc:
+                damaged[name] = exc.problem
+                images[name] = self._placeholder(reader, name)
+                continue
             images[name] = image if image.any() else None  # all zeros: "not given at this step"
+        loaded = StepImages(images, damaged)
         with self._lock:
-            self._cache[index] = images
+            self._cache[index] = loaded
             while len(self._cache) > CACHE_STEPS:
                 self._cache.popitem(last=False)
-        return images
+        return loaded
+
+    @staticmethod
+    def _placeholder(reader: EpisodeReader, name: str) -> np.ndarray | None:
+        try:
+            return damaged_placeholder(reader.image_shape(name))
+        except EpisodeFileError:
+            return None

@@ -41,6 +41,7 @@ class LabelPanel(QWidget):
         self.category = QComboBox()
         self.category.addItems(list(CATEGORIES))
         self.category_state = QLabel("")
+        self.category_state.setWordWrap(True)  # a long reason (unreadable labels) must not widen the dock
         self.confirm = QPushButton("Confirm category")
         self.spans = QListWidget()
         self.note = QLineEdit()

@@ -47,14 +47,23 @@ class LabelSession(QObject):
         self.read_only_reason = "" if writable else read_only_reason
         try:
             document = read_labels(path)
-        except LabelStoreError as exc:
-            self.editor, self.read_only_reason = None, str(exc)
-            self.sig_error.emit(str(exc))
-            self.sig_changed.emit()
+            self.editor = LabelEditor.for_episode(annotator, result, step_count, document)
+        except LabelStoreError as exc:  # e.g. both stored copies damaged: unreadable, and never saved over
+            self._unreadable(f"Labels unreadable: {exc}")
             return
-        self.editor = LabelEditor.for_episode(annotator, result, step_count, document)
+        except (ValueError, TypeError, KeyError) as exc:  # the suggestions in /result are not what the runner writes
+            self._unreadable(f"Labels unavailable: the automatic suggestions in {path}'s /result cannot be "
+                             f"read ({exc})")
+            return
         self.editor.on_change.append(self._edited)
         self.others = {name: labels for name, labels in document.annotators.items() if name != annotator}
+        if self.read_only_reason:
+            self.sig_error.emit(f"Labels are read-only here: {self.read_only_reason}")
+        self.sig_changed.emit()
+
+    def _unreadable(self, reason: str) -> None:
+        self.editor, self.read_only_reason = None, reason
+        self.sig_error.emit(reason)
         self.sig_changed.emit()
 
     def close(self) -> None:

@@ -24,14 +24,17 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.recording.reader import EpisodeFileError
+from core.labels.store import save_blocker
+from core.recording.errors import EpisodeFileError
 from core.replay.episode import ReplayEpisode, load_replay
 from studio.replay.episode_list import EpisodeList
-from studio.replay.frame_loader import FrameLoader
+from studio.replay.export_clip_dialog import ExportClipDialog
+from studio.replay.frame_loader import FrameLoader, StepImages, damage_note
 from studio.replay.keymap import REPLAY_KEYS, TextFieldsKeepKeys, load_keys
 from studio.replay.label_panel import LabelPanel
 from studio.replay.label_session import LabelSession
 from widgets.frame_view import FrameView
+from widgets.message_banner import MessageBanner
 from widgets.metrics_bar import MetricsBar
 from widgets.observation_strip import ObservationStrip
 from widgets.step_details import StepDetails
@@ -48,7 +51,9 @@ class ReplayView(QMainWindow):
     sig_opened = Signal(str)        # path, once an episode is on screen
     sig_open_failed = Signal(str)   # what went wrong, for the status bar
     sig_image_shown = Signal(int)   # step index whose images are now displayed
-    _sig_loaded = Signal(int, object, str, str)  # (request, episode or None, path, error) from the open thread
+    sig_image_damaged = Signal(int, str)  # step index shown with a damaged image, what is damaged
+    _sig_loaded = Signal(int, object, str, str, str)  # (request, episode or None, path, error, why labels
+    #                                                    cannot be saved or "") from the open thread
 
     def __init__(self) -> None:
         super().__init__()
@@ -67,9 +72,16 @@ class ReplayView(QMainWindow):
         self.speed.addItems([f"{s:g}×" for s in SPEEDS])
         self.speed.setCurrentText("1×")
         self.position_label = QLabel("")
+        self.export_button = QPushButton("Export clip…")
+        self.export_button.setToolTip("Write the selected steps (Shift+drag on the timeline) as an MP4 or GIF with "
+                                      "overlays (Ctrl+Shift+E)")
+        self.clip_dialog: ExportClipDialog | None = None
         self.message = QLabel("Open an episode: File → Open recording…, drop an .h5 file here, or "
                               "`python main.py replay PATH`.")
         self.message.setWordWrap(True)
+        self.labels_banner = MessageBanner()  # said as the episode opens, before anyone starts labelling
+        self.label_blocker = ""  # why labels cannot be saved into the open episode ("" when they can)
+        self._damage_said = False  # the status bar shows a damaged step's note
         self.setCentralWidget(self._central())
         self.details = StepDetails()
         self.trajectory = TrajectoryPlot()
@@ -110,6 +122,7 @@ class ReplayView(QMainWindow):
         column = QVBoxLayout(central)
         column.setContentsMargins(2, 2, 2, 2)
         column.addWidget(self.message)
+        column.addWidget(self.labels_banner)
         column.addWidget(self.frame_view, 1)
         column.addWidget(self.observations)
         sub = QHBoxLayout()
@@ -121,6 +134,7 @@ class ReplayView(QMainWindow):
         transport.addWidget(QLabel("Speed"))
         transport.addWidget(self.speed)
         transport.addWidget(self.position_label, 1)
+        transport.addWidget(self.export_button)
         column.addLayout(transport)
         column.addWidget(self.timeline)
         self.sub_frames.hide()
@@ -134,6 +148,12 @@ class ReplayView(QMainWindow):
         self.timeline.sig_span_edge_moved.connect(self._span_dragged)
         self.trajectory.sig_step_clicked.connect(self.seek_step)
         self.play_button.clicked.connect(self.toggle_play)
+        self.export_button.clicked.connect(self.open_export_clip)
+        export = QAction("Export clip…", self)
+        export.setShortcut("Ctrl+Shift+E")
+        export.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        export.triggered.connect(self.open_export_clip)
+        self.addAction(export)
         self.speed.currentIndexChanged.connect(self._restart_clock)
         self.sub_frames.valueChanged.connect(self._sub_frame_chosen)
         self.episodes.sig_open.connect(self.open_episode)
@@ -192,21 +212,22 @@ class ReplayView(QMainWindow):
     def _load(self, request: int, path: Path) -> None:
         try:
             episode = load_replay(path)
+            blocker = save_blocker(path) or ""  # opens the file, so here rather than on the GUI thread
         except EpisodeFileError as exc:
-            self._sig_loaded.emit(request, None, str(path), str(exc))
+            self._sig_loaded.emit(request, None, str(path), str(exc), "")
             return
         except Exception as exc:  # noqa: BLE001 - anything unforeseen in a file must reach the user, not kill the thread
             self._sig_loaded.emit(request, None, str(path), f"unexpected {type(exc).__name__}: {exc}. The file was "
-                                  "opened read-only and left unchanged.")
+                                  "opened read-only and left unchanged.", "")
             return
-        self._sig_loaded.emit(request, episode, str(path), "")
+        self._sig_loaded.emit(request, episode, str(path), "", blocker)
 
-    @Slot(int, object, str, str)
-    def _on_loaded(self, request: int, episode: ReplayEpisode | None, path: str, error: str) -> None:
+    @Slot(int, object, str, str, str)
+    def _on_loaded(self, request: int, episode: ReplayEpisode | None, path: str, error: str, blocker: str) -> None:
         if request != self._open_request:
             return  # an older open finishing late
         if episode is None:
-            self.message.setText(f"Cannot open {path}: {error}")
+            self.message.setText(f"Cannot open {path}: {error.removeprefix(f'{path}: ')}")
             self.message.show()
             self.sig_open_failed.emit(error)
             return
@@ -226,11 +247,22 @@ class ReplayView(QMainWindow):
         self._show_trajectory(episode)
         budget = int(episode.metadata.get("step_budget") or episode.step_count)
         self.metrics.reset(budget)
-        writable = os.access(episode.path, os.W_OK)
-        self.labels.open(episode.path, str(self.annotator), episode.result, episode.step_count, writable,
-                         "" if writable else f"{episode.path} is not writable; labels cannot be saved")
+        self.label_blocker = blocker
+        self._open_labels()
         self.seek(0)
         self.sig_opened.emit(str(episode.path))
+
+    def _open_labels(self) -> None:
+        """Open the labels for the current annotator; say now, not at the first edit, if they cannot be saved."""
+        episode = self.episode
+        assert episode is not None
+        self.labels.open(episode.path, str(self.annotator), episode.result, episode.step_count,
+                         not self.label_blocker, self.label_blocker)
+        if self.label_blocker:
+            self.labels_banner.show_message("warning", f"Labels can't be saved for this episode, so labelling is off: "
+                                            f"{self.label_blocker}")
+        else:
+            self.labels_banner.clear_message()
 
     def _show_trajectory(self, episode: ReplayEpisode) -> None:
         self.trajectory.clear_episode()
@@ -299,19 +331,34 @@ class ReplayView(QMainWindow):
         if self.episode is not None:
             self.seek(self.episode.index_of(step))
 
-    @Slot(int, dict)
-    def _on_images(self, index: int, images: dict[str, Any]) -> None:
+    @Slot(int, object)
+    def _on_images(self, index: int, loaded: StepImages) -> None:
         if index != self.cursor or self.sender() is not self.loader:
             return  # overtaken by a newer seek, or from the previous episode's loader
-        current = images.get("current")
+        current = loaded.get("current")
         if current is not None:
             self.frame_view.show_frame(current)
             self.frame_view.repaint()  # the frame first: the panes below repaint in the next pass
         self.shown_index = index
         self.frames_displayed += 1
+        self._show_damage(index, loaded)
         self.sig_image_shown.emit(index)
-        self.observations.show_images(self.current_step, images)
+        self.observations.show_images(self.current_step, loaded.images)
         self._update_panes()
+
+    def _show_damage(self, index: int, loaded: StepImages) -> None:
+        """Mark a step whose images (or record) are damaged on the frame and in the status bar."""
+        assert self.episode is not None
+        overlay, detail = damage_note(int(self.episode.steps[index]), loaded,
+                                      self.episode.damaged_records.get(index, ""))
+        self.frame_view.set_overlay("top_left", overlay)
+        if overlay:
+            said = overlay.replace("\n", ", ")
+            self.statusBar().showMessage(f"{said} — {detail}. The other steps are unaffected.")
+            self.sig_image_damaged.emit(index, detail)
+        elif self._damage_said:
+            self.statusBar().clearMessage()  # that was the previous step's damage
+        self._damage_said = bool(overlay)
 
     @Slot(int)
     def _sub_frame_chosen(self, value: int) -> None:
@@ -450,9 +497,15 @@ class ReplayView(QMainWindow):
         self.annotator = name
         QSettings("PokeGym", "Studio").setValue("replay/annotator", name)
         if self.episode is not None:
-            writable = os.access(self.episode.path, os.W_OK)
-            self.labels.open(self.episode.path, name, self.episode.result, self.episode.step_count, writable,
-                             "" if writable else f"{self.episode.path} is not writable")
+            self._open_labels()
+
+    # -- export ----------------------------------------------------------------------------------------
+    @Slot()
+    def open_export_clip(self) -> None:
+        if self.clip_dialog is None:
+            self.clip_dialog = ExportClipDialog(self)
+            self.clip_dialog.sig_status.connect(self.statusBar().showMessage)
+        self.clip_dialog.open_for(self)
 
     # -- settings and shutdown -------------------------------------------------------------------------
     def save_settings(self, settings: QSettings) -> None:
@@ -469,6 +522,9 @@ class ReplayView(QMainWindow):
 
     def shut_down(self) -> None:
         self.stop_playing()
+        if self.clip_dialog is not None:
+            self.clip_dialog.shut_down()
+            self.clip_dialog.close()
         self.labels.shut_down()
         self.episodes.wait_loaded()
         if self.loader is not None:

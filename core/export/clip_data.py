@@ -1,0 +1,134 @@
+"""What a clip's overlays need from an episode file, read once: per-step records and ticks, the
+evaluator's path, the map outline, human labels and the automatic deadlock spans."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from core.export import ExportError
+from core.labels.model import AUTO_ANNOTATOR, deadlock_steps
+from core.labels.store import LabelStoreError, read_labels
+from core.recording.reader import EpisodeFileError, EpisodeReader
+
+# RGB, as the studio draws them (widgets/timeline.py, widgets/reasoning_panel.py)
+SPAN_RGB = {"unaware": (200, 30, 30), "aware": (235, 135, 0), "unclassified": (110, 110, 200),
+            "suggested": (215, 120, 120)}
+INTERVENTION_RGB = (200, 0, 150)
+HUMAN_RGB = (240, 130, 0)
+
+
+@dataclass(frozen=True)
+class SpanOverlay:
+    """A deadlock span to show while the clip is inside it (step numbers, inclusive)."""
+
+    start: int
+    end: int
+    text: str
+    kind: str  # a SPAN_RGB key
+
+
+@dataclass
+class ClipEpisode:
+    path: Path
+    metadata: dict[str, Any]
+    result: dict[str, Any] | None
+    steps: np.ndarray           # step numbers
+    tick_before: np.ndarray
+    tick_after: np.ndarray
+    records: list[dict[str, Any]]
+    frame_ticks: np.ndarray
+    sample_ticks: np.ndarray
+    sample_xy: np.ndarray       # (m, 2)
+    sample_facing: np.ndarray   # degrees
+    spans: list[SpanOverlay]
+    label_warning: str | None = None
+
+    @property
+    def step_count(self) -> int:
+        return len(self.steps)
+
+    def outline(self) -> list[tuple[str, np.ndarray]]:
+        try:
+            return [(str(s["kind"]), np.asarray(s["points"], dtype=float).reshape(-1, 2))
+                    for s in self.metadata.get("map_outline") or []]
+        except (KeyError, TypeError, ValueError):
+            return []  # a damaged outline only costs the inset's backdrop
+
+    def sample_at(self, tick: int) -> int | None:
+        """Index of the last evaluator sample taken at or before `tick` (None without samples)."""
+        if len(self.sample_ticks) == 0:
+            return None
+        return int(np.clip(np.searchsorted(self.sample_ticks, tick, side="right") - 1, 0, len(self.sample_ticks) - 1))
+
+    def spans_at(self, step: int) -> list[SpanOverlay]:
+        return [span for span in self.spans if span.start <= step <= span.end]
+
+
+def _label_spans(path: Path, annotator: str | None) -> tuple[list[SpanOverlay], str | None]:
+    try:
+        document = read_labels(path)
+    except LabelStoreError as exc:
+        return [], f"labels of {path} could not be read ({exc}); the clip shows the automatic spans only"
+    names = [n for n in sorted(document.annotators) if n != AUTO_ANNOTATOR]
+    if annotator is not None:
+        if annotator not in names:
+            known = ", ".join(names) or "none"
+            raise ExportError(f"{path} has no labels by {annotator!r} (annotators: {known})")
+        names = [annotator]
+    spans = []
+    for name in names:
+        for span in document.annotators[name].spans:
+            if span.status != "accepted":
+                continue  # a pending suggestion is not a label
+            kind = span.kind or "unclassified"
+            title = {"aware": "Aware deadlock", "unaware": "Unaware deadlock"}.get(kind, "Deadlock (unclassified)")
+            spans.append(SpanOverlay(span.start, span.end, f"{title} · {name}", kind))
+    return spans, None
+
+
+def _automatic_spans(result: dict[str, Any] | None) -> list[SpanOverlay]:
+    spans = []
+    for found in deadlock_steps(result):
+        awareness = found.awareness if found.awareness in ("aware", "unaware") else "unclassified"
+        spans.append(SpanOverlay(found.start, found.end, f"Deadlock suggested ({awareness}) {found.start}–{found.end}",
+                                 "suggested"))
+    return spans
+
+
+def _uncovered(automatic: list[SpanOverlay], labelled: list[SpanOverlay]) -> list[SpanOverlay]:
+    """Automatic spans that no human label overlaps: a label is the better word on the same steps."""
+    return [a for a in automatic if not any(a.start <= h.end and h.start <= a.end for h in labelled)]
+
+
+def load_clip_episode(path: Path, annotator: str | None = None) -> ClipEpisode:
+    """Raises ExportError with a message that names the file and what is wrong."""
+    path = Path(path)
+    if not path.is_file():
+        raise ExportError(f"{path} does not exist or is not a file")
+    try:
+        with EpisodeReader(path) as episode:
+            numbers = episode.step_numbers()
+            records = episode.records()
+            samples = episode.samples()
+            frame_ticks = episode.frame_ticks()
+            metadata, result = episode.metadata, episode.result
+            if "current" not in episode.image_sets():
+                raise ExportError(f"{path} stores no step images ('current'), so there is nothing to show")
+    except EpisodeFileError as exc:
+        raise ExportError(str(exc)) from None
+    except (KeyError, OSError, ValueError, RuntimeError) as exc:
+        raise ExportError(f"{path} is damaged or not a complete episode file ({type(exc).__name__}: {exc}); "
+                          "it was opened read-only and left unchanged") from None
+    if len(records) == 0:
+        raise ExportError(f"{path} holds no complete step; there is nothing to put in a clip")
+    spans, warning = _label_spans(path, annotator)
+    return ClipEpisode(path, metadata, result, numbers["step"].astype(np.int64),
+                       numbers["tick_before"].astype(np.int64), numbers["tick_after"].astype(np.int64), records,
+                       np.asarray(frame_ticks, np.int64), samples["tick"].astype(np.int64),
+                       np.column_stack([samples["x"], samples["y"]]).astype(float),
+                       samples["facing"].astype(float), spans + _uncovered(_automatic_spans(result), spans),
+                       warning)

@@ -1,0 +1,152 @@
+"""An episode file as training transitions: observations, actions, the dense reward, terminations and
+truncations, cut where someone other than the policy acted. Format-free; dataset.py writes Minari.
+
+* A segment is a run of consecutive steps chosen by the policy (source `agent`, or `privileged` for the
+  scripted driver). A human step or a human-requested intervention step ends it: those actions are not
+  the policy's, and an intervention step has no image.
+* Observation k is the image the agent was shown at the segment's k-th step, resized. The observation
+  after the last step is the next step's image where there is one, else the continuous frame taken when
+  the step ended, else a copy of the last observation (the episode file holds no later picture); each
+  segment says which (`final_observation`).
+* The reward is core/session/reward.py's, from the evaluator samples at the step's first and last tick,
+  so an automatic push-back between steps is never credited to the agent. `intervention` marks the
+  transitions after which one acted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+
+from core.agents.actions import ActionSet
+from core.export import ExportError
+from core.game.pad import Button
+from core.recording.reader import EpisodeReader
+from core.session.reward import Reading, RewardSpec, step_reward
+
+POLICY_SOURCES = ("agent", "privileged")
+NOOP = "NoOp"  # the discrete index after the action set's: the reply named no valid action, nothing ran
+CONTINUOUS_FIELDS = ("left_x", "left_y", "right_x", "right_y", "duration_s", *(f"button_{b.value}" for b in Button))
+
+
+@dataclass
+class Segment:
+    observations: np.ndarray          # (T + 1, H, W, 3) uint8
+    actions: np.ndarray               # (T,) int64, or (T, len(CONTINUOUS_FIELDS)) float32
+    rewards: np.ndarray               # (T,) float64
+    terminations: np.ndarray          # (T,) bool
+    truncations: np.ndarray           # (T,) bool
+    infos: dict[str, np.ndarray]      # each (T + 1,)
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+def resize(image: np.ndarray, size: tuple[int, int]) -> np.ndarray:
+    """To (width, height), the way every observation of a dataset is made (INTER_AREA)."""
+    if (image.shape[1], image.shape[0]) == size:
+        return np.ascontiguousarray(image)
+    return cv2.resize(image, size, interpolation=cv2.INTER_AREA)
+
+
+def encode_action(record: dict[str, Any], paradigm: str, actions: ActionSet) -> tuple[Any, bool]:
+    """(action, valid). Discrete: the action set's index, or len(names) for NoOp. Continuous: a float vector."""
+    valid = not record.get("parse_error") and record.get("action") not in (None, "", NOOP)
+    if paradigm == "discrete":
+        if not valid:
+            return len(actions.names), False
+        name = actions.resolve_name(str(record["action"]))
+        if name is None:
+            raise ExportError(f"step action {record['action']!r} is not in the built-in world's action set")
+        return actions.names.index(name), True
+    vector = np.zeros(len(CONTINUOUS_FIELDS), np.float32)
+    params = record.get("action_params") or {}
+    if valid and params:
+        vector[0:2] = params.get("left_stick", (0.0, 0.0))
+        vector[2:4] = params.get("right_stick", (0.0, 0.0))
+        vector[4] = float(params.get("duration", 0.0))
+        pressed = set(params.get("buttons") or ())
+        vector[5:] = [1.0 if b.value in pressed else 0.0 for b in Button]
+    return vector, valid and bool(params)
+
+
+def _segments_of(sources: list[str]) -> list[tuple[int, int]]:
+    runs, start = [], None
+    for i, source in enumerate([*sources, "end"]):
+        if source in POLICY_SOURCES and start is None:
+            start = i
+        elif source not in POLICY_SOURCES and start is not None:
+            runs.append((start, i - 1))
+            start = None
+    return runs
+
+
+def episode_segments(path: Path, reward: RewardSpec, actions: ActionSet, size: tuple[int, int]) -> list[Segment]:
+    """Every segment of one episode file. Raises EpisodeFileError or ExportError."""
+    with EpisodeReader(path) as reader:
+        result = reader.result or {}
+        metadata = reader.metadata
+        paradigm = str((metadata.get("options") or {}).get("paradigm", "discrete"))
+        records = reader.records()
+        numbers = reader.step_numbers()
+        samples = reader.samples()
+        frame_ticks = reader.frame_ticks()
+        steps = numbers["step"].astype(int)
+        sample_ticks = samples["tick"]
+
+        def reading(tick: int) -> Reading:
+            at = max(0, int(np.searchsorted(sample_ticks, tick, side="right")) - 1)
+            return Reading(float(samples["x"][at]), float(samples["y"][at]), int(samples["flags"][at]))
+
+        def final_observation(last: int, last_image: np.ndarray) -> tuple[np.ndarray, str]:
+            following = last + 1
+            if following < len(records):
+                image = reader.image("current", following)
+                if image.any():
+                    return resize(image, size), "next step image"
+            end = int(numbers["tick_after"][last])
+            at = np.nonzero(frame_ticks == end)[0]
+            if len(at):
+                return resize(reader.frame(int(at[-1])), size), "continuous frame"
+            return last_image, "repeated (no later picture recorded)"
+
+        success_step = result.get("success_step")
+        segments = []
+        for first, last in _segments_of([r["source"] for r in records]):
+            count = last - first + 1
+            observations = np.empty((count + 1, size[1], size[0], 3), np.uint8)
+            acts, rewards = [], np.zeros(count)
+            invalid = np.zeros(count + 1, bool)
+            pushed = np.zeros(count + 1, bool)
+            distance = np.full(count + 1, np.nan, np.float32)
+            for k, i in enumerate(range(first, last + 1)):
+                observations[k] = resize(reader.image("current", i), size)
+                action, valid = encode_action(records[i], paradigm, actions)
+                acts.append(action)
+                before, after = reading(int(numbers["tick_before"][i])), reading(int(numbers["tick_after"][i]))
+                rewards[k] = step_reward(reward, before, after, success_step is not None and steps[i] == success_step)
+                invalid[k + 1] = not valid
+                pushed[k + 1] = bool(records[i].get("intervention"))
+                if k == 0:
+                    distance[0] = reward.goal_distance(before) if reward.goal is not None else np.nan
+                distance[k + 1] = reward.goal_distance(after) if reward.goal is not None else np.nan
+            observations[count], final = final_observation(last, observations[count - 1])
+            terminated = np.zeros(count, bool)
+            terminated[-1] = success_step is not None and steps[last] == success_step
+            truncated = np.zeros(count, bool)
+            truncated[-1] = not terminated[-1]
+            after_last = steps[last + 1] if final == "next step image" else -1
+            step_of_observation = np.append(steps[first:last + 1], after_last)
+            segments.append(Segment(
+                observations, np.asarray(acts), rewards, terminated, truncated,
+                {"step": step_of_observation.astype(np.int32), "invalid_action": invalid, "intervention": pushed,
+                 "goal_distance": distance},
+                {"source_file": str(path), "first_step": int(steps[first]), "last_step": int(steps[last]),
+                 "start_reading": "recorded" if len(sample_ticks) and sample_ticks[0] <= numbers["tick_before"][first]
+                 else "missing: the first step's progress is measured from its first sample",
+                 "final_observation": final, "paradigm": paradigm,
+                 "ended_by": "success" if terminated[-1] else ("a person or intervention" if last + 1 < len(records)
+                                                               else str(result.get("end_reason") or "cut short"))}))
+    return segments

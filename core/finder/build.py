@@ -1,0 +1,251 @@
+"""From a found position to a verified profile: observe it in several game processes, build the
+signature, and check it on fresh processes started through the game's launcher.
+
+    builder = SignatureBuilder(launch, BuildOptions(name="minetest", game="Minetest 5.6.1"))
+    result = builder.build()          # finds the position itself in each process
+    profile_writer.write(path, result.profile_data, result.draft)
+
+In the second and later processes the value is first looked for with a loose pattern made from
+the processes so far (fast, and proof that the surroundings repeat); only if that is not unique
+does the motion finder run again, and its candidate whose surroundings look most like the first
+process's wins. A signature that fails verification adds that process to the observations and
+is rebuilt, up to `max_processes`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from core.evaluation.profile import Profile
+from core.finder.motion import Closable, FinderCancelled, FinderError, GameLauncher, MotionPlan, Progress
+from core.finder.position import FinderOptions, PositionFinder
+from core.finder.profile_writer import FlagField, ProfileDraft, build, validate
+from core.finder.signature import (
+    VALUE_BYTES,
+    Observation,
+    Pick,
+    candidate_windows,
+    choose,
+    derive,
+    observe,
+    pattern_text,
+)
+from core.finder.verify import VerifyResult, verify_profile
+from core.memory.pattern import parse_pattern
+from core.memory.readers import MemoryReader, open_reader
+from core.memory.scanner import RegionFilter, scan
+
+
+@dataclass
+class BuildOptions:
+    name: str = "found_game"
+    game: str = "unknown game"
+    game_version: str | None = None
+    processes: int = 2
+    verify: int = 1
+    max_processes: int = 4
+    scale: float = 1.0
+    units: str | None = None
+    flags: FlagField | None = None
+    plan: MotionPlan = field(default_factory=MotionPlan)
+    finder: FinderOptions = field(default_factory=FinderOptions)
+
+
+@dataclass
+class BuildResult:
+    ok: bool
+    message: str
+    profile_data: dict | None = None
+    draft: ProfileDraft | None = None
+    pick: Pick | None = None
+    processes: list[dict] = field(default_factory=list)
+    verifications: list[VerifyResult] = field(default_factory=list)
+    wildcards: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def profile(self) -> Profile | None:
+        return validate(self.profile_data) if self.profile_data is not None else None
+
+    def to_json(self) -> dict[str, object]:
+        return {"ok": self.ok, "message": self.message,
+                "pattern": self.pick.pattern.text if self.pick else None,
+                "pattern_start": self.pick.start if self.pick else None,
+                "processes": self.processes, "verifications": [v.to_json() for v in self.verifications],
+                "wildcards": self.wildcards}
+
+
+@dataclass
+class _Found:
+    address: int
+    vertical: int
+    speed: float
+    values: tuple[float, float, float]
+    how: str
+
+
+class SignatureBuilder:
+    def __init__(self, launcher: GameLauncher, options: BuildOptions | None = None,
+                 progress: Progress | None = None, cancel: threading.Event | None = None) -> None:
+        self.launcher = launcher
+        self.options = options or BuildOptions()
+        self.progress = progress
+        self.cancel = cancel
+        self._first: _Found | None = None
+
+    def _report(self, what: str, fraction: float) -> None:
+        if self.cancel is not None and self.cancel.is_set():
+            raise FinderCancelled("cancelled by the user")
+        if self.progress is not None:
+            self.progress(what, fraction, 0)
+
+    def build(self, game: Closable | None = None, address: int | None = None, vertical: int | None = None,
+              speed: float | None = None) -> BuildResult:
+        """Build from `game` (closed here when done with) and a known `address`, or launch and find."""
+        options = self.options
+        if options.processes < 2 or options.verify < 1:
+            raise FinderError("a signature is built from at least 2 processes and verified on at least 1 more")
+        observations: list[Observation] = []
+        result = BuildResult(False, "")
+        known = _Found(address, vertical or 2, speed or 0.0, (0.0, 0.0, 0.0), "given") \
+            if address is not None else None
+        try:
+            while True:
+                total = options.processes + options.verify
+                if game is None:
+                    self._report(f"starting game process {len(observations) + 1}", len(observations) / total)
+                    game = self.launcher()
+                found, observation = self._observe(game, observations, known)
+                known = None
+                observations.append(observation)
+                result.processes.append({"pid": observation.pid, "address": observation.address,
+                                         "found_by": found.how, "values": list(found.values)})
+                game.close()
+                game = None
+                if len(observations) < options.processes:
+                    continue
+                self._report("building the signature", len(observations) / total)
+                exclude = [] if options.flags is None else [(options.flags.relative, options.flags.relative + 8)]
+                model = derive(observations, exclude)
+                result.wildcards = model.reasons
+                pick = choose(model, observations)
+                if pick is None:
+                    if len(observations) >= options.max_processes:
+                        result.message = (f"no pattern around the value was unique in all {len(observations)} "
+                                          "processes; the value may live in a structure that differs between runs "
+                                          "(try a pointer chain: `memory pointers`)")
+                        return result
+                    continue
+                result.pick = pick
+                draft = self._draft(pick, observations)
+                data = build(draft)
+                profile = validate(data)
+                failed = None
+                for index in range(options.verify):
+                    self._report(f"verifying on fresh process {index + 1}", (len(observations) + index) / total)
+                    game = self.launcher()
+                    # The profile reports scaled units; the finder measured the stored ones.
+                    expected = self._first.speed * abs(options.scale) if self._first.speed else None
+                    check = verify_profile(game, profile, options.plan, expected_speed=expected)
+                    result.verifications.append(check)
+                    if not check.ok:
+                        failed = check
+                        break
+                    game.close()
+                    game = None
+                if failed is None:
+                    last = result.verifications[-1].message if result.verifications else "not verified"
+                    draft.provenance.append(f"Verified on {options.verify} fresh process(es): {last}.")
+                    result.profile_data, result.draft = build(draft), draft
+                    result.ok, result.message = True, (f"signature of {len(pick.pattern)} bytes ({pick.literals} "
+                                                       f"literal) unique in {len(observations)} processes and "
+                                                       f"verified on {options.verify} more")
+                    return result
+                if len(observations) >= options.max_processes:
+                    result.message = f"the signature failed on a fresh process: {failed.message}"
+                    return result
+                # The failing process becomes one more observation: rebuild with it.
+        finally:
+            if game is not None:
+                game.close()
+            for observation in observations:
+                if observation.image is not None:
+                    observation.image.delete()
+
+    def _observe(self, game: Closable, observations: list[Observation],
+                 known: _Found | None) -> tuple[_Found, Observation]:
+        reader = open_reader(game.pid)
+        try:
+            found = known if known is not None else self._locate(game, reader, observations)
+            if self._first is None:
+                self._first = found
+            self._report(f"observing process {len(observations) + 1}", 0.0)
+            observation = observe(game, reader, found.address, self.options.plan,
+                                  region_filter=self.options.finder.region_filter)
+            return found, observation
+        finally:
+            reader.close()
+
+    def _locate(self, game: Closable, reader: MemoryReader, observations: list[Observation]) -> _Found:
+        if observations and self._first is not None:
+            address = _by_loose_pattern(reader, observations, self.options.finder.region_filter)
+            if address is not None:
+                values = tuple(float(v) for v in np.frombuffer(reader.read(address, VALUE_BYTES), np.float32))
+                return _Found(address, self._first.vertical, self._first.speed, values, "loose pattern")  # type: ignore[arg-type]
+        self._report(f"finding the position in process {len(observations) + 1}", 0.0)
+        finder = PositionFinder(game, reader, self.options.finder)
+        result = finder.run(self.progress, self.cancel)
+        if not result.candidates:
+            raise FinderError("the motion finder found no position in this process")
+        best = result.candidates[0]
+        how = "motion finder"
+        if observations:
+            scored = [(_similarity(reader, c.address, observations[0]), c) for c in result.candidates[:10]]
+            similarity, best = max(scored, key=lambda item: item[0])
+            how = f"motion finder, surroundings {similarity:.0%} like process 1"
+        return _Found(best.address, best.vertical, best.speed, best.values, how)
+
+    def _draft(self, pick: Pick, observations: list[Observation]) -> ProfileDraft:
+        options, first = self.options, self._first
+        assert first is not None
+        provenance = [f"Signature built from {len(observations)} processes "
+                      f"(pids {', '.join(str(o.pid) for o in observations)}) by the motion-guided finder;",
+                      f"{pick.literals} literal bytes of {len(pick.pattern)}."]
+        perms = options.finder.region_filter.perms
+        return ProfileDraft(options.name, options.game, options.game_version, pick, first.vertical, first.values,
+                            options.scale, options.units, options.flags, scan_perms=perms,
+                            path_contains=options.finder.region_filter.path_contains, provenance=provenance)
+
+
+def _by_loose_pattern(reader: MemoryReader, observations: list[Observation],
+                      region_filter: RegionFilter) -> int | None:
+    """The value's address in a new process, if a pattern from the processes so far finds it uniquely."""
+    model = derive(observations)
+    tries = candidate_windows(model, allow_zero=False)[:4] + candidate_windows(model, allow_zero=True)[:2]
+    for _, a, b, mask in tries:
+        pattern = parse_pattern(pattern_text(model.values[a:b], mask))
+        matches = scan(reader, pattern, region_filter)
+        if len(matches) == 1:
+            address = matches[0].address - (a + model.low)
+            triple = np.frombuffer(reader.read(address, VALUE_BYTES), np.float32)
+            if len(triple) == 3 and np.isfinite(triple).all():
+                return address
+    return None
+
+
+def _similarity(reader: MemoryReader, address: int, observation: Observation) -> float:
+    """Share of bytes around `address` equal to those around the value in `observation`."""
+    low, high = observation.low, observation.high
+    data = reader.read(address + low, high - low)
+    if len(data) != high - low:
+        return 0.0
+    here = np.frombuffer(data, np.uint8)
+    there = np.frombuffer(observation.windows[0], np.uint8)
+    outside = np.ones(len(here), bool)
+    outside[-low:-low + VALUE_BYTES] = False
+    with contextlib.suppress(ZeroDivisionError):
+        return float((here[outside] == there[outside]).mean())
+    return 0.0

@@ -1,0 +1,164 @@
+"""Finding where a game keeps the player's position, by moving the player and watching memory.
+
+    finder = PositionFinder(game)            # game: anything with pid and hold(pad, seconds)
+    result = finder.run(progress=..., cancel=...)
+    result.candidates[0].address             # the best (x, y, z) triple
+
+The first round narrows the whole process densely (triples.py) until few enough candidates are
+left to follow one by one (track.py); the following rounds are recorded and ranked (ranking.py).
+A value read off the screen (`typed`) narrows to the matching triples in one pass instead, and
+one round of movement then orders them.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from core.finder.motion import Drivable, FinderError, MotionPlan, Pacer, Progress, Step
+from core.finder.ranking import RankedTriple, rank
+from core.finder.track import Tracker
+from core.finder.triples import TripleScan
+from core.game.pad import PadState
+from core.memory.readers import MemoryReader, open_reader
+from core.memory.scanner import RegionFilter
+
+MAX_DENSE_ROUNDS = 2
+
+
+@dataclass
+class FinderOptions:
+    plan: MotionPlan = field(default_factory=MotionPlan)
+    region_filter: RegionFilter = field(default_factory=lambda: RegionFilter(perms="rw"))
+    sparse_limit: int = 300_000     # follow candidates one by one below this many
+    top: int = 20
+    workers: int | None = None
+    workspace: Path | None = None
+
+
+@dataclass
+class PositionResult:
+    candidates: list[RankedTriple]
+    seconds: float
+    narrowing: list[tuple[str, int]]   # (step, candidates left) in order
+    bytes_read: int
+
+    def to_json(self) -> dict[str, object]:
+        return {"candidates": [c.to_json() for c in self.candidates], "seconds": round(self.seconds, 2),
+                "narrowing": [{"step": s, "candidates": n} for s, n in self.narrowing],
+                "bytes_read": self.bytes_read}
+
+
+@dataclass
+class Typed:
+    """Values read off the screen, in the order shown (None: not shown), and how they map to memory."""
+
+    values: tuple[float | None, float | None, float | None]
+    tolerance: float
+    scale: float = 1.0   # memory holds shown value × scale (Minetest: 10)
+
+
+class PositionFinder:
+    def __init__(self, game: Drivable, reader: MemoryReader | None = None,
+                 options: FinderOptions | None = None) -> None:
+        self.game = game
+        self.options = options or FinderOptions()
+        self._own_reader = reader is None
+        self.reader = reader if reader is not None else open_reader(game.pid)
+
+    def run(self, progress: Progress | None = None, cancel: threading.Event | None = None,
+            typed: Typed | None = None) -> PositionResult:
+        plan, options = self.options.plan, self.options
+        steps = plan.round_steps()
+        rounds = 1 if typed else plan.rounds
+        pacer = Pacer(progress, cancel, len(steps) * (rounds + (0 if typed else 1)) + 1)
+        started = time.perf_counter()
+        narrowing: list[tuple[str, int]] = []
+        scan = TripleScan(self.reader, options.region_filter, options.workspace, options.workers)
+        tracker: Tracker | None = None
+        try:
+            self._settle()
+            count = scan.first()
+            narrowing.append(("snapshot", count))
+            if typed is not None:
+                scaled = tuple(None if v is None else v * typed.scale for v in typed.values)
+                count = scan.typed(scaled, typed.tolerance * abs(typed.scale))  # type: ignore[arg-type]
+                narrowing.append(("typed", count))
+                if count == 0:
+                    raise FinderError("no three consecutive floats match the values typed in; check the values "
+                                      "and their order, and try --scale (Minetest stores node units × 10)")
+                tracker = self._follow(scan)
+            pacer.step("snapshot", count)
+            round_number, recorded = 0, 0
+            while recorded < rounds:
+                for step in steps:
+                    if tracker is None:
+                        count, tracker = self._dense_step(scan, step, round_number)
+                    else:
+                        count = self._sparse_step(tracker, step, round_number)
+                    narrowing.append((f"{step.name} (round {round_number + 1})", count))
+                    if count == 0:
+                        moves = len(tracker.moves) if tracker is not None else 0
+                        raise FinderError(self._nothing_left(step, moves))
+                    pacer.step(f"{step.name}, round {round_number + 1}", count)
+                if tracker is not None:
+                    recorded += 1
+                elif round_number + 1 >= MAX_DENSE_ROUNDS:
+                    raise FinderError(f"{count} candidates were still left after {MAX_DENSE_ROUNDS} rounds of "
+                                      "movement; narrow the regions searched (--perms, --path-contains) or type "
+                                      "in a coordinate read off the screen")
+                round_number += 1
+        finally:
+            scan.close()
+        assert tracker is not None
+        candidates = rank(tracker.addresses, tracker.now, tracker.moves, plan.move_seconds, options.top)
+        return PositionResult(candidates, time.perf_counter() - started, narrowing,
+                              scan.bytes_read)
+
+    def _settle(self) -> None:
+        self.game.hold(PadState(), self.options.plan.settle_seconds)
+
+    def _follow(self, scan: TripleScan) -> Tracker:
+        extracted = scan.extract()
+        return Tracker(self.reader, extracted.addresses, extracted.now)
+
+    def _dense_step(self, scan: TripleScan, step: Step, round_number: int) -> tuple[int, Tracker | None]:
+        self.game.hold(step.pad, step.seconds)
+        self._settle()
+        if step.kind == "still":
+            return scan.still(), None
+        count = scan.moved()
+        if count > self.options.sparse_limit:
+            return count, None
+        extracted = scan.extract()
+        tracker = Tracker(self.reader, extracted.addresses, extracted.now)
+        tracker.record_dense_move(round_number, step.name, extracted.before)
+        return count, tracker
+
+    def _sparse_step(self, tracker: Tracker, step: Step, round_number: int) -> int:
+        self.game.hold(step.pad, step.seconds)
+        end = tracker.sample_end() if step.kind == "moved" else None
+        self._settle()
+        if step.kind == "still":
+            return tracker.still()
+        return tracker.moved(round_number, step.name, end)
+
+    @staticmethod
+    def _nothing_left(step: Step, moves: int) -> str:
+        blocked = ("was the character blocked, in a menu, or is the game window without input focus? Start in "
+                   "open ground and try again")
+        if step.kind == "moved":
+            return f"no candidate moved during '{step.name}': {blocked}"
+        if moves <= 1:
+            # What changed during the first walk then changed again while standing: noise, which is
+            # what is left when the walk itself moved nothing.
+            return (f"nothing that changed during the first walk stayed still during '{step.name}': most likely "
+                    f"the character did not move at all ({blocked}); otherwise it drifts while standing")
+        return (f"every candidate changed during '{step.name}', when the character should have stood still: "
+                "does the character drift (on a slope, in water), or does turning the camera move it?")
+
+    def close(self) -> None:
+        if self._own_reader:
+            self.reader.close()

@@ -1,0 +1,249 @@
+"""Ranking candidate position triples by how well they follow the commanded moves.
+
+For each candidate and each way of reading it (the middle value as height, "y up", as Minetest
+and most engines; or the last, "z up", as the built-in world), the horizontal displacement of
+every walking step is checked against the protocol:
+  moved      every walking step moved it;
+  returns    back undoes forward and left undoes right;
+  square     strafing is at right angles to walking forward;
+  even       forward and back (right and left) cover the same distance;
+  rotation   turning the camera turns forward and strafe directions by the same angle;
+  level      the height changes little compared to the horizontal moves.
+Then a plausible walking speed (units per second between 0.05 and 2000), agreement with other
+copies (the true position has copies: render nodes, lagging and server-side ones), and among
+copies: which one leads (sampled the moment a move ends, the true position is already there
+while lagging copies are still on their way), which one keeps its height while walking (an eye
+or camera position bobs), and which holds the value most copies hold (not an eye height above
+the feet).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from core.finder.track import MoveRecord
+
+SPEED_RANGE = (0.05, 2000.0)
+_WEIGHTS = {"returns": 2.0, "square": 1.5, "even": 1.0, "rotation": 1.5, "level": 1.0}
+_TINY = 1e-12
+VERTICAL_NAMES = {1: "y", 2: "z"}
+
+
+@dataclass
+class RankedTriple:
+    address: int
+    values: tuple[float, float, float]
+    vertical: int                  # index of the height within the triple: 1 (y up) or 2 (z up)
+    score: float
+    consistency: float
+    speed: float                   # units per second while walking
+    copies: int = 0
+    lead: float = 1.0
+    terms: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def up(self) -> str:
+        return VERTICAL_NAMES[self.vertical]
+
+    def to_json(self) -> dict[str, object]:
+        return {"address": self.address, "address_hex": f"{self.address:#x}", "values": list(self.values),
+                "up": self.up, "score": round(self.score, 4), "consistency": round(self.consistency, 4),
+                "speed": round(self.speed, 4), "copies": self.copies, "lead": round(self.lead, 3),
+                "terms": {k: round(v, 3) for k, v in self.terms.items()}}
+
+
+def _horizontal(vectors: np.ndarray, vertical: int) -> np.ndarray:
+    return vectors[..., [i for i in range(3) if i != vertical]]
+
+
+def _norm(v: np.ndarray) -> np.ndarray:
+    return np.sqrt((v.astype(np.float64) ** 2).sum(axis=-1))
+
+
+def _angle(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Signed angle from a to b, per row."""
+    return np.arctan2(a[:, 0] * b[:, 1] - a[:, 1] * b[:, 0], (a * b).sum(axis=1))
+
+
+def _by_round(moves: list[MoveRecord]) -> dict[int, dict[str, int]]:
+    rounds: dict[int, dict[str, int]] = {}
+    for index, move in enumerate(moves):
+        rounds.setdefault(move.round, {})[move.name] = index
+    return rounds
+
+
+def _terms(moves: list[MoveRecord], vertical: int) -> dict[str, np.ndarray]:
+    deltas = np.stack([(m.after.astype(np.float64) - m.before.astype(np.float64)) for m in moves], axis=1)
+    horizontal = _horizontal(deltas, vertical)                 # (n, M, 2)
+    magnitude = _norm(horizontal)                              # (n, M)
+    typical = np.median(magnitude, axis=1)
+    moved = np.where(typical > 0, (magnitude > 0.25 * typical[:, None]).mean(axis=1), 0.0)
+    rounds = _by_round(moves)
+    returns, square, even, rotation = [], [], [], []
+    for steps in rounds.values():
+        for a, b in (("forward", "back"), ("right", "left")):
+            if a in steps and b in steps:
+                ha, hb = horizontal[:, steps[a]], horizontal[:, steps[b]]
+                ma, mb = magnitude[:, steps[a]], magnitude[:, steps[b]]
+                returns.append(1.0 - np.minimum(1.0, _norm(ha + hb) / (ma + mb + _TINY)))
+                even.append(np.minimum(ma, mb) / (np.maximum(ma, mb) + _TINY))
+        if "forward" in steps and "right" in steps:
+            hf, hr = horizontal[:, steps["forward"]], horizontal[:, steps["right"]]
+            cosine = (hf * hr).sum(axis=1) / (magnitude[:, steps["forward"]] * magnitude[:, steps["right"]] + _TINY)
+            both = (magnitude[:, steps["forward"]] > 0) & (magnitude[:, steps["right"]] > 0)
+            square.append(np.where(both, 1.0 - np.abs(cosine), 0.0))
+    ordered = [rounds[r] for r in sorted(rounds)]
+    for first, second in itertools.pairwise(ordered):
+        if all(name in first and name in second for name in ("forward", "right")):
+            turn_forward = _angle(horizontal[:, first["forward"]], horizontal[:, second["forward"]])
+            turn_right = _angle(horizontal[:, first["right"]], horizontal[:, second["right"]])
+            difference = np.abs((turn_forward - turn_right + math.pi) % (2 * math.pi) - math.pi)
+            rotation.append(1.0 - difference / math.pi)
+    height = np.abs(deltas[..., vertical]).mean(axis=1)
+    level = 1.0 - np.minimum(1.0, height / (magnitude.mean(axis=1) + _TINY))
+    n = len(magnitude)
+
+    def mean(parts: list[np.ndarray]) -> np.ndarray:
+        return np.mean(parts, axis=0) if parts else np.full(n, np.nan)  # NaN: not measured, not weighed
+
+    return {"moved": moved, "returns": mean(returns), "square": mean(square), "even": mean(even),
+            "rotation": mean(rotation), "level": level, "typical": typical}
+
+
+def speed_plausibility(speed: np.ndarray) -> np.ndarray:
+    low, high = SPEED_RANGE
+    with np.errstate(divide="ignore"):
+        below = np.log10(np.maximum(speed, _TINY) / low)
+        above = np.log10(np.maximum(speed, _TINY) / high)
+    distance = np.where(speed < low, -below, np.where(speed > high, above, 0.0))
+    return np.exp(-2.0 * distance)
+
+
+def _lead(moves: list[MoveRecord], vertical: np.ndarray) -> np.ndarray:
+    """Mean share of each step's final horizontal displacement already covered when it ended."""
+    shares = []
+    rows = np.arange(len(vertical))
+    for move in moves:
+        if move.end is None:
+            continue
+        total = move.after.astype(np.float64) - move.before.astype(np.float64)
+        early = move.end.astype(np.float64) - move.before.astype(np.float64)
+        keep = np.ones((len(rows), 3), bool)
+        keep[rows, vertical] = False
+        total_h = np.sqrt(np.where(keep, total ** 2, 0).sum(axis=1))
+        early_h = np.sqrt(np.where(keep, early ** 2, 0).sum(axis=1))
+        shares.append(np.where(total_h > 0, np.minimum(1.5, early_h / (total_h + _TINY)), np.nan))
+    if not shares:
+        return np.ones(len(vertical))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a candidate that never moved has no share
+        lead = np.nanmean(np.stack(shares, axis=1), axis=1)
+    return np.where(np.isnan(lead), 1.0, lead)
+
+
+def fit(moves: list[MoveRecord], vertical: int) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """Per candidate: how well the moves fit the protocol when `vertical` is the height (0 to 1),
+    and the terms behind it."""
+    terms = _terms(moves, vertical)
+    measured = {k: w for k, w in _WEIGHTS.items() if not np.isnan(terms[k]).all()}
+    total = sum(measured.values())
+    # Every walking step must move a position: a triple that sat out some of them is a poor one
+    # however neatly the rest fits, hence the square.
+    return terms["moved"] ** 2 * sum(w * terms[k] for k, w in measured.items()) / total, terms
+
+
+def _steadiness(moves: list[MoveRecord], vertical: np.ndarray) -> np.ndarray:
+    """1 for a triple whose height, the moment a walk ends, lies where its horizontal progress says it
+    should; less for one that bobs. The position itself moves along the ground; a camera or a head
+    bobs while walking (Minetest's eye position does, by about 0.1 node in 2)."""
+    wobble = []
+    rows = np.arange(len(vertical))
+    for move in moves:
+        if move.end is None:
+            continue
+        before, end, after = move.before.astype(np.float64), move.end.astype(np.float64), move.after.astype(np.float64)
+        keep = np.ones((len(rows), 3), bool)
+        keep[rows, vertical] = False
+        total = np.sqrt(np.where(keep, (after - before) ** 2, 0).sum(axis=1))
+        early = np.sqrt(np.where(keep, (end - before) ** 2, 0).sum(axis=1))
+        share = np.where(total > 0, early / np.maximum(total, _TINY), 1.0)
+        low, high, now = before[rows, vertical], after[rows, vertical], end[rows, vertical]
+        expected = low + share * (high - low)
+        wobble.append(np.where(total > 0, np.abs(now - expected) / np.maximum(total, _TINY), 0.0))
+    if not wobble:
+        return np.ones(len(vertical))
+    return np.exp(-np.mean(wobble, axis=0) / 0.002)
+
+
+def rank(addresses: np.ndarray, now: np.ndarray, moves: list[MoveRecord], move_seconds: float,
+         top: int = 20, pool: int = 400) -> list[RankedTriple]:
+    """The best `top` candidates, best first (overlapping windows of one struct count once)."""
+    if len(addresses) == 0 or not moves:
+        return []
+    fits = {v: fit(moves, v) for v in VERTICAL_NAMES}
+    by_axis = {v: terms for v, (_, terms) in fits.items()}
+    consistency = {v: score for v, (score, _) in fits.items()}
+    vertical = np.where(consistency[2] > consistency[1], 2, 1)
+    chosen = np.where(vertical == 2, consistency[2], consistency[1])
+    typical = np.where(vertical == 2, by_axis[2]["typical"], by_axis[1]["typical"])
+    speed = typical / move_seconds
+    base = chosen * speed_plausibility(speed)
+    order = np.argsort(-base, kind="stable")[:pool]
+    order = _one_window_per_struct(addresses, base, order)
+    pooled = [m.select(order) for m in moves]
+    lead = _lead(pooled, vertical[order])
+    steady = _steadiness(pooled, vertical[order])
+    directions = _directions(moves, order, vertical[order])
+    agree = directions @ directions.T > 0.98
+    np.fill_diagonal(agree, False)
+    copies = agree.sum(axis=1)
+    group_lead = np.array([max(lead[i], lead[agree[i]].max()) if copies[i] else lead[i] for i in range(len(order))])
+    relative_lead = np.clip(lead / np.maximum(group_lead, _TINY), 0.0, 1.0)
+    support = np.minimum(copies, 4) / 4.0
+    # Of agreeing copies, those holding the value most of them hold are the position itself; a copy
+    # at a constant offset (an eye or camera height) holds a value fewer copies share.
+    values = now[order].astype(np.float64)
+    equal = (np.abs(values[:, None, :] - values[None, :, :])
+             <= 1e-4 * np.maximum(1.0, np.abs(values[:, None, :]))).all(axis=2) & agree
+    common = np.where(copies > 0, equal.sum(axis=1) / np.maximum(copies, 1), 1.0)
+    final = (base[order] * (0.75 + 0.25 * support) * (0.8 + 0.2 * relative_lead) * (0.9 + 0.1 * steady)
+             * (0.9 + 0.1 * common))
+    ranked = []
+    for rank_index in np.argsort(-final, kind="stable")[:top]:
+        i = order[rank_index]
+        v = int(vertical[i])
+        terms = {k: float(by_axis[v][k][i]) for k in ("moved", *_WEIGHTS) if not np.isnan(by_axis[v][k][i])}
+        terms["speed_plausible"] = float(speed_plausibility(speed[i:i + 1])[0])
+        terms["steady"] = float(steady[rank_index])
+        terms["common_value"] = float(common[rank_index])
+        ranked.append(RankedTriple(int(addresses[i]), tuple(float(x) for x in now[i]), v, float(final[rank_index]),
+                                   float(chosen[i]), float(speed[i]), int(copies[rank_index]),
+                                   float(lead[rank_index]), terms))
+    return ranked
+
+
+def _one_window_per_struct(addresses: np.ndarray, score: np.ndarray, order: np.ndarray) -> np.ndarray:
+    """Triples starting 4 or 8 bytes apart share values; keep the best-scoring window of each run."""
+    taken: list[int] = []
+    for i in order.tolist():
+        address = int(addresses[i])
+        if all(abs(address - int(addresses[j])) >= 12 for j in taken):
+            taken.append(i)
+    return np.array(taken, dtype=np.int64)
+
+
+def _directions(moves: list[MoveRecord], order: np.ndarray, vertical: np.ndarray) -> np.ndarray:
+    """Each candidate's horizontal displacements over all steps, as one unit vector."""
+    rows = []
+    for move in moves:
+        delta = move.after[order].astype(np.float64) - move.before[order].astype(np.float64)
+        first = np.where(vertical == 1, delta[:, 0], delta[:, 0])
+        second = np.where(vertical == 1, delta[:, 2], delta[:, 1])
+        rows += [first, second]
+    matrix = np.stack(rows, axis=1)
+    return matrix / (np.linalg.norm(matrix, axis=1, keepdims=True) + _TINY)

@@ -1,0 +1,210 @@
+"""Building an AOB signature around a found value that survives a restart of the game.
+
+A window of bytes around the value is read in several movement states of at least two game
+processes. A byte stays literal only if it was the same in every one of them and is not:
+  the value itself (or another field the profile reads, such as flags);
+  part of a pointer-like qword (it points into the process's mappings, or looks like a user
+  address): heap and module addresses move between runs;
+and zero bytes are kept out of the pattern unless it cannot be unique without them (a zero is
+often a field not set yet: a flag word before any quest, a timer before it starts).
+
+Of the sub-windows that start and end on a literal byte, the one chosen is unique in every
+process it was built from (checked in saved images of their memory, core/memory/image.py) and
+scores best on literal bytes, a long literal run for the scanner's memmem anchor, shortness and
+closeness to the value.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from core.finder.motion import Drivable, MotionPlan
+from core.game.pad import PadState
+from core.memory.image import MemoryImage
+from core.memory.pattern import Pattern, parse_pattern
+from core.memory.readers import MemoryReader
+from core.memory.regions import Region
+from core.memory.scanner import RegionFilter, scan
+
+BEFORE = 96
+AFTER = 96
+VALUE_BYTES = 12
+MIN_LITERALS = 8
+MIN_NONZERO = 6
+MAX_LENGTH = 96
+
+
+@dataclass
+class Observation:
+    """One game process: where the value was, its surroundings in several states, its memory."""
+
+    pid: int
+    address: int                   # the value (triple start)
+    low: int                       # window = [address + low, address + high)
+    high: int
+    windows: list[bytes]
+    maps: list[tuple[int, int]]    # mapped ranges, for telling pointers apart
+    image: MemoryImage | None = None
+
+    def bytes_at(self, relative: int) -> np.ndarray:
+        """Byte `relative` to the value in every window (uint8 array)."""
+        return np.array([w[relative - self.low] for w in self.windows], dtype=np.uint8)
+
+
+def _window_bounds(regions: list[Region], address: int) -> tuple[int, int]:
+    for region in regions:
+        if region.start <= address < region.end:
+            low = max(region.start, address - BEFORE) - address
+            high = min(region.end, address + VALUE_BYTES + AFTER) - address
+            return low, high
+    raise LookupError(f"address {address:#x} is not in any mapped region of the game any more")
+
+
+def observation_steps(plan: MotionPlan) -> list[tuple[PadState, float]]:
+    """Moves between window reads: walking, strafing, turning and tilting the camera."""
+    move, turn = plan.move_seconds, plan.turn_seconds
+    return [(PadState(left_y=1.0), move), (PadState(right_x=1.0), turn), (PadState(left_x=1.0), move),
+            (PadState(right_y=0.6), turn), (PadState(left_y=-1.0), move), (PadState(right_y=-0.6), turn),
+            (PadState(left_x=-1.0), move)]
+
+
+def observe(game: Drivable, reader: MemoryReader, address: int, plan: MotionPlan,
+            image: bool = True, region_filter: RegionFilter | None = None) -> Observation:
+    regions = reader.regions()
+    low, high = _window_bounds(regions, address)
+    windows = [reader.read(address + low, high - low)]
+    for pad, seconds in observation_steps(plan):
+        game.hold(pad, seconds)
+        game.hold(PadState(), plan.settle_seconds)
+        windows.append(reader.read(address + low, high - low))
+    size = min(len(w) for w in windows)
+    windows = [w[:size] for w in windows]
+    captured = MemoryImage.capture(reader, region_filter=region_filter) if image else None
+    maps = sorted((r.start, r.end) for r in regions)
+    return Observation(reader.pid, address, low, low + size, windows, maps, captured)
+
+
+def _pointer_like(value: int, maps: list[tuple[int, int]], starts: np.ndarray) -> bool:
+    if not 0x10000 <= value <= 0x7FFF_FFFF_FFFF:
+        return False
+    index = int(np.searchsorted(starts, value, side="right")) - 1
+    if index >= 0 and maps[index][0] <= value < maps[index][1]:
+        return True
+    return value >= 1 << 40  # high user-space addresses (heaps, stacks, libraries) even if unmapped now
+
+
+@dataclass
+class WindowModel:
+    """What is known about each byte around the value, relative to it."""
+
+    low: int
+    high: int
+    values: np.ndarray      # byte values (from the first window)
+    literal: np.ndarray     # bool: same everywhere and not excluded
+    reasons: dict[str, int] = field(default_factory=dict)  # why bytes were wildcarded, for the report
+
+    def index(self, relative: int) -> int:
+        return relative - self.low
+
+
+def derive(observations: list[Observation], exclude: list[tuple[int, int]] | None = None) -> WindowModel:
+    """Combine the observations: a byte is literal only if it is identical in all of them."""
+    low = max(o.low for o in observations)
+    high = min(o.high for o in observations)
+    length = high - low
+    stack = np.concatenate([np.stack([np.frombuffer(w, np.uint8)[low - o.low:high - o.low] for w in o.windows])
+                            for o in observations])
+    same = (stack == stack[0]).all(axis=0)
+    literal = same.copy()
+    reasons = {"differed": int((~same).sum())}
+    excluded = [(0, VALUE_BYTES), *(exclude or [])]
+    value_mask = np.zeros(length, bool)
+    for start, end in excluded:
+        value_mask[max(0, start - low):max(0, min(length, end - low))] = True
+    literal &= ~value_mask
+    pointer_mask = np.zeros(length, bool)
+    for o in observations:
+        starts = np.array([a for a, _ in o.maps], dtype=np.uint64)
+        first_aligned = (-(o.address + low)) % 8
+        for window in o.windows:
+            data = np.frombuffer(window, np.uint8)[low - o.low:high - o.low]
+            for i in range(first_aligned, length - 7, 8):
+                if _pointer_like(int.from_bytes(data[i:i + 8].tobytes(), "little"), o.maps, starts):
+                    pointer_mask[i:i + 8] = True
+    reasons["pointer-like"] = int((pointer_mask & same & ~value_mask).sum())
+    reasons["value and read fields"] = int(value_mask.sum())
+    literal &= ~pointer_mask
+    return WindowModel(low, high, stack[0].copy(), literal, reasons)
+
+
+@dataclass(frozen=True)
+class Pick:
+    """A chosen signature: the pattern, and where it starts relative to the value."""
+
+    pattern: Pattern
+    start: int            # pattern start relative to the value (negative: before it)
+    literals: int
+    anchor: int
+    score: float
+
+    @property
+    def end(self) -> int:
+        return self.start + len(self.pattern)
+
+
+def pattern_text(values: np.ndarray, literal: np.ndarray) -> str:
+    return " ".join(f"{v:02X}" if keep else "??" for v, keep in zip(values.tolist(), literal.tolist()))
+
+
+def candidate_windows(model: WindowModel, allow_zero: bool) -> list[tuple[float, int, int, np.ndarray]]:
+    literal = model.literal & (True if allow_zero else model.values != 0)
+    nonzero_byte = (model.values != 0).tolist()
+    keep = literal.tolist()
+    found = []
+    for a in np.flatnonzero(literal).tolist():
+        literals = nonzero = run = best = 0
+        for j in range(a, min(a + MAX_LENGTH, len(keep))):
+            if keep[j]:
+                literals += 1
+                nonzero += nonzero_byte[j]
+                run += 1
+                best = max(best, run)
+            else:
+                run = 0
+                continue
+            if literals < MIN_LITERALS or nonzero < MIN_NONZERO:
+                continue
+            start, end = a + model.low, j + 1 + model.low
+            distance = max(0, start - VALUE_BYTES, -end)
+            score = literals + 0.6 * nonzero + 1.5 * min(best, 8) - 0.35 * (j + 1 - a) - 0.1 * distance
+            found.append((score, a, j + 1, literal[a:j + 1]))
+    found.sort(key=lambda item: -item[0])
+    return found
+
+
+def choose(model: WindowModel, observations: list[Observation], tries: int = 40) -> Pick | None:
+    """The best-scoring pattern that is unique, and where expected, in every observed process."""
+    seen: set[str] = set()
+    for allow_zero in (False, True):
+        for score, a, b, mask in candidate_windows(model, allow_zero)[:tries * 4]:
+            text = pattern_text(model.values[a:b], mask)
+            if text in seen:
+                continue
+            seen.add(text)
+            pattern = parse_pattern(text)
+            start = a + model.low
+            if all(_unique_at(pattern, o, o.address + start) for o in observations):
+                return Pick(pattern, start, int(mask.sum()), len(pattern.anchor), score)
+            if len(seen) >= tries:
+                break
+    return None
+
+
+def _unique_at(pattern: Pattern, observation: Observation, expected: int) -> bool:
+    reader = observation.image
+    if reader is None:
+        return True  # no image kept: uniqueness is checked live, later
+    matches = scan(reader, pattern, RegionFilter(perms="rw"))
+    return [m.address for m in matches] == [expected]

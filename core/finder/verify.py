@@ -1,0 +1,106 @@
+"""Checking a profile on a game process: the evaluator's own code finds the block, and the position it
+reads must follow the commanded moves (forward and back, right and left, and nothing while the
+camera turns or the player stands)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from core.evaluation.locate import candidates, read_block
+from core.evaluation.profile import BlockInvalid, Profile
+from core.finder.motion import Drivable, MotionPlan
+from core.finder.ranking import fit
+from core.finder.track import MoveRecord
+from core.game.pad import PadState
+from core.memory.readers import MemoryReader, open_reader
+from core.memory.regions import MemoryAccessError
+
+PASS_FIT = 0.8
+
+
+@dataclass
+class VerifyResult:
+    ok: bool
+    message: str
+    pid: int
+    blocks: int = 0
+    address: int | None = None
+    fit: float = 0.0
+    speed: float = 0.0
+    positions: list[tuple[float, float, float]] = field(default_factory=list)
+    terms: dict[str, float] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, object]:
+        return {"ok": self.ok, "message": self.message, "pid": self.pid, "blocks": self.blocks,
+                "address": self.address, "fit": round(self.fit, 4), "speed": round(self.speed, 4),
+                "positions": [list(p) for p in self.positions], "terms": self.terms}
+
+
+def verify_profile(game: Drivable, profile: Profile, plan: MotionPlan | None = None,
+                   reader: MemoryReader | None = None, expected_speed: float | None = None) -> VerifyResult:
+    plan = plan or MotionPlan()
+    own = reader is None
+    try:
+        reader = reader if reader is not None else open_reader(game.pid)
+    except (ProcessLookupError, MemoryAccessError) as exc:
+        return VerifyResult(False, str(exc), game.pid)
+    try:
+        return _verify(game, profile, plan, reader, expected_speed)
+    finally:
+        if own:
+            reader.close()
+
+
+def _verify(game: Drivable, profile: Profile, plan: MotionPlan, reader: MemoryReader,
+            expected_speed: float | None) -> VerifyResult:
+    game.hold(PadState(), plan.settle_seconds)
+    found = candidates(reader, profile)
+    if not found:
+        how = "the signature matched nowhere" if profile.pointer is None else "the pointer chain did not resolve"
+        return VerifyResult(False, f"no valid block in process {game.pid}: {how} (or every match failed "
+                                   "validation)", game.pid)
+    address = found[0].address
+    positions: list[tuple[float, float, float]] = []
+
+    def where() -> np.ndarray:
+        nonlocal address
+        if profile.pointer is not None:  # as the evaluator does: follow the pointers every time
+            located = candidates(reader, profile)
+            if not located:
+                raise BlockInvalid("the pointer chain stopped resolving")
+            address = located[0].address
+        values = read_block(reader, profile, address)
+        point = (float(values["x"]), float(values["y"]), float(values.get("z", 0.0)))
+        positions.append(point)
+        return np.array([point], dtype=np.float64)
+
+    moves: list[MoveRecord] = []
+    try:
+        now = where()
+        for step in plan.round_steps():
+            game.hold(step.pad, step.seconds)
+            game.hold(PadState(), plan.settle_seconds)
+            after = where()
+            if step.kind == "still" and np.abs(after - now).max() > 1e-3 * max(1.0, float(np.abs(now).max())):
+                return VerifyResult(False, f"the position changed during '{step.name}', when the player should have "
+                                           "stood still", game.pid, len(found), address, positions=positions)
+            if step.kind == "moved":
+                moves.append(MoveRecord(0, step.name, now, after, None))
+            now = after
+    except BlockInvalid as exc:
+        return VerifyResult(False, f"the block stopped validating while moving: {exc}", game.pid, len(found),
+                            address, positions=positions)
+    score, terms = fit(moves, vertical=2)
+    speed = float(terms["typical"][0]) / plan.move_seconds
+    details = {k: round(float(v[0]), 3) for k, v in terms.items() if k != "typical" and not np.isnan(v[0])}
+    ok = float(score[0]) >= PASS_FIT
+    message = (f"the position follows the moves (fit {float(score[0]):.2f}, {speed:.2f} units/s)" if ok else
+               f"the position does not follow the moves (fit {float(score[0]):.2f} < {PASS_FIT}): {details}")
+    if ok and expected_speed and not 0.5 <= speed / expected_speed <= 2.0:
+        ok = False
+        message = f"the position moves at {speed:.3f} units/s, but the found one moved at {expected_speed:.3f}"
+    if ok and len(found) > 1:
+        message += f"; note: {len(found)} valid blocks matched, the evaluator takes the first"
+    return VerifyResult(ok, message, game.pid, len(found), address, float(score[0]), speed, positions, details)

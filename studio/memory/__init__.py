@@ -1,0 +1,1 @@
+"""The studio's Memory tab: value scans, the motion-guided finder, signatures and profiles."""

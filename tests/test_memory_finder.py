@@ -1,0 +1,201 @@
+"""The memory finder on a foreign C program: position among decoys, typed values, flags, signatures
+that survive restarts, pointer chains, and the evaluator following what was found."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from core.evaluation.client import EvaluatorClient
+from core.evaluation.profile import load_profile
+from core.finder import profile_writer
+from core.finder.build import BuildOptions, SignatureBuilder
+from core.finder.flags import FlagFinder
+from core.finder.motion import FinderCancelled, FinderError
+from core.finder.pointers import keep_resolving, reverse_scan
+from core.finder.position import PositionFinder, Typed
+from core.game.pad import PadState
+from core.memory.readers import LinuxReader
+from core.paths import PROJECT_ROOT
+from tests.foreign import ForeignGame
+
+
+@pytest.fixture
+def game(foreign_binary):
+    with ForeignGame(foreign_binary) as running:
+        yield running
+
+
+def test_the_real_position_ranks_first_among_lagging_mirrored_scaled_and_orbiting_copies(game):
+    result = PositionFinder(game).run()
+    truth = game.truth
+    best = result.candidates[0]
+    assert best.address == truth["pos"]
+    assert best.up == "y"  # x and z on the ground, y up, as the target stores it
+    assert best.values == pytest.approx((12.5, 1.5, -40.25), abs=1e-3)  # every move was undone
+    ranked = [c.address for c in result.candidates]
+    assert truth["camera"] not in ranked  # it moved when only the camera turned
+    for decoy in ("render", "minimap", "units"):  # lagging, mirrored, scaled by 1/1000
+        assert decoy_rank(ranked, truth[decoy]) > 0
+    assert best.speed == pytest.approx(5.0, rel=0.05)  # the target walks 5 units/s
+
+
+def decoy_rank(ranked: list[int], address: int) -> int:
+    return ranked.index(address) if address in ranked else len(ranked)
+
+
+def test_a_value_read_off_the_screen_finds_it_in_one_pass(game):
+    result = PositionFinder(game).run(typed=Typed((12.5, None, -40.25), tolerance=0.005))
+    assert result.candidates[0].address == game.truth["pos"]
+    assert [step for step, _ in result.narrowing][:2] == ["snapshot", "typed"]
+    assert dict(result.narrowing)["typed"] <= 20
+
+
+class DeadPad:
+    """A game whose window has lost input focus: holds arrive, nothing moves."""
+
+    def __init__(self, game: ForeignGame) -> None:
+        self.game = game
+        self.pid = game.pid
+
+    def hold(self, pad: PadState, seconds: float) -> int:
+        return self.game.hold(PadState(), seconds)
+
+
+def test_a_character_that_does_not_move_is_reported_with_what_to_check(game):
+    with pytest.raises(FinderError, match="the character did not move at all.*input focus"):
+        PositionFinder(DeadPad(game)).run()
+
+
+def test_a_search_can_be_cancelled_between_steps(game):
+    cancel = threading.Event()
+
+    def progress(what: str, fraction: float, left: int) -> None:
+        if "forward" in what:
+            cancel.set()
+
+    with pytest.raises(FinderCancelled):
+        PositionFinder(game).run(progress, cancel)
+
+
+def test_flags_are_the_bytes_that_change_only_when_an_interaction_is_marked(game):
+    finder = FlagFinder(LinuxReader(game.pid))
+    finder.start()
+
+    def play() -> None:
+        for pad in (PadState(left_y=1.0), PadState(right_x=1.0), PadState(left_x=-1.0)):
+            game.hold(pad, 0.4)
+        finder.idle()
+
+    play()
+    play()
+    game.press()
+    finder.happened("opened_gate")
+    play()
+    play()
+    game.press()
+    finder.happened("met_mayor")
+    play()
+    best = finder.results()[0].field()
+    assert best == {"address": game.truth["flags"], "type": "flags32", "bits": {0: "opened_gate", 1: "met_mayor"}}
+    finder.close()
+
+
+def test_a_pointer_chain_found_in_one_process_is_kept_only_if_it_resolves_in_two_fresh_ones(foreign_binary):
+    with ForeignGame(foreign_binary) as first, ForeignGame(foreign_binary) as second, \
+            ForeignGame(foreign_binary) as third:
+        found = reverse_scan(LinuxReader(first.pid), first.truth["pos"], depth=4)
+        assert len(found) >= 2  # the heap layout makes some chains that only hold in this process
+        kept = keep_resolving(found, LinuxReader(second.pid), second.truth["pos"])
+        kept = keep_resolving(kept, LinuxReader(third.pid), third.truth["pos"])
+    assert [(c.module, c.chain) for c in kept] == [("foreign_game", (0x28, 0x40, 0x24))]
+
+
+def test_the_evaluator_follows_a_pointer_root_and_field_pointer_chains(foreign_binary, tmp_path):
+    """Two profiles for the same position: one reaches the block through a static pointer chain, the
+    other finds the Game struct by signature and reaches x, y, z through pointers in its fields."""
+    with ForeignGame(foreign_binary) as donor:
+        chain = keep_resolving(reverse_scan(LinuxReader(donor.pid), donor.truth["pos"]), LinuxReader(donor.pid),
+                               donor.truth["pos"])
+        root = next(c for c in chain if c.chain == (0x28, 0x40, 0x24))
+    draft = profile_writer.ProfileDraft("ptr", "foreign", None, None, 1, (12.5, 1.5, -40.25),
+                                        pointer=root.to_profile())
+    pointer_profile = tmp_path / "pointer.yaml"
+    profile_writer.write(pointer_profile, profile_writer.build(draft), draft)
+    chained = tmp_path / "chained.yaml"
+    chained.write_text("""format_version: 1
+name: chained
+game: foreign
+signature: {pattern: "45 4D 41 47", base_offset: 0}
+block_size: 48
+fields:
+  x: {offset: 40, type: f32, pointer_chain: [0x40, 0x24], range: [-1000, 1000]}
+  y: {offset: 40, type: f32, pointer_chain: [0x40, 0x2C], range: [-1000, 1000]}
+  z: {offset: 40, type: f32, pointer_chain: [0x40, 0x28], range: [-1000, 1000]}
+""")
+    for path in (pointer_profile, chained):
+        with ForeignGame(foreign_binary) as game, EvaluatorClient.launch(game.pid, profile=path) as evaluator:
+            evaluator.wait_locked()
+            start = evaluator.latest()
+            assert (start.x, start.y, start.z) == pytest.approx((12.5, -40.25, 1.5)), path.name
+            game.hold(PadState(left_y=1.0), 1.0)  # camera yaw 30°: forward is +x and +z
+            moved = evaluator.sample_after(time.time())
+            assert moved.x > start.x + 1 and moved.y > start.y + 1 and moved.z == pytest.approx(1.5)
+
+
+def test_a_signature_is_built_from_two_processes_and_verified_on_a_third(foreign_binary, tmp_path):
+    launched: list[ForeignGame] = []
+
+    def launch() -> ForeignGame:
+        launched.append(ForeignGame(foreign_binary))
+        return launched[-1]
+
+    result = SignatureBuilder(launch, BuildOptions(name="foreign", game="foreign_game")).build()
+    assert result.ok, result.message
+    assert len(result.processes) == 2 and len(result.verifications) == 1 and result.verifications[0].ok
+    assert all(g.process.poll() is not None for g in launched)  # every process it started, it closed
+    pattern = result.pick.pattern
+    assert pattern.masks[0] == 0xFF and len(pattern.anchor) >= 4  # literal leading bytes, a real anchor
+    written = tmp_path / "foreign.yaml"
+    profile_writer.write(written, result.profile_data, result.draft)
+    profile = load_profile(written)  # the evaluator's own loader takes it as written
+    assert {name: spec.offset for name, spec in profile.fields.items()}.keys() == {"x", "y", "z"}
+    with ForeignGame(foreign_binary) as fresh, EvaluatorClient.launch(fresh.pid, profile=written) as evaluator:
+        evaluator.wait_locked()
+        sample = evaluator.latest()
+        assert (sample.x, sample.y, sample.z) == pytest.approx((12.5, -40.25, 1.5))
+
+
+def test_find_flag_on_the_command_line_takes_marks_as_they_happen(game):
+    """A person plays and types into `memory find-flag`: Enter after idle play, `h NAME` after an interaction."""
+    finder = subprocess.Popen([sys.executable, "main.py", "memory", "find-flag", "--pid", str(game.pid), "--json"],
+                              cwd=PROJECT_ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, bufsize=1)
+
+    def say(line: str) -> str:
+        finder.stdin.write(line + "\n")
+        finder.stdin.flush()
+        return finder.stderr.readline()
+
+    try:
+        assert finder.stderr.readline().startswith("watching")  # the snapshot is taken: play may start
+        for label in ("gate", "mayor"):
+            game.hold(PadState(left_y=1.0), 0.5)
+            assert "idle round" in say("")
+            game.press()
+            assert "marked" in say(f"h {label}")
+            game.hold(PadState(right_x=1.0), 0.5)
+            assert "idle round" in say("")
+        finder.stdin.write("q\n")
+        finder.stdin.close()
+        report = json.loads(finder.stdout.read())
+    finally:
+        finder.wait(timeout=60)
+    assert report["marks"] == ["gate", "mayor"] and report["idle_rounds"] == 4
+    assert report["candidates"][0]["field"] == {"address": game.truth["flags"], "type": "flags32",
+                                                "bits": {"0": "gate", "1": "mayor"}}

@@ -1,0 +1,91 @@
+"""The studio's Memory tab (pytest-qt, offscreen): value scans with live values and a plot, then the
+motion-guided finder, a signature, a saved profile that is verified and tried on the live world."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("pytestqt")
+
+import yaml
+
+from core.evaluation.profile import load_profile
+from core.game.pad import PadState
+from tests.conftest import attach_ground_truth
+
+
+@pytest.fixture
+def window(live_window):
+    live_window.tabs.setCurrentWidget(live_window.memory)
+    return live_window
+
+
+def test_scans_narrow_to_the_camera_pitch_and_its_value_is_plotted_beside_the_pad(window, qtbot, builtin_profile):
+    session, memory = window.session, window.memory
+    truth = attach_ground_truth(session.world, builtin_profile)
+    pitch = truth.address + 44  # camera_pitch (docs/state-block.md), as a user would read it off a debug overlay
+    panel = memory.scan_panel
+    panel.type.setCurrentText("f32")
+    panel.first_kind.setCurrentIndex(0)  # exact value
+    qtbot.keyClicks(panel.first_value, f"{truth.read()['camera_pitch']:.1f}")
+    panel.first_button.click()
+    qtbot.waitUntil(lambda: "first scan" in panel.status.text(), timeout=60_000)
+    session.human_input(PadState(right_y=1.0), 0.5)  # look up: the pitch rises
+    qtbot.waitUntil(lambda: session.human_inputs_waiting == 0, timeout=10_000)
+    panel.next_op.setCurrentIndex(panel.next_op.findData("increased"))
+    panel.next_button.click()
+    qtbot.waitUntil(lambda: "next scan: increased" in panel.status.text(), timeout=60_000)
+    addresses = [address for address, _ in memory.rows]
+    assert pitch in addresses and len(addresses) < 50
+    memory.table.selectRow(addresses.index(pitch))
+    session.human_input(PadState(right_y=-1.0), 0.5)
+    qtbot.waitUntil(lambda: memory.plot.count() >= 3, timeout=10_000)
+    now = memory.table.item(addresses.index(pitch), 2)
+    qtbot.waitUntil(lambda: now.text() not in ("", "None"), timeout=5_000)
+    assert float(now.text()) == pytest.approx(truth.read()["camera_pitch"], abs=1e-3)
+    assert panel.undo_button.isEnabled()
+    panel.undo_button.click()
+    qtbot.waitUntil(lambda: "undo" in panel.status.text(), timeout=60_000)
+
+
+def test_a_bad_value_is_explained_in_the_panel(window, qtbot):
+    panel = window.memory.scan_panel
+    panel.type.setCurrentText("u8")
+    qtbot.keyClicks(panel.first_value, "300")
+    panel.first_button.click()
+    assert "300 does not fit in u8" in panel.status.text()
+
+
+def test_find_position_then_a_signature_saved_verified_and_tried(window, qtbot, builtin_profile, tmp_path):
+    memory, finder = window.memory, window.memory.finder_panel
+    truth = attach_ground_truth(window.session.world, builtin_profile)
+    finder.find_button.click()
+    assert finder.cancel_button.isEnabled() and not finder.find_button.isEnabled()
+    qtbot.waitUntil(lambda: memory.found is not None and finder.find_button.isEnabled(), timeout=120_000)
+    assert memory.found.candidates[0].address == truth.address + 24
+    assert finder.candidates.count() >= 1 and finder.sign_button.isEnabled()
+    finder.sign_button.click()
+    qtbot.waitUntil(lambda: memory.built is not None and finder.find_button.isEnabled(), timeout=180_000)
+    assert memory.built.ok, memory.built.message
+    saved = tmp_path / "found.yaml"
+    memory.save_profile(saved)
+    assert load_profile(saved).signature.pattern.startswith("50 4B 47 59 4D")
+    assert finder.try_button.isEnabled()
+    finder.verify_button.click()
+    qtbot.waitUntil(lambda: finder.find_button.isEnabled(), timeout=120_000)
+    assert finder.status.text().startswith("Verified on a fresh world")
+    finder.try_button.click()
+    assert not finder.find_button.isEnabled()
+    qtbot.waitUntil(lambda: finder.find_button.isEnabled(), timeout=120_000)
+    assert "followed the walk" in finder.status.text(), finder.status.text()
+    assert finder.trajectory.points > 10  # the square walk, read through the saved profile's evaluator
+    assert yaml.safe_load(saved.read_text())["fields"]["x"]["offset"] == 24
+
+
+def test_a_search_can_be_cancelled(window, qtbot):
+    memory, finder = window.memory, window.memory.finder_panel
+    finder.find_button.click()
+    qtbot.waitUntil(lambda: finder.progress.value() > 0, timeout=60_000)
+    finder.cancel_button.click()
+    qtbot.waitUntil(lambda: finder.find_button.isEnabled(), timeout=60_000)
+    assert "cancelled" in finder.status.text() and memory.found is None
