@@ -5,6 +5,7 @@ every Ray process it started; nothing else on the machine is touched."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -70,6 +71,7 @@ class RayHead:
         for pid, cmdline in self.seen.items():  # anything that outlived it (a world whose owner was killed)
             if not gone(pid) and command_line(pid) == cmdline:
                 os.kill(pid, signal.SIGKILL)
+        shutil.rmtree(self.temp_dir, ignore_errors=True)  # Ray's session logs and sockets
 
 
 def start_head(home: Path, cpus: int = 2, extra_env: dict[str, str] | None = None, timeout: float = 120) -> RayHead:
