@@ -51,8 +51,17 @@ class Signature(_Model):
 class FieldSpec(_Model):
     offset: int | None = Field(ge=0, description="None only in templates: the user must find it")
     type: FieldType
-    range: tuple[float, float] | None = None
+    range: tuple[float, float] | None = None  # checked on the scaled value
     pointer_chain: list[int] | None = None  # for games whose values sit behind pointers
+    scale: float = 1.0  # value = stored number x scale (Minetest keeps positions in nodes x 10: scale 0.1)
+
+    @model_validator(mode="after")
+    def _scalable(self) -> FieldSpec:
+        if self.scale != 1.0 and self.type.startswith("flags"):
+            raise ValueError("flag fields cannot be scaled")
+        if self.scale == 0 or self.scale != self.scale:
+            raise ValueError("scale must be a non-zero number")
+        return self
 
 
 class Checksum(_Model):
@@ -79,6 +88,7 @@ class Profile(_Model):
     name: str
     game: str
     status: Literal["working", "template"] = "working"
+    game_version: str | None = None  # the game build the signature and offsets were made for (launches check it)
     signature: Signature | None
     block_size: int = Field(gt=0, le=1 << 20)
     scan_regions: ScanRegions = ScanRegions()
@@ -134,6 +144,8 @@ class Profile(_Model):
             if spec.offset is None:
                 raise BlockInvalid(f"field {name!r} has no offset (template profile)")
             (value,) = struct.unpack_from(_STRUCT[spec.type], raw, spec.offset)
+            if spec.scale != 1.0:
+                value *= spec.scale
             if spec.range is not None and not spec.range[0] <= value <= spec.range[1]:
                 raise BlockInvalid(f"{name}={value} outside {spec.range}")
             if spec.type == "f32" and value != value:

@@ -17,12 +17,10 @@ from typing import Any
 
 from core.agents.actions import ActionSet
 from core.agents.base import Agent, RandomAgent, ReplayAgent
-from core.evaluation.client import EvaluatorClient
-from core.evaluation.profile import load_profile
-from core.evaluation.tasks import Task, load_suite
-from core.game.builtin import BuiltinWorld
+from core.backends.profile import BackendProfile, load_backend
+from core.backends.session import BackendSession
+from core.evaluation.tasks import Task, load_suite, suite_folder
 from core.game.errors import GameError
-from core.paths import PROFILES_DIR, TASKS_DIR
 from core.recording.reader import EpisodeReader
 from core.session.runner import EpisodeRunner, RunOptions
 
@@ -112,13 +110,27 @@ def done_keys(results: Path) -> set[str]:
     return keys
 
 
+def backend_tasks(backend: BackendProfile, flags: list[str]) -> list[Task]:
+    """The backend's task suite (assets/tasks/ or assets/tasks/BACKEND/), each checked to name this backend."""
+    folder = suite_folder(backend.name)
+    tasks = load_suite(folder, flags, backend.start_states) if folder.is_dir() else []
+    wrong = [t.id for t in tasks if t.backend != backend.name]
+    if wrong:
+        raise BatchError(f"tasks in {folder} name another backend than {backend.name!r}: {wrong}")
+    return tasks
+
+
 def run_batch(task_selector: str, granularity: str, agent_spec: str, trials: int, workers: int, out: Path,
               options: RunOptions, progress: Callable[[int, int, dict[str, Any]], None],
-              agent_options: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+              agent_options: dict[str, Any] | None = None,
+              backend: BackendProfile | None = None) -> list[dict[str, Any]]:
     agent_options = agent_options or {}
-    profile = load_profile(PROFILES_DIR / "builtin_world.yaml")
+    backend = backend or load_backend("builtin")
+    from core.evaluation.profile import load_profile
+
+    profile = load_profile(backend.memory_profile_path)
     actions = ActionSet.from_profile_data(profile.actions)
-    tasks = select_tasks(task_selector, load_suite(TASKS_DIR, profile.flags))
+    tasks = select_tasks(task_selector, backend_tasks(backend, profile.flags))
     specs = [EpisodeSpec(t, g, agent_spec, trial) for t in tasks for g in granularities(granularity)
              for trial in range(trials)]
     out.mkdir(parents=True, exist_ok=True)
@@ -132,16 +144,21 @@ def run_batch(task_selector: str, granularity: str, agent_spec: str, trials: int
         episode_options = RunOptions(granularity=spec.granularity, paradigm=options.paradigm,
                                      observation=options.observation, interventions=options.interventions,
                                      step_budget=options.step_budget, seed=options.seed + spec.trial,
-                                     frame_every_ticks=options.frame_every_ticks)
+                                     frame_every_ticks=options.frame_every_ticks,
+                                     settle_s=max(options.settle_s, backend.step_settle_s))
         agent = make_agent(spec.agent_spec, actions, episode_options.seed, options.paradigm,
                            {**agent_options, "granularity": spec.granularity})
         path = out / "episodes" / f"{spec.key}.h5"
+        start = spec.task.start_for_reset()
         try:
-            with BuiltinWorld.launch(renderer="software") as world, EvaluatorClient.launch(world.pid) as evaluator:
-                evaluator.wait_locked()
-                result = EpisodeRunner(world, evaluator, agent, actions, spec.task, episode_options, path).run()
+            with BackendSession.open(backend, start_state=start if isinstance(start, str) else None) as session:
+                session.prepare(start)
+                assert session.evaluator is not None
+                result = EpisodeRunner(session.game, session.evaluator, agent, actions, spec.task, episode_options,
+                                       path).run()
         except GameError as exc:
             result = {"task_id": spec.task.id, "granularity": spec.granularity, "agent": agent.name,
+                      "game": backend.name,
                       "success": False, "end_reason": "error", "error": str(exc), "category": spec.task.category,
                       "quest": spec.task.quest}
         result.update(key=spec.key, trial=spec.trial, agent_spec=spec.agent_spec,
