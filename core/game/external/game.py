@@ -43,7 +43,7 @@ from core.game.external.capture import open_capture
 from core.game.external.capture_loop import CaptureLoop, CaptureStats
 from core.game.external.inputs import InputDevice, XTestInput
 from core.game.external.launcher import Launcher, Started, describe_output
-from core.game.external.processes import exit_status
+from core.game.external.processes import CpuWatch, exit_status
 from core.game.external.spec import ExternalSpec, FileCopy, MacroStep
 from core.game.frames import Frame, FrameRing, FrameView
 from core.game.pad import Button, PadState
@@ -137,6 +137,7 @@ class ExternalGame:
         self._focused_at = 0.0
         self._restart_listeners: list[Callable[[int], None]] = []
         self._current_start: str | None = None
+        self._cpu: CpuWatch | None = None
         _LIVE.add(self)
 
     # -- starting -------------------------------------------------------------------------
@@ -172,6 +173,7 @@ class ExternalGame:
         try:
             game.display = None if sys.platform == "win32" else x11.check_session(None)
             game.attached_pid = pid or find_process(spec)
+            game._cpu = CpuWatch(game.attached_pid) if sys.platform.startswith("linux") else None
             game.guard = _Guard(game.display)
             game.input = make_input(spec, game.display)
             keys, buttons = game.input.held_codes()
@@ -188,6 +190,7 @@ class ExternalGame:
         restore = self.spec.start_states[start_state].restore if start_state else []
         started = self.launcher.start(restore)
         self.started = started
+        self._cpu = CpuWatch(started.process.pid) if sys.platform.startswith("linux") else None
         self._dead_reason = None
         if self.guard is not None:
             self.guard.say(f"group {started.process.pid}")
@@ -508,10 +511,16 @@ class ExternalGame:
                 self._died("is no longer running")
         if self.launcher is not None and self.launcher.xvfb is not None and not self.launcher.xvfb.alive():
             self._died("lost its X server (our Xvfb exited)")
+        stall = self.spec.frames.stall_timeout_s
         if self.capture is not None:
             silent = self.capture.seconds_since_frame()
-            if silent > self.spec.frames.stall_timeout_s:
+            if silent > stall:
                 self._died(f"gave no frame for {silent:.0f} s ({self.capture.error or 'capture stalled'})")
+        if self._cpu is not None:
+            idle = self._cpu.idle_seconds()
+            if idle > stall:
+                self._died(f"has used no CPU time for {idle:.0f} s: it hangs or was stopped (its window shows only "
+                           "its last picture)")
 
     def _died(self, what: str) -> None:
         detail = describe_output(self.started) if self.started is not None else ""

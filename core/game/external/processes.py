@@ -60,3 +60,31 @@ def group_members(pgid: int) -> list[int]:
         if int(fields[2]) == pgid and fields[0] not in ("Z", "X"):
             members.append(int(entry))
     return members
+
+
+class CpuWatch:
+    """Notices a process that has stopped running: no CPU time used for a while (hung, or SIGSTOPped).
+
+    A window keeps showing its last picture when its game hangs, so grabbing frames cannot tell; a game
+    that renders uses CPU time every second (Minetest at 30 fps: about a quarter of a core).
+    """
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self._ticks = self._cpu_ticks()
+        self._changed = time.monotonic()
+
+    def _cpu_ticks(self) -> int | None:
+        try:
+            with open(f"/proc/{self.pid}/stat") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+        except OSError:
+            return None
+        return int(fields[11]) + int(fields[12])  # utime + stime
+
+    def idle_seconds(self) -> float:
+        ticks = self._cpu_ticks()
+        now = time.monotonic()
+        if ticks is None or ticks != self._ticks:
+            self._ticks, self._changed = ticks, now
+        return now - self._changed
