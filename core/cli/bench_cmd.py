@@ -1,4 +1,5 @@
-"""`python main.py bench world|scan|record|live|replay`: the world, memory scanning, recording, or the studio.
+"""`python main.py bench world|scan|record|live|replay|external`: the world, memory scanning, recording, the studio,
+or an external game (Minetest: capture and input).
 
 Figures are relative to baselines measured in the same run, because shared machines are noisy.
 """
@@ -18,7 +19,8 @@ from core.paths import PROJECT_ROOT
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("suite", choices=["world", "scan", "record", "live", "replay"], help="what to measure")
+    parser.add_argument("suite", choices=["world", "scan", "record", "live", "replay", "external"],
+                        help="what to measure")
     parser.add_argument("--json", action="store_true", help="one JSON object per line")
     parser.add_argument("--steps", type=int, default=60, help="lockstep steps per timed block (default %(default)s)")
     parser.add_argument("--frames", type=int, default=400, help="frames to render per size (default %(default)s)")
@@ -102,6 +104,10 @@ def run(args: argparse.Namespace) -> int:
         from core.cli.bench_record import bench_record
 
         bench_record(args, emit)
+    elif args.suite == "external":
+        from core.cli.bench_external import bench_external
+
+        bench_external(args, emit)
     return 0
 
 
