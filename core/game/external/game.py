@@ -69,6 +69,8 @@ def make_input(spec: ExternalSpec, display: str | None) -> InputDevice:
         return XTestInput(spec.input, display)
     from core.game.external import pads
 
+    if device == "pad":
+        device = "vgamepad" if sys.platform == "win32" else "uinput"
     return pads.UinputPad(spec.input) if device == "uinput" else pads.VgamepadPad(spec.input)
 
 
@@ -154,10 +156,11 @@ class ExternalGame:
             game.guard = _Guard(game.display)
             if game.launcher.xvfb is not None:
                 game.guard.say(f"group {game.launcher.xvfb.process.pid}")
-            game.input = make_input(spec, game.display)
+            game.input = make_input(spec, game.display)  # before the game: emulators look for pads at boot
             keys, buttons = game.input.held_codes()
             game.guard.say("keys " + " ".join(map(str, keys)))
             game.guard.say("buttons " + " ".join(map(str, buttons)))
+            game._check_input_config()
             game._start_process(start_state or spec.default_start)
         except BaseException:
             game.close()
@@ -184,6 +187,17 @@ class ExternalGame:
             game.close()
             raise
         return game
+
+    def _check_input_config(self) -> None:
+        binding = self.spec.launch.input_config if self.spec.launch is not None else None
+        if binding is None:
+            return
+        from core.game.external import ryujinx_input
+
+        assert self.launcher is not None
+        expected = getattr(self.input, "ryujinx_id", None)
+        ryujinx_input.check_input_config(Path(self.launcher.subs.fill(binding.path)).expanduser(), binding.player,
+                                         expected, binding.write)
 
     def _start_process(self, start_state: str | None) -> None:
         assert self.launcher is not None

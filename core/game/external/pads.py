@@ -75,6 +75,9 @@ class UinputPad:
             raise GameStartError(f"cannot create the uinput gamepad: {exc}. Your user needs write access to "
                                  f"{device_path} (a udev rule, or the input group)") from None
         self._held: set[str] = set()
+        from core.game.external.ryujinx_input import uinput_pad_id
+
+        self.ryujinx_id = uinput_pad_id(PAD_NAME)  # how Ryujinx (SDL2) will name this pad, if it is the only one
 
     def apply(self, pad: PadState) -> None:
         e, device = self._ecodes, self._device

@@ -14,12 +14,13 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from core.game.errors import GameStartError
 from core.game.pad import Button, PadState
 
 _PLACEHOLDER = re.compile(r"\{([a-z_]+(?::[A-Za-z0-9_]+)?)\}")
 
 
-class PlaceholderError(ValueError):
+class PlaceholderError(GameStartError, ValueError):
     """A placeholder that has no value (an unknown name, or an environment variable that is not set)."""
 
 
@@ -83,6 +84,15 @@ class Ready(_Model):
     stable_s: float = Field(0.0, ge=0, le=30)  # then wait until the picture has not changed for this long
 
 
+class InputConfig(_Model):
+    """An emulator's own controller binding, checked (or fixed) before every launch."""
+
+    kind: Literal["ryujinx"]
+    path: str                         # Ryujinx's Config.json
+    player: str = "Player1"
+    write: bool = False               # rewrite a wrong controller id (a backup is made first)
+
+
 class Launch(_Model):
     executable: str
     search_paths: list[str] = []        # looked in after PATH (Debian puts games in /usr/games)
@@ -91,6 +101,7 @@ class Launch(_Model):
     env: dict[str, str] = {}
     files: list[FileCopy] = []
     version: VersionCheck | None = None
+    input_config: InputConfig | None = None
     ready: Ready = Ready()
     stop_grace_s: float = Field(5.0, ge=0, le=60)
 
@@ -172,7 +183,7 @@ DEFAULT_PAD_BUTTONS = {Button.A: "A", Button.B: "B", Button.X: "X", Button.Y: "Y
 
 
 class Input(_Model):
-    device: Literal["xtest", "uinput", "vgamepad"]
+    device: Literal["xtest", "uinput", "vgamepad", "pad"]  # pad: uinput on Linux, vgamepad on Windows
     focus_settle_s: float = Field(0.6, ge=0, le=10)  # input right after focusing is swallowed (FACTS)
     keyboard: Keyboard | None = None
     mouse: Mouse | None = None
