@@ -1,6 +1,6 @@
 """PokeGym Studio: the one entry point.
 
-    python main.py               the studio window, live on the built-in world
+    python main.py               the studio window, live on the built-in world (--backend minetest: on Minetest)
     python main.py replay PATH   the studio's Replay view on an episode file or a folder of them
     python main.py demo          walk the built-in world through the gamepad and save what it saw
     python main.py world         run the built-in 3D world as its own process
@@ -8,7 +8,7 @@
     python main.py tasks list    the 30-task suite; `tasks validate --all` drives every task
     python main.py run           run and record episodes; `report DIR` makes the paper's tables
     python main.py labels        export the studio's labels (`labels export DIR`), kappa (`labels agreement`)
-    python main.py bench world   measure rendering and stepping (JSON lines with --json)
+    python main.py bench world   measure rendering and stepping (JSON lines with --json); `bench external`: capture
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import sys
 # (command, module in core.cli, one-line help). Each module has add_arguments(parser) and run(args).
 _COMMANDS: list[tuple[str, str, str]] = [
     ("demo", "demo_cmd", "drive the built-in world through a short tour and save frames"),
-    ("world", "world_cmd", "run the built-in 3D world (a separate game process)"),
+    ("world", "world_cmd", "run a game as its own process (the built-in world, or --backend NAME|PATH)"),
     ("scan", "scan_cmd", "find an AOB pattern in a live process's memory (read-only)"),
     ("tasks", "tasks_cmd", "list and validate the task suite"),
     ("run", "run_cmd", "run episodes (task x granularity x agent x trial) and record them"),
@@ -63,6 +63,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="python main.py",
         description="PokeGym Studio: benchmark VLM agents acting from pixels in a 3D open world.",
     )
+    parser.add_argument("--backend", default="builtin", metavar="NAME|PATH",
+                        help="the game the studio opens on: builtin (default), minetest, ryujinx, or a backend file")
     subparsers = parser.add_subparsers(title="commands", metavar="COMMAND")
     for name, module_name, help_text in _COMMANDS:
         _add(subparsers, name, module_name, help_text)
@@ -90,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     if handler is None:
         from studio.app import run_studio
 
-        return run_studio()
+        return run_studio(backend=args.backend)
     try:
         return int(handler(args) or 0)
     except BrokenPipeError:

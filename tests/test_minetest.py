@@ -225,3 +225,53 @@ def test_a_random_agent_episode_is_recorded_and_opens_in_replay(session, tasks, 
         assert shown is not None and shown.shape[:2] == (360, 640)
     finally:
         window.close()
+
+
+def test_the_studio_drives_minetest_chosen_in_its_game_menu(qtbot, tmp_path, monkeypatch):
+    """Game menu -> Minetest: frames in the Live view, capture rate and input device in the status bar, and
+    Take control and an intervention reach the game through the same PadState path as the agent's actions."""
+    from studio import live_session
+    from studio.live_session import LiveSession
+    from studio.main_window import MainWindow
+
+    monkeypatch.delenv("DISPLAY", raising=False)  # the studio starts Minetest in our own Xvfb
+    monkeypatch.setattr(live_session, "RECORDINGS_DIR", tmp_path)
+    window = MainWindow(LiveSession())  # not connected: nothing starts until a game is chosen
+    errors: list[str] = []
+    window.live.session.sig_error.connect(errors.append)
+    window.setProperty("quiet", True)
+    qtbot.addWidget(window)
+    window.show()
+    live = window.live
+    try:
+        window.choose_backend("minetest")
+        assert live.controls.task.currentText().startswith("mt0") and not live.controls.clock.isEnabled()
+        qtbot.waitUntil(lambda: "Connected" in live.status.text() or "Error" in live.status.text(), timeout=120_000)
+        assert "Connected" in live.status.text(), errors
+        qtbot.waitUntil(lambda: live.frame_view.current is not None, timeout=10_000)
+        assert live.frame_view.current.shape[:2] == (360, 640)
+        qtbot.waitUntil(lambda: "capture" in live.source.text(), timeout=5_000)
+        assert "frames/s" in live.source.text() and "XTEST" in live.source.text()
+        live.controls.task.setCurrentText("mt01_lakeshore_navigation")
+        live.controls.budget.setValue(3)
+        live.toggle_control()  # taken before Start: the human keeps control
+        live.start()
+        qtbot.waitUntil(lambda: live.session.taken_over, timeout=120_000)  # after the restart into the start
+        before = live.session.latest_sample()
+        live.session.human_input(PadState(left_y=1.0), 0.5)
+        qtbot.waitUntil(lambda: live.session.runner.step >= 1, timeout=30_000)
+        live.push_back()
+        live.session.human_input(PadState(), 0.2)  # the intervention is carried by the next step
+        qtbot.waitUntil(lambda: live.session.runner.step >= 2, timeout=30_000)
+        after_walk = live.session.latest_sample()
+        live.session.stop()
+        qtbot.waitUntil(lambda: not live.session.busy, timeout=30_000)
+        assert math.hypot(after_walk.x - before.x, after_walk.y - before.y) > 0.5
+        recording = next(tmp_path.glob("*mt01_lakeshore_navigation*.h5"))
+        with EpisodeReader(recording) as episode:
+            records = episode.records()
+            assert records[0]["source"] == "human" and records[0]["macro"][0][0]["left_y"] == 1.0
+            assert any(r["intervention"] and r["intervention"]["kind"] == "push_back" for r in records)
+            assert episode.metadata["game"] == "minetest"
+    finally:
+        window.close()
