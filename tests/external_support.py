@@ -12,7 +12,20 @@ import pytest
 from core.game.external.x11 import XTestDevice
 from core.game.external.xvfb import Xvfb
 
-needs_x11_tools = pytest.mark.skipif(shutil.which("Xvfb") is None, reason="Xvfb is not installed (.ci/run installs it)")
+def _missing() -> str | None:
+    if shutil.which("Xvfb") is None:
+        return "Xvfb is not installed (.ci/run installs it)"
+    for module in ("Xlib", "mss"):
+        try:
+            __import__(module)
+        except ImportError:
+            return f"{module} is not installed: pip install -e '.[external]'"
+    return None
+
+
+if _missing() and os.environ.get("POKEGYM_REQUIRE_MINETEST"):
+    raise RuntimeError(f"POKEGYM_REQUIRE_MINETEST is set but {_missing()}")
+needs_x11_tools = pytest.mark.skipif(_missing() is not None, reason=_missing() or "")
 
 
 @pytest.fixture(scope="module")
