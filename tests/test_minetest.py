@@ -275,3 +275,17 @@ def test_the_studio_drives_minetest_chosen_in_its_game_menu(qtbot, tmp_path, mon
             assert episode.metadata["game"] == "minetest"
     finally:
         window.close()
+
+
+def test_tasks_validate_drives_a_minetest_task_within_its_tolerances():
+    import subprocess
+    import sys
+
+    from core.paths import PROJECT_ROOT, TASKS_DIR
+
+    env = {k: v for k, v in os.environ.items() if k != "DISPLAY"}
+    path = TASKS_DIR / "minetest" / "mt01_lakeshore_navigation.yaml"
+    done = subprocess.run([sys.executable, "main.py", "tasks", "validate", str(path), "--drive"], cwd=PROJECT_ROOT,
+                          capture_output=True, text=True, timeout=300, env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "SOLVED  mt01_lakeshore_navigation" in done.stdout and "(reference 13 ± 5)" in done.stdout
