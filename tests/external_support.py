@@ -12,6 +12,7 @@ import pytest
 from core.game.external.x11 import XTestDevice
 from core.game.external.xvfb import Xvfb
 
+
 def _missing() -> str | None:
     if shutil.which("Xvfb") is None:
         return "Xvfb is not installed (.ci/run installs it)"
