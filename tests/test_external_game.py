@@ -219,3 +219,27 @@ def test_a_wayland_session_without_x11_gets_a_clear_message(monkeypatch):
     monkeypatch.setenv("WAYLAND_DISPLAY", "wayland-0")
     with pytest.raises(X11Unavailable, match="Wayland session without X11"):
         check_session(None)
+
+
+def test_attaching_drives_a_running_game_and_leaves_it_running_on_close(tmp_path, on_display):
+    from core.backends.session import check_readable
+    from tests.fake_games.backends import GAME
+
+    log = tmp_path / "events.log"
+    running = subprocess.Popen([sys.executable, str(GAME), "--title", "Fake Game (started by hand)", "--log", str(log)],
+                               env={**os.environ, "DISPLAY": on_display}, start_new_session=True)
+    try:
+        wait_for(lambda: any(line.startswith("ready") for line in events(log)), 20, "the game to start")
+        backend = fake_backend(tmp_path)
+        check_readable(running.pid)  # as root here; a refusal explains ptrace_scope (not testable as root)
+        with ExternalGame.attach(backend.external, backend.name, backend.directory, pid=running.pid) as game:
+            assert game.pid == running.pid and game.launcher is None
+            assert Capability.START_STATES not in game.info.capabilities  # no relaunching a game we did not start
+            game.hold(PadState(left_y=1.0), 0.2)
+            assert f"key {game.input.device.keycode('w')} down" in events(log)
+            with pytest.raises(UnsupportedCapabilityError, match="attached"):
+                game.restart()
+        assert running.poll() is None  # not ours to end
+    finally:
+        running.kill()
+        running.wait()

@@ -32,6 +32,13 @@ class CaptureStats:
     method: str
 
 
+def fit_to(pixels: np.ndarray, width: int, height: int) -> np.ndarray:
+    """The window's pixels at the benchmark resolution (INTER_AREA: no aliasing when shrinking)."""
+    if pixels.shape[0] != height or pixels.shape[1] != width:
+        pixels = cv2.resize(pixels, (width, height), interpolation=cv2.INTER_AREA)
+    return pixels
+
+
 class CaptureLoop:
     def __init__(self, open_capture: Callable[[], WindowCapture], ring: FrameRing, fps: float) -> None:
         self._open_capture = open_capture
@@ -102,10 +109,7 @@ class CaptureLoop:
             self._ready.set()
 
     def _fit(self, pixels: np.ndarray) -> np.ndarray:
-        height, width = self.ring.height, self.ring.width
-        if pixels.shape[0] != height or pixels.shape[1] != width:
-            pixels = cv2.resize(pixels, (width, height), interpolation=cv2.INTER_AREA)
-        return pixels
+        return fit_to(pixels, self.ring.width, self.ring.height)
 
     def wait_frame_after(self, moment: float, timeout: float) -> int | None:
         """The newest frame once one whose grab started at or after `moment` (monotonic) is out, or None."""
