@@ -91,7 +91,7 @@ def test_an_error_inside_a_hold_still_releases_every_key(tmp_path, on_display):
         def fail(seconds: float) -> None:
             raise KeyboardInterrupt  # Ctrl+C arriving in the middle of a hold
 
-        game._wait = fail
+        game.wait_alive = fail
         with pytest.raises(KeyboardInterrupt):
             game.hold(PadState(left_y=1.0), 5.0)
         assert w not in keys_down(on_display)

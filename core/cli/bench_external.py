@@ -85,7 +85,7 @@ def _input_latency(game: Any, trials: int) -> tuple[list[float], list[float]]:
     ring, capture = game.ring, game.capture
     latencies: list[float] = []
     for trial in range(trials):
-        game._focus()
+        game.ensure_focus()
         time.sleep(0.3)  # let the picture settle
         before = ring.latest()
         started = time.monotonic()

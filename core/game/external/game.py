@@ -16,7 +16,6 @@ from __future__ import annotations
 import atexit
 import contextlib
 import shutil
-import subprocess
 import sys
 import tempfile
 import threading
@@ -39,9 +38,11 @@ from core.game.errors import (
     UnsupportedCapabilityError,
 )
 from core.game.external import x11
+from core.game.external.attach import find_process
 from core.game.external.capture import open_capture
 from core.game.external.capture_loop import CaptureLoop, CaptureStats
-from core.game.external.inputs import InputDevice, XTestInput
+from core.game.external.guard_client import InputGuard
+from core.game.external.inputs import InputDevice, XTestInput, make_input
 from core.game.external.launcher import Launcher, Started, describe_output
 from core.game.external.processes import CpuWatch, exit_status
 from core.game.external.spec import ExternalSpec, FileCopy, MacroStep
@@ -61,58 +62,6 @@ def _release_everything_at_exit() -> None:
             game.close()
 
 
-def make_input(spec: ExternalSpec, display: str | None) -> InputDevice:
-    device = spec.input.device
-    if device == "xtest":
-        if display is None:
-            raise GameStartError("the xtest input device needs an X display (Linux/X11)")
-        return XTestInput(spec.input, display)
-    from core.game.external import pads
-
-    if device == "pad":
-        device = "vgamepad" if sys.platform == "win32" else "uinput"
-    return pads.UinputPad(spec.input) if device == "uinput" else pads.VgamepadPad(spec.input)
-
-
-class _Guard:
-    """Our end of the guard process's pipe (see guard.py)."""
-
-    def __init__(self, display: str | None) -> None:
-        from core.paths import PROJECT_ROOT
-
-        self.process = subprocess.Popen([sys.executable, "-m", "core.game.external.guard", "--display", display or ""],
-                                        cwd=PROJECT_ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                        start_new_session=True)
-        assert self.process.stdout is not None
-        if self.process.stdout.readline().strip() != b"READY":
-            raise GameStartError("the input guard process did not start")
-        self._lock = threading.Lock()
-
-    def say(self, line: str) -> None:
-        with self._lock:
-            if self.process.stdin is None or self.process.stdin.closed:
-                return
-            try:
-                self.process.stdin.write(line.encode() + b"\n")
-                self.process.stdin.flush()
-            except (BrokenPipeError, OSError):
-                pass
-
-    def close(self) -> None:
-        self.say("bye")
-        with self._lock:
-            if self.process.stdin is not None:
-                with contextlib.suppress(OSError):
-                    self.process.stdin.close()
-        try:
-            self.process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-        if self.process.stdout is not None:
-            self.process.stdout.close()
-
-
 class ExternalGame:
     """A live external game (implements GameConnection)."""
 
@@ -130,7 +79,7 @@ class ExternalGame:
         self.ring: FrameRing | None = None
         self.capture: CaptureLoop | None = None
         self.input: InputDevice | None = None
-        self.guard: _Guard | None = None
+        self.guard: InputGuard | None = None
         self.version: str | None = None
         self._closed = False
         self._dead_reason: str | None = None
@@ -153,7 +102,7 @@ class ExternalGame:
             game.launcher = Launcher(spec, backend_dir, game.runtime_dir, game.width, game.height, tuple(extra_files))
             game.display = game.launcher.prepare_display()
             game.version = game.launcher.check_version(version_expect, f"{name} backend's memory profile")
-            game.guard = _Guard(game.display)
+            game.guard = InputGuard(game.display)
             if game.launcher.xvfb is not None:
                 game.guard.say(f"group {game.launcher.xvfb.process.pid}")
             game.input = make_input(spec, game.display)  # before the game: emulators look for pads at boot
@@ -177,7 +126,7 @@ class ExternalGame:
             game.display = None if sys.platform == "win32" else x11.check_session(None)
             game.attached_pid = pid or find_process(spec)
             game._cpu = CpuWatch(game.attached_pid) if sys.platform.startswith("linux") else None
-            game.guard = _Guard(game.display)
+            game.guard = InputGuard(game.display)
             game.input = make_input(spec, game.display)
             keys, buttons = game.input.held_codes()
             game.guard.say("keys " + " ".join(map(str, keys)))
@@ -247,7 +196,7 @@ class ExternalGame:
         self.capture = CaptureLoop(lambda: open_capture(method, display_name, window_id, frames.window_title,
                                                         frames.crop), self.ring, frames.fps)
         self.capture.wait_started(max(1.0, deadline - time.monotonic()))
-        self._focus(force=True)
+        self.ensure_focus(force=True)
 
     # -- GameConnection -------------------------------------------------------------------
     @property
@@ -288,12 +237,12 @@ class ExternalGame:
         with self._io:
             self._check_alive()
             self._fresh_start = None
-            self._focus()
+            self.ensure_focus()
             assert self.input is not None
             token = self.input.begin_hold()
             try:
                 self.input.apply(pad)
-                self._wait(seconds)
+                self.wait_alive(seconds)
                 self.input.end_hold(token, pad, seconds)
             finally:
                 self.input.apply(PadState())
@@ -308,7 +257,7 @@ class ExternalGame:
         with self._io:
             self._check_alive()
             self._fresh_start = None
-            self._focus()
+            self.ensure_focus()
             assert self.input is not None
             self.input.apply(pad)
 
@@ -319,7 +268,7 @@ class ExternalGame:
         with self._io:
             self._check_alive()
             self._fresh_start = None
-            self._focus()
+            self.ensure_focus()
             assert self.input is not None
             began = time.monotonic()
             if not self.input.turn_camera(degrees):
@@ -330,7 +279,7 @@ class ExternalGame:
                 pad = PadState(right_x=1.0 if degrees > 0 else -1.0)
                 try:
                     self.input.apply(pad)
-                    self._wait(abs(degrees) / rate)
+                    self.wait_alive(abs(degrees) / rate)
                 finally:
                     self.input.apply(PadState())
             # The game applies pointer motion on its next frame, which may be slow (new terrain to draw): wait
@@ -436,7 +385,7 @@ class ExternalGame:
                 self.guard.say(f"ungroup {pgid}")
 
     # -- plumbing -------------------------------------------------------------------------
-    def _wait(self, seconds: float) -> None:
+    def wait_alive(self, seconds: float) -> None:
         deadline = time.monotonic() + seconds
         while True:
             remaining = deadline - time.monotonic()
@@ -455,7 +404,7 @@ class ExternalGame:
                 tick = view.frame.tick if view is not None else self.capture.tick_at(moment)
                 return StepResult(frame_no=frame_no, tick=tick)
 
-    def _focus(self, force: bool = False) -> None:
+    def ensure_focus(self, force: bool = False) -> None:
         """Give the game window input focus when it lacks it, then let the settle time pass (FACTS' trap)."""
         if self.window is None or not isinstance(self.input, XTestInput):
             return
@@ -483,31 +432,9 @@ class ExternalGame:
             previous = current
 
     def _run_macro(self, macro: list[MacroStep]) -> None:
-        for step in macro:
-            if step.pad is not None:
-                self.hold(PadState.from_dict(step.pad), step.seconds)
-            elif step.turn_degrees is not None:
-                self.turn_camera(step.turn_degrees)
-            elif step.wait_s is not None:
-                self._wait(step.wait_s)
-            elif step.chat is not None:
-                self._chat(step.chat)
-            elif step.key is not None:
-                if not isinstance(self.input, XTestInput):
-                    raise GameStartError("key macro steps need the xtest input device")
-                self._focus()
-                self.input.press_key(step.key)
-                self._wait(0.2)
+        from core.game.external.macros import run_macro
 
-    def _chat(self, text: str) -> None:
-        if not isinstance(self.input, XTestInput) or not self.spec.input.chat_key:
-            raise GameStartError("chat macro steps need the xtest input device and input.chat_key")
-        self._focus()
-        self.input.press_key(self.spec.input.chat_key)
-        self._wait(0.3)  # the chat box opens on the next frame
-        self.input.type_text(text)
-        self.input.press_key("Return")
-        self._wait(0.3)
+        run_macro(self, macro)
 
     def _check_alive(self) -> None:
         if self._closed:
@@ -558,28 +485,3 @@ def _checked_seconds(seconds: float) -> float:
     if not 0 < seconds <= 600:
         raise InvalidPadError(f"a duration must be more than 0 and at most 600 seconds, got {seconds}")
     return float(seconds)
-
-
-def find_process(spec: ExternalSpec) -> int:
-    """The pid of the running game named by the backend's attach section."""
-    attach = spec.attach
-    if attach is not None and attach.pid is not None:
-        return attach.pid
-    name = attach.process_name if attach is not None else None
-    if not name:
-        raise GameStartError("say which process to attach to: --pid, or attach.process_name in the backend file")
-    matches = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            if (entry / "comm").read_text().strip() == name[:15]:
-                matches.append(int(entry.name))
-        except OSError:
-            continue
-    if not matches:
-        raise GameStartError(f"no running process is named {name!r}; start the game first, or let PokeGym "
-                             "launch it (recommended: a child process can be read even under ptrace_scope=1)")
-    if len(matches) > 1:
-        raise GameStartError(f"{len(matches)} processes are named {name!r} (pids {matches}); give --pid")
-    return matches[0]

@@ -11,11 +11,13 @@ on stop, on error, on Ctrl+C and at exit, and a guard process does it if we are 
 from __future__ import annotations
 
 import math
+import sys
 import threading
 import time
 from typing import Protocol
 
-from core.game.external.spec import Input, Keyboard, StickKeys
+from core.game.errors import GameStartError
+from core.game.external.spec import ExternalSpec, Input, Keyboard, StickKeys
 from core.game.external.x11 import XTestDevice
 from core.game.pad import PadState
 
@@ -262,3 +264,16 @@ class XTestInput:
 
 def seconds_for_turn(degrees: float, degrees_per_s: float) -> float:
     return abs(degrees) / degrees_per_s if degrees_per_s > 0 else math.inf
+
+
+def make_input(spec: ExternalSpec, display: str | None) -> InputDevice:
+    device = spec.input.device
+    if device == "xtest":
+        if display is None:
+            raise GameStartError("the xtest input device needs an X display (Linux/X11)")
+        return XTestInput(spec.input, display)
+    from core.game.external import pads
+
+    if device == "pad":
+        device = "vgamepad" if sys.platform == "win32" else "uinput"
+    return pads.UinputPad(spec.input) if device == "uinput" else pads.VgamepadPad(spec.input)
