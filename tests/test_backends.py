@@ -92,3 +92,14 @@ def test_profile_fields_can_be_scaled_and_the_range_applies_to_the_scaled_value(
         "  facing:", "  f: {offset: 0, type: flags32, scale: 2.0}\n  facing:"))
     with pytest.raises(ProfileError, match="flag fields cannot be scaled"):
         load_profile(broken)
+
+
+def test_run_with_an_unknown_backend_says_which_backends_exist(tmp_path):
+    import subprocess
+    import sys
+
+    from core.paths import PROJECT_ROOT
+
+    done = subprocess.run([sys.executable, "main.py", "run", "--backend", "dreamcast", "--out", str(tmp_path)],
+                          cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "no backend named 'dreamcast'" in done.stderr and "minetest" in done.stderr
