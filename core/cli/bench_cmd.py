@@ -1,5 +1,5 @@
-"""`python main.py bench world|scan|memory|record|live|replay|parse`: the world, memory scanning, value
-scans, recording, the studio, or the reply parser.
+"""`python main.py bench world|scan|memory|record|live|replay|parse|external`: the world, memory scanning,
+value scans, recording, the studio, the reply parser, or an external game (Minetest: capture and input).
 
 Figures are relative to baselines measured in the same run, because shared machines are noisy.
 """
@@ -19,7 +19,7 @@ from core.paths import PROJECT_ROOT
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("suite", choices=["world", "scan", "memory", "record", "live", "replay", "parse"],
+    parser.add_argument("suite", choices=["world", "scan", "memory", "record", "live", "replay", "parse", "external"],
                         help="what to measure")
     parser.add_argument("--json", action="store_true", help="one JSON object per line")
     parser.add_argument("--steps", type=int, default=60, help="lockstep steps per timed block (default %(default)s)")
@@ -117,6 +117,10 @@ def run(args: argparse.Namespace) -> int:
         from core.cli.bench_parse import bench_parse
 
         bench_parse(args, emit)
+    elif args.suite == "external":
+        from core.cli.bench_external import bench_external
+
+        bench_external(args, emit)
     return 0
 
 

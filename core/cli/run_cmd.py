@@ -1,11 +1,12 @@
-"""`python main.py run`: run episodes on the built-in world and record each to HDF5.
+"""`python main.py run`: run episodes on a backend (the built-in world by default) and record each to HDF5.
 
     python main.py run --tasks all --granularity all --agent random --trials 5 --workers 2 --out runs/random
     python main.py run --tasks q01*,category:navigation --granularity goal --agent random:7 --out runs/x
     OPENAI_API_KEY=... python main.py run --tasks q03* --agent model:gpt-5.2 --reflection 5 --out runs/gpt
     OPENAI_API_KEY=... python main.py run --protocol paper --agent model:gpt-5.2 --workers 2 --out runs/gpt-paper
+    python main.py run --backend minetest --tasks all --agent random --out runs/minetest
 
-Each episode gets its own world and evaluator processes. Ctrl+C stops cleanly: no new episodes start,
+Each episode gets its own game and evaluator processes. Ctrl+C stops cleanly: no new episodes start,
 running ones stop after their current step and are marked interrupted (not results); Ctrl+C again
 aborts at once. Rerun the same command to resume: episodes with a result (results.jsonl) are skipped,
 interrupted ones and those that ended in an infrastructure error (errors.jsonl) run again.
@@ -25,6 +26,7 @@ from types import FrameType
 from typing import Any
 
 from core.agents.observe import ObservationOptions
+from core.backends.profile import BackendFileError, load_backend
 from core.game import child
 from core.session.batch import BatchError, run_batch
 from core.session.batch_control import BatchControl
@@ -33,6 +35,9 @@ from core.session.runner import RunOptions
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--backend", default="builtin", metavar="NAME|PATH",
+                        help="the game: builtin (default), minetest, ryujinx, or a backend file "
+                             "(docs/backend-format.md)")
     parser.add_argument("--protocol", choices=["paper"],
                         help="paper: every task x all 3 granularities x 5 trials with each task's own step budget "
                              "(the benchmark's protocol); leave out --tasks, --granularity, --trials and --budget")
@@ -57,7 +62,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", type=Path, required=True, help="folder for results.jsonl and episodes/")
     parser.add_argument("--paradigm", choices=["discrete", "continuous"], default="discrete")
     parser.add_argument("--previous-frame", action="store_true", help="also show the agent the previous frame")
-    parser.add_argument("--side-views", action="store_true", help="also show the agent left and right views")
+    parser.add_argument("--side-views", nargs="?", const="default", choices=["default", "turn", "instant"],
+                        help="also show the agent left and right views: by turning the camera (turn: costs game "
+                             "time, comparable with emulator runs; the backend's default) or instant (built-in "
+                             "world only, marked in the results)")
     parser.add_argument("--intervention", choices=["none", "text", "physical"], default="none")
     parser.add_argument("--intervention-k", type=int, default=3, help="consecutive ineffective moves (default 3)")
     parser.add_argument("--budget", type=int, help="override every task's step budget")
@@ -149,8 +157,15 @@ def run(args: argparse.Namespace) -> int:
         print("error: --experience-from only applies with --reflection (the agent reflects and reads lessons)",
               file=sys.stderr)
         return 2
+    try:
+        backend = load_backend(args.backend)
+    except BackendFileError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    mode = backend.side_views.default if args.side_views in (None, "default") else args.side_views
     options = RunOptions(
-        paradigm=args.paradigm, observation=ObservationOptions(args.previous_frame, args.side_views),
+        paradigm=args.paradigm, observation=ObservationOptions(args.previous_frame, args.side_views is not None,
+                                                               side_view_mode=mode),
         interventions=InterventionPolicy(args.intervention, args.intervention_k), step_budget=args.budget,
         seed=args.seed, frame_every_ticks=args.frames_every,
     )
@@ -175,7 +190,8 @@ def run(args: argparse.Namespace) -> int:
             rows = run_batch(args.tasks, args.granularity, args.agent, args.trials, args.workers, args.out,
                              options, progress, {"model_id": args.model_id, "base_url": args.base_url,
                                                  "reflection_every": args.reflection,
-                                                 "experience_from": args.experience_from}, control)
+                                                 "experience_from": args.experience_from}, control,
+                             backend=backend)
     except BatchError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

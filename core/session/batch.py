@@ -20,12 +20,11 @@ from typing import Any
 from core.agents.actions import ActionSet
 from core.agents.base import Agent, RandomAgent, ReplayAgent
 from core.agents.reflection import ExperienceError, ExperienceLibrary, merge_libraries, write_atomically
-from core.evaluation.client import EvaluatorClient
+from core.backends.profile import BackendProfile, load_backend
+from core.backends.session import BackendSession
 from core.evaluation.profile import load_profile
-from core.evaluation.tasks import Task, load_suite
-from core.game.builtin import BuiltinWorld
+from core.evaluation.tasks import Task, load_suite, suite_folder
 from core.game.errors import GameError
-from core.paths import PROFILES_DIR, TASKS_DIR
 from core.recording.errors import EpisodeFileError
 from core.recording.reader import EpisodeReader
 from core.session import run_folder
@@ -149,28 +148,42 @@ def finish_experience(out: Path, start: ExperienceLibrary, keys: list[str]) -> P
 
 
 def plan_episodes(task_selector: str, granularity: str, agent_spec: str, trials: int,
-                  flags: list[str] | None = None) -> list[EpisodeSpec]:
-    """Every episode of a run, in its fixed order (task, granularity, trial)."""
+                  backend: BackendProfile | None = None, flags: list[str] | None = None) -> list[EpisodeSpec]:
+    """Every episode of a run on `backend` (the built-in world by default), in its fixed order
+    (task, granularity, trial)."""
+    backend = backend or load_backend("builtin")
     if flags is None:
-        flags = load_profile(PROFILES_DIR / "builtin_world.yaml").flags
-    tasks = select_tasks(task_selector, load_suite(TASKS_DIR, flags))
+        flags = load_profile(backend.memory_profile_path).flags
+    tasks = select_tasks(task_selector, backend_tasks(backend, flags))
     return [EpisodeSpec(t, g, agent_spec, trial) for t in tasks for g in granularities(granularity)
             for trial in range(trials)]
+
+
+def backend_tasks(backend: BackendProfile, flags: list[str]) -> list[Task]:
+    """The backend's task suite (assets/tasks/ or assets/tasks/BACKEND/), each checked to name this backend."""
+    folder = suite_folder(backend.name)
+    tasks = load_suite(folder, flags, backend.start_states) if folder.is_dir() else []
+    wrong = [t.id for t in tasks if t.backend != backend.name]
+    if wrong:
+        raise BatchError(f"tasks in {folder} name another backend than {backend.name!r}: {wrong}")
+    return tasks
 
 
 def run_batch(task_selector: str, granularity: str, agent_spec: str, trials: int, workers: int, out: Path,
               options: RunOptions, progress: Callable[[int, int, dict[str, Any]], None],
               agent_options: dict[str, Any] | None = None,
-              control: BatchControl | None = None) -> list[dict[str, Any]]:
+              control: BatchControl | None = None,
+              backend: BackendProfile | None = None) -> list[dict[str, Any]]:
     """Run what `out` has no result for yet; returns the rows written (results and errors) by this call.
 
     Raises BatchError for bad arguments (before `out` is created) and an unusable output folder.
     """
     agent_options = agent_options or {}
     control = control or BatchControl()
-    profile = load_profile(PROFILES_DIR / "builtin_world.yaml")
+    backend = backend or load_backend("builtin")
+    profile = load_profile(backend.memory_profile_path)
     actions = ActionSet.from_profile_data(profile.actions)
-    specs = plan_episodes(task_selector, granularity, agent_spec, trials, profile.flags)
+    specs = plan_episodes(task_selector, granularity, agent_spec, trials, backend, profile.flags)
     if not specs:
         raise BatchError("nothing to run: --trials must be at least 1")
     # An unknown agent, a missing key or an unreadable replay file is reported before anything is made.
@@ -195,16 +208,20 @@ def run_batch(task_selector: str, granularity: str, agent_spec: str, trials: int
         episode_options = RunOptions(granularity=spec.granularity, paradigm=options.paradigm,
                                      observation=options.observation, interventions=options.interventions,
                                      step_budget=options.step_budget, seed=options.seed + spec.trial,
-                                     frame_every_ticks=options.frame_every_ticks)
+                                     frame_every_ticks=options.frame_every_ticks,
+                                     settle_s=max(options.settle_s, backend.step_settle_s))
         library = experience.copy_to(out / EXPERIENCE_DIR / "episodes" / f"{spec.key}.json") if experience else None
         agent = make_agent(spec.agent_spec, actions, episode_options.seed, options.paradigm,
                            {**agent_options, "granularity": spec.granularity, "experience": library})
         path = out / run_folder.EPISODES / f"{spec.key}.h5"
         path.unlink(missing_ok=True)  # an earlier interrupted or failed try: replaced, never appended to
+        start = spec.task.start_for_reset()
         try:
-            with BuiltinWorld.launch(renderer="software") as world, EvaluatorClient.launch(world.pid) as evaluator:
-                evaluator.wait_locked()
-                runner = EpisodeRunner(world, evaluator, agent, actions, spec.task, episode_options, path)
+            with BackendSession.open(backend, start_state=start if isinstance(start, str) else None) as session:
+                session.prepare(start)
+                assert session.evaluator is not None
+                runner = EpisodeRunner(session.game, session.evaluator, agent, actions, spec.task, episode_options,
+                                       path)
                 if not control.start(runner):
                     control.skipped(spec.key)
                     return
@@ -217,7 +234,7 @@ def run_batch(task_selector: str, granularity: str, agent_spec: str, trials: int
                 control.skipped(spec.key)
                 return
             result = {"task_id": spec.task.id, "granularity": spec.granularity, "agent": agent.name,
-                      "success": False, "end_reason": run_folder.ERROR, "error": str(exc),
+                      "game": backend.name, "success": False, "end_reason": run_folder.ERROR, "error": str(exc),
                       "category": spec.task.category, "quest": spec.task.quest}
         if result["end_reason"] == INTERRUPTED:
             control.was_interrupted(spec.key)  # its file says so; it is no result and runs again on resume
