@@ -1,6 +1,6 @@
 """PokeGym Studio: the one entry point.
 
-    python main.py               the studio window, live on the built-in world
+    python main.py               the studio window, live on the built-in world (--backend minetest: on Minetest)
     python main.py replay PATH   the studio's Replay view on an episode file or a folder of them
     python main.py demo          walk the built-in world through the gamepad and save what it saw
     python main.py world         run the built-in 3D world as its own process
@@ -10,7 +10,7 @@
     python main.py run           run and record episodes; `report DIR` makes the paper's tables
     python main.py labels        export the studio's labels (`labels export DIR`), kappa (`labels agreement`)
     python main.py export        a clip of a step range (`export clip EP.h5 --steps 40-75 --out c.mp4`), a dataset
-    python main.py bench world   measure rendering and stepping (JSON lines with --json)
+    python main.py bench world   measure rendering and stepping (JSON lines with --json); `bench external`: capture
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import sys
 # (command, module in core.cli, one-line help). Each module has add_arguments(parser) and run(args).
 _COMMANDS: list[tuple[str, str, str]] = [
     ("demo", "demo_cmd", "drive the built-in world through a short tour and save frames"),
-    ("world", "world_cmd", "run the built-in 3D world (a separate game process)"),
+    ("world", "world_cmd", "run a game as its own process (the built-in world, or --backend NAME|PATH)"),
     ("scan", "scan_cmd", "find an AOB pattern in a live process's memory (read-only)"),
     ("memory", "memory_cmd", "value scans, and find a game's position, flags and signature (read-only)"),
     ("tasks", "tasks_cmd", "list and validate the task suite"),
@@ -67,6 +67,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="python main.py",
         description="PokeGym Studio: benchmark VLM agents acting from pixels in a 3D open world.",
     )
+    parser.add_argument("--backend", default="builtin", metavar="NAME|PATH",
+                        help="the game the studio opens on: builtin (default), minetest, ryujinx, or a backend file")
     subparsers = parser.add_subparsers(title="commands", metavar="COMMAND")
     for name, module_name, help_text in _COMMANDS:
         _add(subparsers, name, module_name, help_text)
@@ -94,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     if handler is None:
         from studio.app import run_studio
 
-        return run_studio()
+        return run_studio(backend=args.backend)
     try:
         return int(handler(args) or 0)
     except BrokenPipeError:

@@ -1,4 +1,5 @@
-"""`python main.py` (no command): the studio window on the built-in world; `replay PATH` opens a recording."""
+"""`python main.py` (no command): the studio window on the built-in world (or `--backend NAME|PATH`);
+`replay PATH` opens a recording."""
 
 from __future__ import annotations
 
@@ -22,14 +23,21 @@ def no_display_reason() -> str | None:
             "Every command except the studio works without a display.")
 
 
-def run_studio(open_path: str | None = None) -> int:
+def run_studio(open_path: str | None = None, backend: str = "builtin") -> int:
     reason = no_display_reason()
     if reason is not None:
         print(f"PokeGym Studio: {reason}", file=sys.stderr)
         return 2
     app = QApplication.instance() or QApplication(sys.argv)
     app.setApplicationName("PokeGym Studio")
-    session = LiveSession()
+    from core.backends.profile import BackendFileError, load_backend
+
+    try:
+        chosen = load_backend(backend)
+    except BackendFileError as exc:
+        print(f"PokeGym Studio: {exc}", file=sys.stderr)
+        return 2
+    session = LiveSession(backend=chosen)
     window = MainWindow(session)
     window.show()
     session.connect_world()

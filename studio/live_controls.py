@@ -120,6 +120,15 @@ class LiveControls(QWidget):
             widget.setEnabled(is_model)
 
     @Slot(str)
+    def set_tasks(self, task_ids: list[str]) -> None:
+        """Another game's task suite (after the backend changed)."""
+        self.task.blockSignals(True)
+        self.task.clear()
+        self.task.addItems(task_ids)
+        self.task.blockSignals(False)
+        if task_ids:
+            self.task.currentTextChanged.emit(self.task.currentText())
+
     def add_task(self, task_id: str) -> None:
         """A task saved in the studio joins the task list (once)."""
         if self.task.findText(task_id) < 0:

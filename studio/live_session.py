@@ -1,4 +1,5 @@
-"""LiveSession: the built-in world, its evaluator and an episode runner, driven off the GUI thread.
+"""LiveSession: a game (the built-in world or an external backend), its evaluator and an episode runner,
+driven off the GUI thread.
 
 Runner events arrive on the worker thread and are re-emitted as Qt signals, which Qt queues to
 slots of objects living in the GUI thread. Frames, samples and the pad being held are not
@@ -21,16 +22,17 @@ from PySide6.QtCore import QObject, Signal
 from core.agents.actions import ActionSet
 from core.agents.base import Decision
 from core.agents.observe import ObservationOptions
+from core.backends.profile import BackendProfile, load_backend
+from core.backends.session import BackendSession
 from core.evaluation.client import EvaluatorClient
 from core.evaluation.profile import load_profile
 from core.evaluation.sample import StateSample
-from core.evaluation.tasks import Task, load_suite
-from core.game.builtin import BuiltinWorld
-from core.game.connection import Capability
+from core.evaluation.tasks import Task
+from core.game.connection import Capability, GameConnection
 from core.game.errors import GameError
 from core.game.pad import PadState
-from core.paths import PROFILES_DIR, RECORDINGS_DIR
-from core.session.batch import BatchError, make_agent
+from core.paths import RECORDINGS_DIR
+from core.session.batch import BatchError, backend_tasks, make_agent
 from core.session.interventions import InterventionPolicy
 from core.session.runner import EpisodeRunner, RunOptions
 from studio.live_controls import LiveChoices
@@ -48,14 +50,11 @@ class LiveSession(QObject):
     sig_episode_started = Signal(dict)   # task id, budget, recording path
     sig_episode_end = Signal(dict)       # the result
 
-    def __init__(self, mode: str = "lockstep") -> None:
+    def __init__(self, mode: str = "lockstep", backend: BackendProfile | None = None) -> None:
         super().__init__()
         self.mode = mode
-        self.profile = load_profile(PROFILES_DIR / "builtin_world.yaml")
-        self.actions = ActionSet.from_profile_data(self.profile.actions)
-        self.tasks: list[Task] = load_suite(known_flags=self.profile.flags)
-        self.world: BuiltinWorld | None = None
-        self.evaluator: EvaluatorClient | None = None
+        self._use(backend or load_backend("builtin"))
+        self.parts: BackendSession | None = None
         self.runner: EpisodeRunner | None = None
         self.outline: Outline = []
         self.pad_held: PadState | None = None  # written by whichever thread drives the game
@@ -68,7 +67,32 @@ class LiveSession(QObject):
         self._samples_seen = 0
         self._last_sample: StateSample | None = None
 
+    def _use(self, backend: BackendProfile) -> None:
+        self.backend = backend
+        self.profile = load_profile(backend.memory_profile_path)
+        self.actions = ActionSet.from_profile_data(self.profile.actions)
+        self.tasks: list[Task] = backend_tasks(backend, self.profile.flags)
+
+    @property
+    def world(self) -> GameConnection | None:
+        """The game being driven (named `world` from the days when it was always the built-in one)."""
+        return self.parts.game if self.parts is not None else None
+
+    @property
+    def evaluator(self) -> EvaluatorClient | None:
+        return self.parts.evaluator if self.parts is not None else None
+
+    @property
+    def is_builtin(self) -> bool:
+        return self.backend.kind == "builtin"
+
     # -- lifecycle ------------------------------------------------------------------------
+    def switch_backend(self, backend: BackendProfile) -> None:
+        """Drive another game: end the current one, load the backend's tasks, start it (GUI thread)."""
+        self._shut_down_parts()
+        self._use(backend)
+        self.connect_world()
+
     def connect_world(self) -> None:
         threading.Thread(target=self._connect, name="studio-connect", daemon=True).start()
 
@@ -87,24 +111,42 @@ class LiveSession(QObject):
         for drive in self._drives:
             drive.cancel()
         futures_wait(self._drives, timeout=30)  # a hold or a "Try it" in progress must not share the pipe
-        for part in (self.evaluator, self.world):
-            if part is not None:
-                part.close()
-        self.world, self.evaluator, self.runner = None, None, None
+        parts, self.parts, self.runner = self.parts, None, None
+        if parts is not None:
+            parts.close()
         self._samples_seen = 0
 
     def _connect(self) -> None:
+        backend = self.backend
         try:
-            world = BuiltinWorld.launch(renderer="software", mode=self.mode)
-            self.world = world
-            self.evaluator = EvaluatorClient.launch(world.pid)
-            self.evaluator.wait_locked()
-            self.outline = world.map_outline() if Capability.MAP_OUTLINE in world.info.capabilities else []
-        except (GameError, PermissionError) as exc:
-            self.sig_error.emit(f"Could not start the built-in world: {exc}")
+            parts = BackendSession.open(backend, mode=self.mode if backend.kind == "builtin" else None)
+        except (GameError, PermissionError, ValueError) as exc:
+            self.sig_error.emit(f"Could not start {backend.title}: {exc}")
             return
+        if self.backend is not backend:  # the user chose another game meanwhile
+            parts.close()
+            return
+        self.parts = parts
+        world = parts.game
+        outline = getattr(world, "map_outline", None)
+        self.outline = outline() if outline is not None and Capability.MAP_OUTLINE in world.info.capabilities else []
+        self._samples_seen = len(parts.evaluator.samples) if parts.evaluator is not None else 0
         info = world.info
         self.sig_ready.emit(f"{info.name} (pid {info.pid}, {info.width}x{info.height}, {info.mode})")
+
+    def status_line(self) -> str:
+        """What feeds the Live view, for its status bar: the game, its frame rate and the input device."""
+        game = self.world
+        if game is None:
+            return f"{self.backend.title}: not running"
+        stats = getattr(game, "capture_stats", lambda: None)()
+        if stats is not None:
+            frames = f"capture {stats.fps:.0f} frames/s ({stats.method}, frame age p95 {stats.age_ms_p95:.0f} ms)"
+            device = getattr(game, "input_description", "?")
+        else:
+            frames = f"{game.info.tick_hz:.0f} ticks/s {game.info.mode}, frames from shared memory"
+            device = "virtual pad over the world's socket"
+        return f"{self.backend.name} · {frames} · input: {device}"
 
     @property
     def busy(self) -> bool:
@@ -130,9 +172,11 @@ class LiveSession(QObject):
         task = self.task(choices.task_id)
         options = RunOptions(
             granularity=choices.granularity, paradigm=choices.paradigm,
-            observation=ObservationOptions(previous_frame=choices.previous_frame, side_views=choices.side_views),
+            observation=ObservationOptions(previous_frame=choices.previous_frame, side_views=choices.side_views,
+                                           side_view_mode=self.backend.side_views.default),
             interventions=InterventionPolicy(choices.intervention, k=choices.intervention_after),  # type: ignore[arg-type]
-            step_budget=choices.budget, frame_every_ticks=choices.frames_every_ticks)
+            step_budget=choices.budget, frame_every_ticks=choices.frames_every_ticks,
+            settle_s=self.backend.step_settle_s)
         agent_options = {"granularity": choices.granularity, "model_id": choices.model_id,
                          "reflection_every": choices.reflection_every}
         try:
@@ -157,6 +201,13 @@ class LiveSession(QObject):
 
     def _run(self, runner: EpisodeRunner) -> None:
         try:
+            if self.parts is not None and not self.is_builtin:
+                # An external game is restarted into the task's start state; the evaluator follows the new
+                # process, and the runner must talk to that evaluator.
+                self.parts.prepare(runner.task.start_for_reset())
+                assert self.parts.evaluator is not None
+                runner.evaluator = self.parts.evaluator
+                self._samples_seen = len(runner.evaluator.samples)
             result = runner.run()
         except Exception as exc:  # noqa: BLE001 - set-up failures or bugs: the window must hear of them
             # The runner turns step failures into results itself; what reaches here stopped it early.
@@ -230,7 +281,9 @@ class LiveSession(QObject):
             self.runner.stop()
 
     def take_over(self) -> None:
-        if self.runner and self.busy:
+        # Also before its thread has started: Start emits sig_episode_started first, and a human who took
+        # control before Start keeps it from the first step.
+        if self.runner is not None:
             self.runner.take_over()
 
     def hand_back(self) -> None:
@@ -251,7 +304,7 @@ class LiveSession(QObject):
             self._drives = [d for d in self._drives if not d.done()]
             self._drives.append(self._driver.submit(self._hold, self.world, pad, seconds))
 
-    def run_on_world(self, job: Callable[[BuiltinWorld, EvaluatorClient], None]) -> Future[None]:
+    def run_on_world(self, job: Callable[[Any, EvaluatorClient], None]) -> Future[None]:
         """Run `job(world, evaluator)` on the drive thread between episodes, after the input already queued,
         so it never talks to the world at the same time as the human's driving (the authoring panel
         captures and tries tasks this way). The job reports its own results and errors. Raises
@@ -260,6 +313,9 @@ class LiveSession(QObject):
             raise RuntimeError("An episode is running: stop it first.")
         if self.world is None or self.evaluator is None:
             raise RuntimeError("The world is not running yet.")
+        if not self.is_builtin:
+            raise RuntimeError("Authoring tasks needs the built-in world (it places the character at captured "
+                               f"starts); {self.backend.title} takes named start states only.")
         self._drives = [d for d in self._drives if not d.done()]
         future = self._driver.submit(job, self.world, self.evaluator)
         self._drives.append(future)
@@ -272,7 +328,7 @@ class LiveSession(QObject):
             return self.runner.human_inputs_waiting
         return sum(1 for d in self._drives if not d.running() and not d.done())
 
-    def _hold(self, world: BuiltinWorld, pad: PadState, seconds: float) -> None:
+    def _hold(self, world: GameConnection, pad: PadState, seconds: float) -> None:
         self.pad_held = pad
         started = time.monotonic()
         try:

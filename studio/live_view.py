@@ -11,6 +11,7 @@ from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDockWidget, QInputDialog, QLabel, QMainWindow, QMessageBox, QVBoxLayout, QWidget
 
+from core.backends.profile import BackendProfile
 from core.game.pad import PadState
 from core.session.runner import goal_point
 from studio.authoring_panel import AuthoringPanel
@@ -28,6 +29,7 @@ from widgets.trajectory_plot import TrajectoryPlot
 
 FRAME_POLL_MS = 15    # faster than the game's 30 fps, so no produced frame falls between two polls
 SAMPLE_POLL_MS = 100
+SOURCE_POLL_MS = 1000
 ACTIONS = (  # name, shortcut, what it does (for Help > Keyboard shortcuts)
     ("Start", "Ctrl+R", "start an episode with the chosen settings"),
     ("Pause", "Ctrl+P", "pause the agent after the current step"),
@@ -81,8 +83,11 @@ class LiveView(QMainWindow):
         self.resizeDocks([episode_dock, self.findChild(QDockWidget, "dock-Trajectory")], [360, 430],
                          Qt.Orientation.Horizontal)
         self.actions_by_name = self._build_toolbar()
-        self.status = QLabel("Starting the built-in world…")
+        self.status = QLabel(f"Starting {session.backend.title}…")
         self.statusBar().addWidget(self.status, 1)
+        self.source = QLabel()  # the game, its capture rate and the input device
+        self.source.setObjectName("source-status")
+        self.statusBar().addPermanentWidget(self.source)
         self.statusBar().addPermanentWidget(self.metrics)
         self.gamepad = GamepadPoller(session.human_input, lambda: session.human_inputs_waiting)
         self.gamepad.sig_status.connect(self.status.setText)
@@ -97,6 +102,9 @@ class LiveView(QMainWindow):
         self.plot_timer = QTimer(self)
         self.plot_timer.timeout.connect(self._pull_samples)
         self.plot_timer.start(SAMPLE_POLL_MS)
+        self.source_timer = QTimer(self)
+        self.source_timer.timeout.connect(self._pull_source)
+        self.source_timer.start(SOURCE_POLL_MS)
         for signal, slot in ((session.sig_ready, self._on_ready), (session.sig_error, self._on_error),
                              (session.sig_thinking, self.reasoning.set_thinking),
                              (session.sig_observation, self.observations.show_images),
@@ -164,9 +172,27 @@ class LiveView(QMainWindow):
 
     @Slot()
     def restart_world(self) -> None:
-        self.status.setText("Restarting the built-in world…")
+        self.status.setText(f"Restarting {self.session.backend.title}…")
         self._last_frame_no = -1
         self.session.restart_world(self.controls.clock_mode)
+
+    def switch_backend(self, backend: BackendProfile) -> None:
+        """Drive another game: its tasks in the form and the list, its frames in the view."""
+        if self.session.busy:
+            self.status.setText("An episode is running: stop it before choosing another game.")
+            return
+        self.status.setText(f"Starting {backend.title}…")
+        self._last_frame_no = -1
+        self.session.switch_backend(backend)
+        self.trajectory.clear_episode()
+        self.trajectory.set_backdrop([])
+        self.controls.clock.setEnabled(self.session.is_builtin)  # external games run in real time only
+        self.controls.set_tasks([t.id for t in self.session.tasks])
+        self.tasks.set_tasks(self.session.tasks)
+
+    @Slot()
+    def _pull_source(self) -> None:
+        self.source.setText(self.session.status_line())
 
     @Slot(str)
     def _clock_changed(self, mode: str) -> None:
@@ -205,13 +231,19 @@ class LiveView(QMainWindow):
     @Slot(str)
     def show_task(self, task_id: str) -> None:
         """The selected task's goal and reference route on the trajectory plot."""
+        if not task_id or not any(t.id == task_id for t in self.session.tasks):
+            return
         task = self.session.task(task_id)
         goal = goal_point(task)
         radius = getattr(getattr(task.success, "reach", None), "radius", 3.0)
+        route = [step.goto if hasattr(step, "goto") else step.interact.target  # type: ignore[union-attr]
+                 for step in task.reference_route]
         if goal is not None:
             self.trajectory.set_goal(goal[0], goal[1], radius)
-        self.trajectory.set_route([step.goto if hasattr(step, "goto") else step.interact.target  # type: ignore[union-attr]
-                                   for step in task.reference_route])
+        self.trajectory.set_route(route)
+        if not self.session.outline and (route or goal is not None):
+            # No map of this game to frame the plot on: frame the task's route and goal instead.
+            self.trajectory.frame_on(np.array(route + ([goal] if goal is not None else []), float), margin=12.0)
 
     # -- pulled on timers ---------------------------------------------------------------------------
     @Slot(int, object)
@@ -350,5 +382,6 @@ class LiveView(QMainWindow):
     def shut_down(self) -> None:
         self.frame_timer.stop()
         self.plot_timer.stop()
+        self.source_timer.stop()
         self.gamepad.stop()
         self.session.close()

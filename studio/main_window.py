@@ -6,9 +6,10 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QByteArray, QSettings, Slot
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QMainWindow, QMenu, QMessageBox, QTabWidget
 
+from core.backends.profile import BACKENDS_DIR, BackendFileError, known_backends, load_backend
 from core.paths import RECORDINGS_DIR
 from studio.human_control import KEY_HELP
 from studio.live_session import LiveSession
@@ -70,6 +71,7 @@ class MainWindow(QMainWindow):
         quit_action.setShortcut(QKeySequence("Ctrl+Q"))
         quit_action.triggered.connect(self.close)
         file_menu.addAction(quit_action)
+        self._build_game_menu()
         settings_menu = self.menuBar().addMenu("&Settings")
         keys = QAction("Replay &keys…", self)
         keys.triggered.connect(self.edit_replay_keys)
@@ -78,6 +80,43 @@ class MainWindow(QMainWindow):
         shortcuts = QAction("Keyboard shortcuts", self)
         shortcuts.triggered.connect(self.show_shortcuts)
         help_menu.addAction(shortcuts)
+
+    def _build_game_menu(self) -> None:
+        """Which game the Live view drives: the built-in world, an external backend, or a backend file."""
+        menu = self.menuBar().addMenu("&Game")
+        self.game_actions = QActionGroup(self)
+        current = self.session.backend.name
+        for name in known_backends():
+            title = load_backend(name).title if name != "builtin" else "Built-in world (Harborvale)"
+            action = QAction(title, self, checkable=True)
+            action.setChecked(name == current)
+            action.setData(name)
+            action.triggered.connect(lambda _checked=False, n=name: self.choose_backend(n))
+            self.game_actions.addAction(action)
+            menu.addAction(action)
+        menu.addSeparator()
+        other = QAction("Backend &file…", self)
+        other.triggered.connect(self.choose_backend_file)
+        menu.addAction(other)
+
+    @Slot()
+    def choose_backend_file(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Choose a backend file", str(BACKENDS_DIR), "Backends (*.yaml)")
+        if path:
+            self.choose_backend(path)
+
+    def choose_backend(self, name_or_path: str) -> None:
+        try:
+            backend = load_backend(name_or_path)
+        except BackendFileError as exc:
+            self.statusBar().showMessage(str(exc).splitlines()[0])
+            if not self.property("quiet"):
+                QMessageBox.warning(self, "PokeGym Studio", str(exc))
+            return
+        for action in self.game_actions.actions():
+            action.setChecked(action.data() == backend.name)
+        self.tabs.setCurrentWidget(self.live)
+        self.live.switch_backend(backend)
 
     # -- opening ------------------------------------------------------------------------------------
     @Slot(str)

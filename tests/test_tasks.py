@@ -102,8 +102,12 @@ def test_tasks_list_and_validate_commands():
     listing = subprocess.run([sys.executable, "main.py", "tasks", "list"], cwd=PROJECT_ROOT, capture_output=True,
                              text=True, timeout=120)
     assert listing.returncode == 0
-    rows = listing.stdout.splitlines()[1:]
-    assert len(rows) == 30 and rows[0].split()[:3] == ["q01_bread_interaction", "q01_morning_bread", "interaction"]
+    rows = [row.split() for row in listing.stdout.splitlines()[1:]]
+    builtin = [row for row in rows if row[0] == "builtin"]
+    assert len(builtin) == 30 and builtin[0][1:4] == ["q01_bread_interaction", "q01_morning_bread", "interaction"]
+    minetest = [row for row in rows if row[0] == "minetest"]  # every backend's suite is listed
+    assert len(minetest) >= 3 and all(row[3] == "navigation" for row in minetest)
+    assert len(rows) == len(builtin) + len(minetest)
     checked = subprocess.run([sys.executable, "main.py", "tasks", "validate", str(TASKS_DIR / "q01_bread_mixed.yaml")],
                              cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=120)
     assert checked.returncode == 0 and "1 of 1 task(s) passed" in checked.stdout

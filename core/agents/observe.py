@@ -10,6 +10,7 @@ import numpy as np
 
 from core.agents.observation import HistoryEntry, Observation
 from core.game.connection import GameConnection
+from core.game.side_views import SIDE_VIEW_MODES, capture_side_views
 
 
 @dataclass(frozen=True)
@@ -18,9 +19,17 @@ class ObservationOptions:
     side_views: bool = False       # spatial expansion: left and right views
     max_width: int = 640           # frames are downscaled to this width for the model
     history_length: int = 8
+    # How side views are made: "turn" the camera (costs game time, as in an emulator: comparable with emulator
+    # results) or "instant" (the built-in world renders other yaws without advancing; not comparable).
+    side_view_mode: str = "turn"
+
+    def __post_init__(self) -> None:
+        if self.side_view_mode not in SIDE_VIEW_MODES:
+            raise ValueError(f"side_view_mode must be one of {SIDE_VIEW_MODES}, got {self.side_view_mode!r}")
 
     def to_json(self) -> dict[str, object]:
         return {"previous_frame": self.previous_frame, "side_views": self.side_views,
+                "side_view_mode": self.side_view_mode if self.side_views else None,
                 "max_width": self.max_width, "history_length": self.history_length}
 
 
@@ -44,6 +53,7 @@ class ObservationBuilder:
         self.game = game
         self.options = options
         self._previous: np.ndarray | None = None
+        self.side_view_seconds = 0.0  # game time the last build's side views cost (turning the camera)
 
     def reset(self) -> None:
         self._previous = None
@@ -52,9 +62,11 @@ class ObservationBuilder:
         width = self.options.max_width
         frame = resize_for_model(self.game.latest_frame().pixels, width)
         left = right = None
+        self.side_view_seconds = 0.0
         if self.options.side_views:
-            left_frame, right_frame = self.game.extra_views([-90.0, 90.0])
-            left, right = resize_for_model(left_frame.pixels, width), resize_for_model(right_frame.pixels, width)
+            views = capture_side_views(self.game, self.options.side_view_mode)
+            left, right = resize_for_model(views.left.pixels, width), resize_for_model(views.right.pixels, width)
+            self.side_view_seconds = views.game_seconds
         previous = self._previous if self.options.previous_frame else None
         self._previous = frame
         recent = tuple(history[-self.options.history_length:]) if self.options.history_length else ()

@@ -1,5 +1,6 @@
-"""`python main.py bench world|scan|memory|record|live|replay|parse|rl|run`: the world, memory scanning, value
-scans, recording, the studio, the reply parser, Gymnasium environments, or whole runs (local pool and Ray).
+"""`python main.py bench world|scan|memory|record|live|replay|parse|external|rl|run`: the world, memory scanning,
+value scans, recording, the studio, the reply parser, an external game (Minetest: capture and input),
+Gymnasium environments, or whole runs (local pool and Ray).
 
 Figures are relative to baselines measured in the same run, because shared machines are noisy.
 """
@@ -19,8 +20,8 @@ from core.paths import PROJECT_ROOT
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("suite", choices=["world", "scan", "memory", "record", "live", "replay", "parse", "rl",
-                                          "run"],
+    parser.add_argument("suite", choices=["world", "scan", "memory", "record", "live", "replay", "parse", "external",
+                                          "rl", "run"],
                         help="what to measure")
     parser.add_argument("--json", action="store_true", help="one JSON object per line")
     parser.add_argument("--steps", type=int, default=60, help="lockstep steps per timed block (default %(default)s)")
@@ -120,6 +121,10 @@ def run(args: argparse.Namespace) -> int:
         from core.cli.bench_parse import bench_parse
 
         bench_parse(args, emit)
+    elif args.suite == "external":
+        from core.cli.bench_external import bench_external
+
+        bench_external(args, emit)
     elif args.suite == "rl":
         from core.cli.bench_rl import bench_rl
 

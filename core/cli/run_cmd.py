@@ -1,12 +1,13 @@
-"""`python main.py run`: run episodes on the built-in world and record each to HDF5.
+"""`python main.py run`: run episodes on a backend (the built-in world by default) and record each to HDF5.
 
     python main.py run --tasks all --granularity all --agent random --trials 5 --workers 2 --out runs/random
     python main.py run --tasks q01*,category:navigation --granularity goal --agent random:7 --out runs/x
     OPENAI_API_KEY=... python main.py run --tasks q03* --agent model:gpt-5.2 --reflection 5 --out runs/gpt
     OPENAI_API_KEY=... python main.py run --protocol paper --agent model:gpt-5.2 --workers 2 --out runs/gpt-paper
+    python main.py run --backend minetest --tasks all --agent random --out runs/minetest
     python main.py run --protocol paper --agent random --ray auto --out runs/random   # on a Ray cluster
 
-Each episode gets its own world and evaluator processes. Ctrl+C stops cleanly: no new episodes start,
+Each episode gets its own game and evaluator processes. Ctrl+C stops cleanly: no new episodes start,
 running ones stop after their current step and are marked interrupted (not results); Ctrl+C again
 aborts at once. Rerun the same command to resume: episodes with a result (results.jsonl) are skipped,
 interrupted ones and those that ended in an infrastructure error (errors.jsonl) run again. With --ray the
@@ -27,6 +28,7 @@ from typing import Any
 
 from core.agents.models.rate_limit import RateLimits
 from core.agents.observe import ObservationOptions
+from core.backends.profile import BackendFileError, BackendProfile, load_backend
 from core.cli.progress import RunProgress
 from core.game import child
 from core.session.batch import BatchError, check_run, run_batch
@@ -38,6 +40,9 @@ from core.session.runner import RunOptions
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--backend", default="builtin", metavar="NAME|PATH",
+                        help="the game: builtin (default), minetest, ryujinx, or a backend file "
+                             "(docs/backend-format.md)")
     parser.add_argument("--protocol", choices=["paper"],
                         help="paper: every task x all 3 granularities x 5 trials with each task's own step budget "
                              "(the benchmark's protocol); leave out --tasks, --granularity, --trials and --budget")
@@ -64,7 +69,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", type=Path, required=True, help="folder for results.jsonl and episodes/")
     parser.add_argument("--paradigm", choices=["discrete", "continuous"], default="discrete")
     parser.add_argument("--previous-frame", action="store_true", help="also show the agent the previous frame")
-    parser.add_argument("--side-views", action="store_true", help="also show the agent left and right views")
+    parser.add_argument("--side-views", nargs="?", const="default", choices=["default", "turn", "instant"],
+                        help="also show the agent left and right views: by turning the camera (turn: costs game "
+                             "time, comparable with emulator runs; the backend's default) or instant (built-in "
+                             "world only, marked in the results)")
     parser.add_argument("--intervention", choices=["none", "text", "physical"], default="none")
     parser.add_argument("--intervention-k", type=int, default=3, help="consecutive ineffective moves (default 3)")
     parser.add_argument("--budget", type=int, help="override every task's step budget")
@@ -169,7 +177,7 @@ def check_arguments(args: argparse.Namespace) -> str | None:
     return None
 
 
-def make_executor(args: argparse.Namespace) -> EpisodeExecutor:
+def make_executor(args: argparse.Namespace, backend: BackendProfile) -> EpisodeExecutor:
     """The local pool, or a Ray executor already connected and with every node checked (BatchError if not)."""
     if args.ray is None:
         return LocalPool(args.workers or 1)
@@ -186,7 +194,7 @@ def make_executor(args: argparse.Namespace) -> EpisodeExecutor:
         extra = dict(parse_resource(text) for text in args.ray_resource)
     except ValueError as exc:
         raise BatchError(str(exc)) from None
-    executor = RayExecutor(args.ray, episode_resources("builtin", args.cpus_per_episode, extra), args.workers,
+    executor = RayExecutor(args.ray, episode_resources(backend.name, args.cpus_per_episode, extra), args.workers,
                            needed_env=_key_variables(args.agent))
     cluster = executor.connect()
     where = "a private local Ray" if cluster.started_here else f"the Ray cluster at {cluster.address}"
@@ -220,8 +228,15 @@ def run(args: argparse.Namespace) -> int:
         print("error: --experience-from only applies with --reflection (the agent reflects and reads lessons)",
               file=sys.stderr)
         return 2
+    try:
+        backend = load_backend(args.backend)
+    except BackendFileError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    mode = backend.side_views.default if args.side_views in (None, "default") else args.side_views
     options = RunOptions(
-        paradigm=args.paradigm, observation=ObservationOptions(args.previous_frame, args.side_views),
+        paradigm=args.paradigm, observation=ObservationOptions(args.previous_frame, args.side_views is not None,
+                                                               side_view_mode=mode),
         interventions=InterventionPolicy(args.intervention, args.intervention_k), step_budget=args.budget,
         seed=args.seed, frame_every_ticks=args.frames_every,
     )
@@ -230,8 +245,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         limits = RateLimits(args.concurrent_requests, args.requests_per_minute)
         if args.ray is not None:  # mistakes in the command first: starting or joining Ray takes seconds
-            check_run(args.tasks, args.granularity, args.agent, args.trials, options, agent_options)
-        executor = make_executor(args)
+            check_run(args.tasks, args.granularity, args.agent, args.trials, options, agent_options, backend)
+        executor = make_executor(args, backend)
     except BatchError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -243,7 +258,7 @@ def run(args: argparse.Namespace) -> int:
             rows = run_batch(args.tasks, args.granularity, args.agent, args.trials, args.workers or 1, args.out,
                              options, display.episode, agent_options, control, executor=executor,
                              episode_timeout_s=args.episode_timeout, retries=args.retries, limits=limits,
-                             status=display.status)
+                             status=display.status, backend=backend)
     except BatchError as exc:
         display.close()
         print(f"error: {exc}", file=sys.stderr)

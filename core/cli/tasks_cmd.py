@@ -1,16 +1,20 @@
-"""`python main.py tasks`: list the task suite, and validate task files.
+"""`python main.py tasks`: list the task suites of every backend, and validate task files.
 
-    python main.py tasks list
+    python main.py tasks list                                   # every backend's tasks
+    python main.py tasks list --backend minetest
     python main.py tasks validate assets/tasks/q01_bread_navigation.yaml     # schema only
     python main.py tasks validate PATH --drive                               # also drive its reference route
-    python main.py tasks validate --all                                      # every task, driven end to end
+    python main.py tasks validate --all                                      # every task of every backend, driven
+    python main.py tasks validate --all --backend minetest
     python main.py tasks try my_task.yaml       # an authored task: does its start load, is it solvable?
     python main.py tasks validate PATH --profile found.yaml   # judged with another memory profile
 
-Driving uses the privileged scripted driver: a fresh built-in world and evaluator, the task's
-start state, its reference route, and success judged by the evaluator. With --profile, the
-evaluator reads the game through that profile instead of the built-in one (for instance one
-the memory finder wrote): the end-to-end proof that a found profile works.
+Driving uses the privileged scripted driver: a fresh game of the task's backend and its evaluator, the
+task's start state, its reference route, and success judged by the evaluator. Real-time backends
+(Minetest) are not deterministic: their backend file gives the tolerances (arrival distance, how far
+the step count may stray from reference_steps, retries). With --profile, the evaluator reads the game
+through that memory profile instead of the backend's own (for instance one the memory finder wrote):
+the end-to-end proof that a found profile works.
 """
 
 from __future__ import annotations
@@ -19,22 +23,27 @@ import argparse
 import re
 import sys
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
+from core.backends.profile import BackendFileError, BackendProfile, known_backends, load_backend
 from core.evaluation.profile import ProfileError, load_profile
-from core.evaluation.tasks import Task, TaskFileError, load_task, task_files
-from core.paths import DEFAULT_WORLD, PROFILES_DIR, TASKS_DIR
+from core.evaluation.tasks import Task, TaskFileError, load_task, suite_folder, task_files
+from core.paths import TASKS_DIR
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
-    listing = sub.add_parser("list", help="id, quest, category, budget and reference length of every task")
-    listing.add_argument("--folder", type=Path, default=TASKS_DIR)
+    listing = sub.add_parser("list", help="backend, id, quest, category, budget and reference length of every task")
+    listing.add_argument("--folder", type=Path, help="one folder of task files (default: every backend's suite)")
+    listing.add_argument("--backend", default="all", help="a backend name, or all (default)")
     validate = sub.add_parser("validate", help="check task files (and drive them with --drive / --all)")
     validate.add_argument("paths", nargs="*", type=Path)
-    validate.add_argument("--all", action="store_true", help="every task in the folder, each driven end to end")
+    validate.add_argument("--all", action="store_true", help="every task of the backend(s), each driven end to end")
     validate.add_argument("--drive", action="store_true", help="drive the reference route of each named task")
-    validate.add_argument("--folder", type=Path, default=TASKS_DIR)
+    validate.add_argument("--backend", default="all", help="with --all: a backend name, or all (default)")
+    validate.add_argument("--folder", type=Path, default=TASKS_DIR, help=argparse.SUPPRESS)
     validate.add_argument("--write-reference", action="store_true",
                           help="write the measured reference_steps back into each file")
     validate.add_argument("--profile", type=Path, help="judge with this memory profile instead of the built-in "
@@ -43,21 +52,67 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     trying.add_argument("path", type=Path)
 
 
-def _context() -> tuple[list[str], list[str]]:
+@dataclass(frozen=True)
+class Context:
+    """What a backend's task files are checked against: its flag names and start state names."""
+
+    backend: BackendProfile
+    flags: list[str]
+    start_states: list[str] | None
+
+    @classmethod
+    def of(cls, name: str) -> Context:
+        import yaml
+
+        backend = load_backend(name)
+        flags = load_profile(backend.memory_profile_path).flags
+        states = backend.start_states
+        if states is None:  # the built-in world: its world file names them
+            states = list(yaml.safe_load(backend.resolve(backend.builtin_spec.world).read_text())["start_states"])
+        return cls(backend, flags, states)
+
+
+def _backends(choice: str) -> list[str]:
+    if choice == "all":
+        return known_backends()
+    load_backend(choice)  # a clear error for an unknown name
+    return [choice]
+
+
+def _task_backend(path: Path) -> str:
+    """The backend a task file names (builtin when it names none), read before full validation."""
     import yaml
 
-    flags = load_profile(PROFILES_DIR / "builtin_world.yaml").flags
-    start_states = list(yaml.safe_load(DEFAULT_WORLD.read_text())["start_states"])
-    return flags, start_states
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError):
+        return "builtin"  # load_task reports the real problem with its line
+    name = data.get("backend", "builtin") if isinstance(data, dict) else "builtin"
+    return name if isinstance(name, str) else "builtin"
 
 
 def run(args: argparse.Namespace) -> int:
-    flags, start_states = _context()
-    if args.action == "list":
-        return _list(args.folder, flags, start_states)
-    if args.action == "try":
-        return _try(args.path, flags, start_states)
-    paths = task_files(args.folder) if args.all else args.paths
+    contexts: dict[str, Context] = {}
+
+    def context(name: str) -> Context:
+        if name not in contexts:
+            contexts[name] = Context.of(name)
+        return contexts[name]
+
+    try:
+        if args.action == "list":
+            return _list(args, context)
+        if args.action == "try":
+            builtin = context("builtin")
+            return _try(args.path, builtin.flags, builtin.start_states or [])
+        if args.all:
+            paths = [p for name in _backends(args.backend) for p in task_files(suite_folder(name))
+                     if suite_folder(name).is_dir()]
+        else:
+            paths = args.paths
+    except BackendFileError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     if not paths:
         print("error: name task files, or use --all", file=sys.stderr)
         return 2
@@ -65,9 +120,10 @@ def run(args: argparse.Namespace) -> int:
     failed = 0
     for path in paths:
         try:
-            tasks.append((path, load_task(path, flags, start_states)))
+            ctx = context(_task_backend(path))
+            tasks.append((path, load_task(path, ctx.flags, ctx.start_states)))
             print(f"ok      {path}")
-        except TaskFileError as exc:
+        except (TaskFileError, BackendFileError) as exc:
             print(f"INVALID {exc}")
             failed += 1
     if (args.all or args.drive or args.profile) and tasks:
@@ -79,40 +135,56 @@ def run(args: argparse.Namespace) -> int:
                 print(f"error: {exc}", file=sys.stderr)
                 return 2
             print(f"judging with {args.profile} ({judged_by.name})")
-            failed += _drive(tasks, False, args.profile)
-        else:
-            failed += _drive(tasks, args.write_reference)
+        for name in sorted({task.backend for _, task in tasks}):
+            group = [(p, t) for p, t in tasks if t.backend == name]
+            failed += _drive(context(name).backend, group, args.write_reference and args.profile is None,
+                             args.profile)
     print(f"{len(paths) - failed} of {len(paths)} task(s) passed")
     return 1 if failed else 0
 
 
-def _list(folder: Path, flags: list[str], start_states: list[str]) -> int:
-    print(f"{'id':28s} {'quest':24s} {'category':12s} {'budget':>6s} {'ref':>5s}")
+def _list(args: argparse.Namespace, context: Callable[[str], Context]) -> int:
+    print(f"{'backend':9s} {'id':30s} {'quest':22s} {'category':12s} {'budget':>6s} {'ref':>5s}")
     problems = 0
-    for path in task_files(folder):
-        try:
-            task = load_task(path, flags, start_states)
-        except TaskFileError as exc:
-            print(f"{path.stem:28s} INVALID: {str(exc).splitlines()[0]}")
-            problems += 1
-            continue
-        reference = str(task.reference_steps) if task.reference_steps else "-"
-        print(f"{task.id:28s} {task.quest:24s} {task.category:12s} {task.step_budget:>6d} {reference:>5s}")
+    if args.folder is not None:
+        groups = [(None, task_files(args.folder))]
+    else:
+        groups = [(name, task_files(suite_folder(name)) if suite_folder(name).is_dir() else [])
+                  for name in _backends(args.backend)]
+    for name, paths in groups:
+        for path in paths:
+            try:
+                ctx = context(name or _task_backend(path))
+                task = load_task(path, ctx.flags, ctx.start_states)
+            except (TaskFileError, BackendFileError) as exc:
+                print(f"{name or '?':9s} {path.stem:30s} INVALID: {str(exc).splitlines()[0]}")
+                problems += 1
+                continue
+            reference = str(task.reference_steps) if task.reference_steps else "-"
+            print(f"{task.backend:9s} {task.id:30s} {task.quest:22s} {task.category:12s} {task.step_budget:>6d} "
+                  f"{reference:>5s}")
     return 1 if problems else 0
 
 
-def _drive(tasks: list[tuple[Path, Task]], write_reference: bool, profile_path: Path | None = None) -> int:
-    from core.evaluation.client import BUILTIN_PROFILE, EvaluatorClient
+def _drive(backend: BackendProfile, tasks: list[tuple[Path, Task]], write_reference: bool,
+           profile_path: Path | None = None) -> int:
+    from core.backends.session import BackendSession
     from core.evaluation.conditions import flags_named
-    from core.evaluation.driver import ScriptedDriver
-    from core.game.builtin import BuiltinWorld
+    from core.evaluation.driver import DriveResult, ScriptedDriver
+    from core.game.errors import GameError
 
-    profile_path = profile_path or BUILTIN_PROFILE
-    profile = load_profile(profile_path)
+    if profile_path is not None:  # judged through another memory profile than the backend's own
+        backend = backend.model_copy(update={"memory_profile": str(Path(profile_path).resolve())})
+    profile = load_profile(backend.memory_profile_path)
+    validation = backend.validation
+    external = backend.kind == "external"
     failed = 0
-    with BuiltinWorld.launch(renderer="software") as world, \
-            EvaluatorClient.launch(world.pid, profile=profile_path) as evaluator:
-        evaluator.wait_locked()
+    try:
+        session = BackendSession.open(backend, start_state=_first_named_start(tasks))
+    except GameError as exc:
+        print(f"FAILED  could not start the {backend.name} backend: {exc}")
+        return len(tasks)
+    with session:
         for path, task in tasks:
             missing = sorted(flags_named(task.success) - set(profile.flags))
             if missing:
@@ -121,21 +193,53 @@ def _drive(tasks: list[tuple[Path, Task]], write_reference: bool, profile_path: 
                 failed += 1
                 continue
             started = time.perf_counter()
-            driver = ScriptedDriver(world, evaluator, reads_camera="camera_yaw" in profile.fields,
-                                    reads_dialogue="dialogue_active" in profile.fields)
-            result = driver.drive(task)
+            result: DriveResult | None = None
+            for attempt in range(validation.retries + 1):
+                try:
+                    session.prepare(task.start_for_reset())
+                    assert session.evaluator is not None
+                    driver = ScriptedDriver(session.game, session.evaluator, steering="turn" if external else "stick",
+                                            arrive=validation.arrive_m, settle_s=backend.step_settle_s,
+                                            reads_camera="camera_yaw" in profile.fields,
+                                            reads_dialogue="dialogue_active" in profile.fields)
+                    result = driver.drive(task)
+                except GameError as exc:
+                    result = DriveResult(task.id, False, 0, None, f"the game failed: {exc}")
+                if result.success and result.success_step is not None and result.success_step <= task.step_budget:
+                    break
+                if attempt < validation.retries:
+                    print(f"retry   {task.id}: {result.message or 'over the budget'} (attempt {attempt + 1})")
+            assert result is not None
             elapsed = time.perf_counter() - started
-            within = result.success and result.success_step is not None and result.success_step <= task.step_budget
-            verdict = "SOLVED " if within else "FAILED "
-            detail = f"success at step {result.success_step}" if result.success else result.message
-            if result.success and not within:
-                detail += f", over the budget of {task.step_budget}"
-            print(f"{verdict} {task.id:28s} {result.steps:4d} steps  {elapsed:5.1f} s  {detail}  [privileged driver]")
-            if not within:
+            verdict, detail = _judge(task, result, validation.steps_tolerance)
+            print(f"{verdict} {task.id:30s} {result.steps:4d} steps  {elapsed:5.1f} s  {detail}  [privileged driver]")
+            if verdict.strip() != "SOLVED":
                 failed += 1
             elif write_reference:
                 _write_reference(path, result.success_step or result.steps)
     return failed
+
+
+def _judge(task: Task, result: object, tolerance: float) -> tuple[str, str]:
+    success_step = getattr(result, "success_step", None)
+    if not getattr(result, "success", False) or success_step is None:
+        return "FAILED ", str(getattr(result, "message", ""))
+    detail = f"success at step {success_step}"
+    if success_step > task.step_budget:
+        return "FAILED ", detail + f", over the budget of {task.step_budget}"
+    reference = task.reference_steps
+    if reference:
+        allowed = max(1, round(reference * tolerance)) if tolerance > 0 else 0
+        detail += f" (reference {reference}" + (f" ± {allowed})" if tolerance > 0 else ")")
+        if tolerance > 0 and abs(success_step - reference) > allowed:
+            return "FAILED ", detail + ": the route no longer matches its reference; rerun with --write-reference " \
+                                       "if the game changed"
+    return "SOLVED ", detail
+
+
+def _first_named_start(tasks: list[tuple[Path, Task]]) -> str | None:
+    start = tasks[0][1].start_for_reset()
+    return start if isinstance(start, str) else None
 
 
 def _try(path: Path, flags: list[str], start_states: list[str]) -> int:
@@ -160,3 +264,4 @@ def _write_reference(path: Path, steps: int) -> None:
     line = f"reference_steps: {steps}"
     text = re.sub(r"(?m)^reference_steps: \d+$", line, text) if "reference_steps:" in text else text + line + "\n"
     path.write_text(text)
+

@@ -4,8 +4,9 @@ By default 2 CPUs: the game and the evaluator each keep a core busy (the harness
 may also require a custom resource, so its episodes go only to nodes that advertise it: Ryujinx episodes
 need a node started with `ray start --resources '{"ryujinx": 1}'`, where the emulator and the game are.
 
-`backend_resources` is the one place that knows a backend's needs. Backends become data files in issue 12
-(assets/backends/NAME.yaml); their `resources:` mapping is meant to be read here, replacing the table below.
+`backend_resources` is the one place that knows a backend's needs. Backends are data files
+(assets/backends/NAME.yaml, docs/backend-format.md) whose format has no `resources:` mapping yet; when it
+gets one, read it here instead of the table below.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from dataclasses import dataclass, field
 
 DEFAULT_CPUS_PER_EPISODE = 2.0
 
-# Until backend files carry a `resources:` mapping: what each known backend needs beyond CPUs.
+# Until backend files carry a `resources:` mapping: what each shipped backend needs beyond CPUs.
 _BACKEND_RESOURCES: dict[str, dict[str, float]] = {
     "builtin": {},
     "minetest": {},

@@ -21,6 +21,7 @@ WALK_MPS = 4.0
 STEP_S = 0.5
 STUCK_STEPS = 4
 CALIBRATION_S = 0.2
+TURN_TOLERANCE_DEG = 8.0
 
 
 @dataclass
@@ -40,15 +41,23 @@ class RouteBlocked(RuntimeError):
 
 
 class ScriptedDriver:
-    """`reads_camera` / `reads_dialogue`: whether the evaluator's profile has camera_yaw and
+    """steering="stick" moves with the analogue stick relative to the camera (the built-in world);
+    steering="turn" turns the camera toward the waypoint, then walks forward (keyboard games, whose
+    stick is only eight keys). `settle_s` lets a real-time game's state catch up before each reading.
+
+    `reads_camera` / `reads_dialogue`: whether the evaluator's profile has camera_yaw and
     dialogue_active fields. A profile made by the memory finder may hold the position only: then
     the camera's heading is measured by walking forward a moment after each reset (the driver never
     turns the camera), and an interaction presses A as often as the task says."""
 
-    def __init__(self, game: GameConnection, evaluator: EvaluatorClient, reads_camera: bool = True,
+    def __init__(self, game: GameConnection, evaluator: EvaluatorClient, steering: str = "stick",
+                 arrive: float = ARRIVE_M, settle_s: float = 0.0, reads_camera: bool = True,
                  reads_dialogue: bool = True) -> None:
         self.game = game
         self.evaluator = evaluator
+        self.steering = steering
+        self.arrive = arrive
+        self.settle_s = settle_s
         self.reads_camera = reads_camera
         self.reads_dialogue = reads_dialogue
         self.steps = 0
@@ -56,6 +65,8 @@ class ScriptedDriver:
         self._measured_yaw = 0.0
 
     def _now(self) -> tuple[float, float, float, bool]:
+        if self.settle_s > 0:
+            time.sleep(self.settle_s)
         sample = self.evaluator.sample_after(time.time())
         yaw = sample.camera_yaw if self.reads_camera else self._measured_yaw
         return sample.x, sample.y, yaw, sample.dialogue_active
@@ -86,7 +97,8 @@ class ScriptedDriver:
         relative = math.radians(heading - camera_yaw)
         return PadState(left_x=-math.sin(relative) * magnitude, left_y=math.cos(relative) * magnitude)
 
-    def goto(self, tx: float, ty: float, arrive: float = ARRIVE_M) -> None:
+    def goto(self, tx: float, ty: float, arrive: float | None = None) -> None:
+        arrive = self.arrive if arrive is None else arrive
         stuck = 0
         while True:
             x, y, yaw, _ = self._now()
@@ -94,7 +106,18 @@ class ScriptedDriver:
             distance = math.hypot(tx - x, ty - y)
             if distance <= arrive:
                 return
-            self._act(self._stick_towards(x, y, tx, ty, yaw), min(STEP_S, max(distance / WALK_MPS, 1 / 30)))
+            seconds = min(STEP_S, max(distance / WALK_MPS, 1 / 30))
+            if self.steering == "turn":
+                heading = math.degrees(math.atan2(-(tx - x), ty - y))
+                right = (yaw - heading + 180.0) % 360.0 - 180.0
+                if abs(right) > TURN_TOLERANCE_DEG:
+                    self.steps += 1
+                    self.evaluator.mark_step(self.steps)
+                    self.game.turn_camera(right)
+                    continue
+                self._act(PadState(left_y=1.0), seconds)
+            else:
+                self._act(self._stick_towards(x, y, tx, ty, yaw), seconds)
             nx, ny, _, _ = self._now()
             stuck = stuck + 1 if math.hypot(nx - x, ny - y) < 0.05 else 0
             if stuck >= STUCK_STEPS:

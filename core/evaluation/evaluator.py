@@ -142,7 +142,7 @@ class EvaluatorServer:
             return 3
         tracker = BlockTracker(reader, self.profile)
         period = 1.0 / self.hz
-        last_state = ""
+        last_state, last_scans = "", 0
         deadline = time.perf_counter()
         while self.running and self._owner_alive():
             self._handle_requests()
@@ -158,8 +158,10 @@ class EvaluatorServer:
                 self._fatal(str(exc))
                 return 3
             status = tracker.status
-            if status.state != last_state:
-                last_state = status.state
+            # Every change of state, and every finished scan while searching (so a caller waiting on a lock
+            # can say how many scans found nothing). The last one is kept for clients that connect later.
+            if status.state != last_state or (status.state != "locked" and status.scans != last_scans):
+                last_state, last_scans = status.state, status.scans
                 self.last_status = {"type": "status", "state": status.state, "address": status.address,
                                     "candidates": status.candidates, "message": status.message,
                                     "scan_seconds": status.last_scan_s}

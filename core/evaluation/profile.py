@@ -56,8 +56,16 @@ class FieldSpec(_Model):
     # Values behind pointers: read a pointer at block + offset, add the first offset, read a pointer
     # there, ..., add the last offset: the value is there (Cheat Engine's notation [[b+o]+o1]+o2).
     pointer_chain: list[int] | None = None
-    scale: float = 1.0                        # sample value = stored value × scale (Minetest: 0.1)
+    scale: float = 1.0                        # sample value = stored value x scale (Minetest: 0.1, nodes x 10)
     units: str | None = None                  # what the scaled value is in ("m", "nodes"), for people
+
+    @model_validator(mode="after")
+    def _scalable(self) -> FieldSpec:
+        if self.scale != 1.0 and self.type.startswith("flags"):
+            raise ValueError("flag fields cannot be scaled")
+        if self.scale == 0 or self.scale != self.scale:
+            raise ValueError("scale must be a non-zero number")
+        return self
 
 
 class PointerRoot(_Model):
@@ -92,8 +100,8 @@ class Profile(_Model):
     format_version: Literal[1]
     name: str
     game: str
-    game_version: str | None = None           # the build this profile was made for
     status: Literal["working", "template"] = "working"
+    game_version: str | None = None  # the game build the signature and offsets were made for (launches check it)
     signature: Signature | None
     pointer: PointerRoot | None = None        # instead of (or as well as) a signature
     block_size: int = Field(gt=0, le=1 << 20)

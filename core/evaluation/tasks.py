@@ -110,6 +110,9 @@ StartSpec = Annotated[
 
 class Task(_Model):
     format_version: Literal[1] = 1
+    # Which game the task is for (a backend file in assets/backends/); tasks of other backends live in
+    # assets/tasks/BACKEND/.
+    backend: str = Field("builtin", pattern=r"^[a-z0-9_]+$")
     id: str = Field(pattern=r"^[a-z0-9_]+$")
     quest: str = Field(pattern=r"^[a-z0-9_]+$")
     category: Category
@@ -198,6 +201,11 @@ def load_task(path: Path, known_flags: list[str] | None = None, start_states: li
     except OSError as exc:
         raise TaskFileError(f"cannot read task file {path}: {exc.strerror}") from None
     return parse_task(text, Path(path), known_flags, start_states)
+
+
+def suite_folder(backend: str = "builtin") -> Path:
+    """Where a backend's tasks live: assets/tasks/ for the built-in world, assets/tasks/BACKEND/ for others."""
+    return TASKS_DIR if backend == "builtin" else TASKS_DIR / backend
 
 
 def task_files(folder: Path = TASKS_DIR) -> list[Path]:

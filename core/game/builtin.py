@@ -51,7 +51,8 @@ class BuiltinWorld:
 
     def __init__(self, conn: Connection, info: GameInfo, ring: FrameRing,
                  process: subprocess.Popen[bytes] | None, runtime_dir: Path | None,
-                 stderr_tail: deque[str]) -> None:
+                 stderr_tail: deque[str], camera: dict[str, float] | None = None) -> None:
+        self._camera = camera or {}
         self._conn = conn
         self._info = info
         self._ring = ring
@@ -100,7 +101,7 @@ class BuiltinWorld:
             capabilities=frozenset(Capability(c) for c in header["capabilities"] if c in Capability._value2member_map_),
         )
         ring = FrameRing.attach(Path(header["frames_path"]))
-        return cls(conn, info, ring, process, runtime_dir, stderr_tail)
+        return cls(conn, info, ring, process, runtime_dir, stderr_tail, header.get("camera"))
 
     # -- GameConnection -------------------------------------------------------------------
     @property
@@ -170,6 +171,22 @@ class BuiltinWorld:
         header, payloads = self._request({"op": "views", "yaw_offsets": [float(y) for y in yaw_offsets_deg]})
         shape = (header["height"], header["width"], 3)
         return [Frame(np.frombuffer(p, np.uint8).reshape(shape).copy(), 0, header["tick"]) for p in payloads]
+
+    def turn_camera(self, degrees: float) -> float:
+        """Turn the camera by exactly `degrees` (positive: right) with the right stick; returns the game seconds
+        it took. Whole ticks at a stick deflection chosen so the angle comes out exact."""
+        self._require(Capability.TURN_CAMERA)
+        rate, deadzone = self._camera.get("yaw_rate_deg"), self._camera.get("stick_deadzone", 0.0)
+        if not rate or not math.isfinite(degrees):
+            raise UnsupportedCapabilityError("this world did not say how fast its camera turns")
+        if degrees == 0:
+            return 0.0
+        per_tick = rate / self._info.tick_hz
+        ticks = math.ceil(abs(degrees) / per_tick - 1e-9)
+        deflection = abs(degrees) / (ticks * per_tick)  # after the dead zone
+        stick = deadzone + deflection * (1.0 - deadzone)
+        self.hold_ticks(PadState(right_x=math.copysign(stick, degrees)), ticks)
+        return ticks / self._info.tick_hz
 
     def map_outline(self) -> list[tuple[str, np.ndarray]]:
         """Footprints (kind, (N, 2) polygon) for the studio's map backdrop. Geometry, not game state:

@@ -25,6 +25,7 @@ class Capability(str, Enum):
     START_STATES = "start_states"  # reset(name) to a named spawn point
     LIVE_INPUT = "live_input"      # real time: set_pad() applies until changed
     MAP_OUTLINE = "map_outline"    # footprints for the studio's map backdrop (never shown to agents)
+    TURN_CAMERA = "turn_camera"    # turn_camera(degrees): side views by turning the camera, costing game time
 
 
 @dataclass(frozen=True)
@@ -88,6 +89,11 @@ class GameConnection(Protocol):
         Offsets are degrees clockwise seen from above: -90 is the left view, +90 the right.
         The game does not advance.
         """
+        ...
+
+    def turn_camera(self, degrees: float) -> float:
+        """Optional (TURN_CAMERA): turn the camera by `degrees` (positive: right) through the game's own
+        controls, as a player would. Returns the game time it cost, in seconds."""
         ...
 
     def close(self) -> None: ...

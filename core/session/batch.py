@@ -17,8 +17,8 @@ from typing import Any
 from core.agents.actions import ActionSet
 from core.agents.models.rate_limit import RateLimits
 from core.agents.reflection import ExperienceError, ExperienceLibrary, merge_libraries, write_atomically
+from core.backends.profile import BackendProfile, load_backend
 from core.evaluation.profile import load_profile
-from core.paths import PROFILES_DIR
 from core.session import run_folder
 from core.session.batch_control import BatchControl
 from core.session.batch_driver import BatchStatus, EpisodeExecutor, drive
@@ -27,6 +27,8 @@ from core.session.episodes import (  # noqa: F401 - re-exported: where callers h
     GRANULARITY_NAMES,
     BatchError,
     EpisodeSpec,
+    backend_reference,
+    backend_tasks,
     granularities,
     make_agent,
     plan_episodes,
@@ -71,12 +73,14 @@ def finish_experience(out: Path, start: ExperienceLibrary, keys: list[str]) -> P
 
 
 def check_run(task_selector: str, granularity: str, agent_spec: str, trials: int, options: RunOptions,
-              agent_options: dict[str, Any]) -> tuple[list[EpisodeSpec], tuple[str, ...] | None]:
+              agent_options: dict[str, Any], backend: BackendProfile | None = None,
+              ) -> tuple[list[EpisodeSpec], tuple[str, ...] | None]:
     """The run's episodes and a replay agent's replies; BatchError for an unknown task or agent, a missing key
     or an unreadable replay file, before anything is made (or a cluster is started)."""
-    profile = load_profile(PROFILES_DIR / "builtin_world.yaml")
+    backend = backend or load_backend("builtin")
+    profile = load_profile(backend.memory_profile_path)
     actions = ActionSet.from_profile_data(profile.actions)
-    specs = plan_episodes(task_selector, granularity, agent_spec, trials, profile.flags)
+    specs = plan_episodes(task_selector, granularity, agent_spec, trials, backend, profile.flags)
     if not specs:
         raise BatchError("nothing to run: --trials must be at least 1")
     replies = tuple(replay_replies(agent_spec.partition(":")[2])) if agent_spec.startswith("replay:") else None
@@ -89,18 +93,20 @@ def run_batch(task_selector: str, granularity: str, agent_spec: str, trials: int
               options: RunOptions, progress: Callable[[int, int, dict[str, Any]], None],
               agent_options: dict[str, Any] | None = None, control: BatchControl | None = None, *,
               executor: EpisodeExecutor | None = None, episode_timeout_s: float | None = None, retries: int = 0,
-              limits: RateLimits | None = None,
-              status: Callable[[BatchStatus], None] | None = None) -> list[dict[str, Any]]:
+              limits: RateLimits | None = None, status: Callable[[BatchStatus], None] | None = None,
+              backend: BackendProfile | None = None) -> list[dict[str, Any]]:
     """Run what `out` has no result for yet; returns the rows written (results and errors) by this call.
 
-    `executor` is where episodes run (default: a local pool of `workers` threads). An episode that ends in an
+    `backend` is the game (the built-in world by default); `executor` is where episodes run (default: a local
+    pool of `workers` threads). An episode that ends in an
     infrastructure error is tried again up to `retries` times in this call; `limits` cap the run's model
     requests; `status` hears where the run stands (done, running, ETA) several times a second.
     Raises BatchError for bad arguments (before `out` is created) and an unusable output folder.
     """
     agent_options = agent_options or {}
     control = control or BatchControl()
-    specs, replies = check_run(task_selector, granularity, agent_spec, trials, options, agent_options)
+    backend = backend or load_backend("builtin")
+    specs, replies = check_run(task_selector, granularity, agent_spec, trials, options, agent_options, backend)
     try:
         run_folder.prepare(out)
     except run_folder.RunFolderError as exc:
@@ -110,8 +116,8 @@ def run_batch(task_selector: str, granularity: str, agent_spec: str, trials: int
     finished = run_folder.finished_keys(out)
     for_agent = {name: agent_options[name] for name in ("model_id", "base_url", "reflection_every")
                  if agent_options.get(name) is not None}
-    jobs = [EpisodeJob(spec, options, for_agent, experience, replies, episode_timeout_s)
-            for spec in specs if spec.key not in finished]
+    jobs = [EpisodeJob(spec, options, for_agent, experience, replies, episode_timeout_s,
+                       backend=backend_reference(backend)) for spec in specs if spec.key not in finished]
     rows = drive(jobs, executor or LocalPool(workers), out, control, len(specs), retries, limits, progress, status)
     if experience is not None:
         done = run_folder.finished_keys(out)  # interrupted and failed episodes run again: not their lessons

@@ -23,11 +23,11 @@ from typing import Any, Protocol
 from core.agents.actions import ActionSet
 from core.agents.models.rate_limit import RequestLimiter
 from core.agents.reflection import ExperienceLibrary
-from core.evaluation.client import EvaluatorClient
+from core.backends.profile import BackendProfile, load_backend
+from core.backends.session import BackendSession
 from core.evaluation.profile import load_profile
 from core.game.builtin import BuiltinWorld
 from core.game.errors import GameError
-from core.paths import PROFILES_DIR
 from core.session import run_folder
 from core.session.batch_control import INTERRUPTED, Stoppable
 from core.session.episodes import EpisodeSpec, make_agent
@@ -57,6 +57,7 @@ class EpisodeJob:
     replies: tuple[str, ...] | None = None       # a replay agent's replies, read once on the driver
     timeout_s: float | None = None                # --episode-timeout
     attempt: int = 1                              # this run's try of the episode (--retries)
+    backend: str = "builtin"                      # a shipped backend's name, or a backend file's path
 
     @property
     def key(self) -> str:
@@ -84,11 +85,12 @@ class EpisodeControl(Protocol):
     def finished(self, runner: Stoppable) -> None: ...
 
 
-def episode_options(job: EpisodeJob) -> RunOptions:
+def episode_options(job: EpisodeJob, backend: BackendProfile) -> RunOptions:
     options = job.options
     return RunOptions(granularity=job.spec.granularity, paradigm=options.paradigm, observation=options.observation,
                       interventions=options.interventions, step_budget=options.step_budget,
-                      seed=options.seed + job.spec.trial, frame_every_ticks=options.frame_every_ticks)
+                      seed=options.seed + job.spec.trial, frame_every_ticks=options.frame_every_ticks,
+                      settle_s=max(options.settle_s, backend.step_settle_s))
 
 
 class _Watchdog:
@@ -128,10 +130,20 @@ class _Watchdog:
             self._timer.cancel()
 
 
-def _error_row(job: EpisodeJob, agent_name: str, message: str) -> dict[str, Any]:
+def _error_row(job: EpisodeJob, agent_name: str, game: str, message: str) -> dict[str, Any]:
     task = job.spec.task
-    return {"task_id": task.id, "granularity": job.spec.granularity, "agent": agent_name, "success": False,
-            "end_reason": run_folder.ERROR, "error": message, "category": task.category, "quest": task.quest}
+    return {"task_id": task.id, "granularity": job.spec.granularity, "agent": agent_name, "game": game,
+            "success": False, "end_reason": run_folder.ERROR, "error": message, "category": task.category,
+            "quest": task.quest}
+
+
+def _our_processes(session: BackendSession) -> tuple[int, ...]:
+    """What a timed-out episode may kill: the evaluator, and the game only where it is the built-in world we
+    launched (an external game is ended by its own lifecycle, never by a signal from here)."""
+    pids = [session.evaluator.pid] if session.evaluator is not None else []
+    if isinstance(session.game, BuiltinWorld):
+        pids.append(session.game.pid)
+    return tuple(pids)
 
 
 def play_episode(job: EpisodeJob, root: Path, control: EpisodeControl,
@@ -144,8 +156,9 @@ def play_episode(job: EpisodeJob, root: Path, control: EpisodeControl,
     if control.stopping:
         return EpisodeOutcome(SKIPPED)
     spec = job.spec
-    options = episode_options(job)
-    actions = ActionSet.from_profile_data(load_profile(PROFILES_DIR / "builtin_world.yaml").actions)
+    backend = load_backend(job.backend)
+    options = episode_options(job, backend)
+    actions = ActionSet.from_profile_data(load_profile(backend.memory_profile_path).actions)
     written = []
     library = None
     if job.experience is not None:
@@ -158,19 +171,21 @@ def play_episode(job: EpisodeJob, root: Path, control: EpisodeControl,
     path.parent.mkdir(parents=True, exist_ok=True)
     path.unlink(missing_ok=True)  # an earlier interrupted or failed try: replaced, never appended to
     watchdog = _Watchdog(job.timeout_s)
+    start = spec.task.start_for_reset()
     try:
-        with BuiltinWorld.launch(renderer="software") as world, EvaluatorClient.launch(world.pid) as evaluator:
-            evaluator.wait_locked()
-            runner = EpisodeRunner(world, evaluator, agent, actions, spec.task, options, path)
+        with BackendSession.open(backend, start_state=start if isinstance(start, str) else None) as session:
+            session.prepare(start)
+            assert session.evaluator is not None
+            runner = EpisodeRunner(session.game, session.evaluator, agent, actions, spec.task, options, path)
             if not control.start(runner):
                 return EpisodeOutcome(SKIPPED, files=tuple(written))
-            watchdog.arm(runner, (world.pid, evaluator.pid))
+            watchdog.arm(runner, _our_processes(session))
             try:
                 result = runner.run()
             except GameError as exc:  # it died before the first step: the runner names the cause all the same
                 cause = runner.root_cause(exc)
-                result = _error_row(job, agent.name, f"{watchdog.message}; {cause}" if watchdog.fired.is_set()
-                                    else cause)
+                result = _error_row(job, agent.name, backend.name,
+                                    f"{watchdog.message}; {cause}" if watchdog.fired.is_set() else cause)
             finally:
                 watchdog.disarm()
                 control.finished(runner)
@@ -178,7 +193,7 @@ def play_episode(job: EpisodeJob, root: Path, control: EpisodeControl,
         if control.stopping:  # stopped while its world was starting: not run, not an error
             return EpisodeOutcome(SKIPPED, files=tuple(written))
         cause = f"{watchdog.message}; {exc}" if watchdog.fired.is_set() else str(exc)
-        result = _error_row(job, agent.name, cause)
+        result = _error_row(job, agent.name, backend.name, cause)
     if path.exists():
         written.insert(0, episode_file(job.key))
     if result["end_reason"] == INTERRUPTED:  # its file says so; it is no result and runs again on resume

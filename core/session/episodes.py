@@ -12,9 +12,9 @@ from typing import Any
 from core.agents.actions import ActionSet
 from core.agents.base import Agent, RandomAgent, ReplayAgent
 from core.agents.reflection import ExperienceLibrary
+from core.backends.profile import BACKENDS_DIR, BackendProfile, load_backend
 from core.evaluation.profile import load_profile
-from core.evaluation.tasks import Task, load_suite
-from core.paths import PROFILES_DIR, TASKS_DIR
+from core.evaluation.tasks import Task, load_suite, suite_folder
 from core.recording.errors import EpisodeFileError
 from core.recording.reader import EpisodeReader
 
@@ -109,10 +109,31 @@ def make_agent(spec: str, actions: ActionSet, seed: int, paradigm: str,
 
 
 def plan_episodes(task_selector: str, granularity: str, agent_spec: str, trials: int,
-                  flags: list[str] | None = None) -> list[EpisodeSpec]:
-    """Every episode of a run, in its fixed order (task, granularity, trial)."""
+                  backend: BackendProfile | None = None, flags: list[str] | None = None) -> list[EpisodeSpec]:
+    """Every episode of a run on `backend` (the built-in world by default), in its fixed order
+    (task, granularity, trial)."""
+    backend = backend or load_backend("builtin")
     if flags is None:
-        flags = load_profile(PROFILES_DIR / "builtin_world.yaml").flags
-    tasks = select_tasks(task_selector, load_suite(TASKS_DIR, flags))
+        flags = load_profile(backend.memory_profile_path).flags
+    tasks = select_tasks(task_selector, backend_tasks(backend, flags))
     return [EpisodeSpec(t, g, agent_spec, trial) for t in tasks for g in granularities(granularity)
             for trial in range(trials)]
+
+
+def backend_tasks(backend: BackendProfile, flags: list[str]) -> list[Task]:
+    """The backend's task suite (assets/tasks/ or assets/tasks/BACKEND/), each checked to name this backend."""
+    folder = suite_folder(backend.name)
+    tasks = load_suite(folder, flags, backend.start_states) if folder.is_dir() else []
+    wrong = [t.id for t in tasks if t.backend != backend.name]
+    if wrong:
+        raise BatchError(f"tasks in {folder} name another backend than {backend.name!r}: {wrong}")
+    return tasks
+
+
+def backend_reference(backend: BackendProfile) -> str:
+    """How an episode finds its backend again, possibly on another machine: the name of a shipped backend
+    (assets/backends/NAME.yaml, the same on every node), else the file's path."""
+    shipped = BACKENDS_DIR / f"{backend.name}.yaml"
+    if shipped.exists() and shipped.resolve() == backend.path.resolve():
+        return backend.name
+    return str(backend.path)

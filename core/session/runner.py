@@ -60,12 +60,13 @@ class RunOptions:
     privileged: bool = False
     seed: int = 0
     frame_every_ticks: int = 0  # also record continuous frames every N ticks (0 = off), for smooth replay
+    settle_s: float = 0.0  # real-time games: wait this long after an action before it is judged
 
     def to_json(self) -> dict[str, Any]:
         return {"granularity": self.granularity, "paradigm": self.paradigm,
                 "observation": self.observation.to_json(), "interventions": self.interventions.to_json(),
                 "step_budget": self.step_budget, "privileged": self.privileged, "seed": self.seed,
-                "frame_every_ticks": self.frame_every_ticks}
+                "frame_every_ticks": self.frame_every_ticks, "settle_s": self.settle_s}
 
 
 def _versions() -> dict[str, str]:
@@ -108,6 +109,7 @@ class EpisodeRunner:
         self.taken_over = False
         self.step = 0
         self._images: dict[str, Any] = {}
+        self._side_view_s = 0.0  # game time the current step's side views cost (turning the camera)
         self._metrics_at = 0.0
         self._summary: dict[str, Any] = {}
 
@@ -189,6 +191,8 @@ class EpisodeRunner:
                 self.evaluator.mark_step(self.step)  # before acting, so success is credited to this step
                 tick_before = self.game.latest_frame().tick
                 self._execute(macro, writer)
+                if options.settle_s > 0:
+                    time.sleep(options.settle_s)  # a real-time game's state trails the input by a few frames
                 after = self.evaluator.sample_after(time.time())
                 displacement = math.hypot(after.x - position.x, after.y - position.y)
                 position = after
@@ -304,6 +308,7 @@ class EpisodeRunner:
                 kind, payload = command
                 if kind == "human":
                     pad, seconds = payload  # type: ignore[misc]
+                    self._side_view_s = 0.0
                     self._images = {"current": builder.build(self.step + 1, instruction, history).frame}
                     return "human", None, ((pad, seconds),), None
                 intervention = payload
@@ -315,6 +320,7 @@ class EpisodeRunner:
                     self.events.sig_intervention.emit(intervention.to_json())
                     continue
                 self._images = {"current": None}
+                self._side_view_s = 0.0
                 return "intervention", None, PHYSICAL.get(intervention.kind, ()), intervention
             if not self._resume.is_set() or self.taken_over:
                 self._resume.wait()
@@ -326,6 +332,7 @@ class EpisodeRunner:
                 self._resume.clear()
             entries = history + ([HistoryEntry(self.step, "Hint", "", "", hint)] if hint else [])
             observation = builder.build(self.step + 1, instruction, entries)
+            self._side_view_s = builder.side_view_seconds
             self._images = {"current": observation.frame, "previous": observation.previous_frame,
                             "left": observation.left_view, "right": observation.right_view}
             self.events.sig_observation.emit(self.step + 1, dict(self._images))
@@ -418,6 +425,11 @@ class EpisodeRunner:
             "memory": decision.memory if decision else "", "reflection": decision.reflection if decision else "",
             "lessons": list(decision.lessons) if decision else [], "movement": fact.movement,
             "entropy_label": fact.action, "intervention_displacement": round(fact.external_displacement, 4),
+            # Side views made by turning the camera cost game time before the action; instant ones cost none.
+            # (Only agent steps get views: never human steps or interventions.)
+            "side_views": ({"mode": self.options.observation.side_view_mode,
+                            "game_seconds": round(self._side_view_s, 4)}
+                           if self.options.observation.side_views and decision is not None else None),
         }
 
     def _emit_step(self, decision: Decision | None, after: StateSample, numbers: dict[str, Any],
@@ -443,4 +455,7 @@ class EpisodeRunner:
             "steps_used": self.step, "end_reason": "success" if success else end_reason, "error": error,
             "failure_category_suggestion": metrics.failure_category, "metrics": metrics.to_json(),
             "privileged": self.options.privileged, "reached_goal_area": reached_goal,
+            # "instant" side views are a built-in-world shortcut no emulator has: such results are not comparable.
+            "side_views": self.options.observation.side_view_mode if self.options.observation.side_views else None,
+            "game": self.game.info.name,
         }

@@ -64,7 +64,7 @@ class WorldServer:
     # -- request handling ---------------------------------------------------------------
     def info(self) -> dict[str, Any]:
         spec = self.world.spec
-        capabilities = ["save_states", "extra_views", "start_states", "map_outline"]
+        capabilities = ["save_states", "extra_views", "start_states", "map_outline", "turn_camera"]
         capabilities.append("lockstep" if self.mode == "lockstep" else "live_input")
         return {
             "name": spec.name, "pid": os.getpid(), "mode": self.mode, "tick_hz": spec.tick_hz,
@@ -72,6 +72,9 @@ class WorldServer:
             "frames_path": str(self.world.ring.path), "start_states": list(spec.start_states),
             "capabilities": capabilities, "world_version": WORLD_VERSION,
             "protocol_version": ipc.IPC_PROTOCOL_VERSION, "renderer": self.world.renderer.display_module,
+            # How the right stick turns the camera, so a client can turn it by an exact angle (side views).
+            "camera": {"yaw_rate_deg": spec.character.camera_yaw_rate_deg,
+                       "stick_deadzone": spec.character.stick_deadzone},
         }
 
     def handle(self, header: dict[str, Any]) -> tuple[dict[str, Any], list[bytes]] | None:

@@ -1,0 +1,161 @@
+"""Backend files (assets/backends/NAME.yaml): which game, how to reach it, and which memory profile reads it.
+
+See docs/backend-format.md. Loading validates the whole file and reports every problem with the
+file name and line, like task files.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from core.game.external.spec import ExternalSpec
+from core.paths import ASSETS_DIR
+
+BACKEND_FORMAT_VERSION = 1
+BACKENDS_DIR = ASSETS_DIR / "backends"
+SideViewMode = Literal["turn", "instant"]
+
+
+class BackendFileError(ValueError):
+    """A backend file that cannot be used; the message names the file and line."""
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class BuiltinSpec(_Model):
+    world: str = "../worlds/town/world.yaml"
+    renderer: Literal["auto", "software", "hardware"] = "software"
+    mode: Literal["lockstep", "realtime"] = "lockstep"
+
+
+class SideViews(_Model):
+    # turn: turn the camera, capture, turn back (costs game time, as in an emulator); instant: the built-in
+    # world renders other yaws without advancing (only it can). Runs meant to compare with emulator results
+    # use turn.
+    default: SideViewMode = "turn"
+    degrees: float = Field(90.0, gt=0, le=180)
+
+
+class Validation(_Model):
+    """How `tasks validate` judges this backend's reference routes (real-time games are not deterministic)."""
+
+    arrive_m: float = Field(0.6, gt=0)          # the driver counts a waypoint reached within this distance
+    steps_tolerance: float = Field(0.0, ge=0)   # reference_steps may differ by this fraction between runs
+    retries: int = Field(0, ge=0, le=5)         # drive a failed route again (fresh start) before failing it
+
+
+class BackendProfile(_Model):
+    format_version: Literal[1]
+    name: str = Field(pattern=r"^[a-z0-9_]+$")
+    title: str
+    kind: Literal["builtin", "external"]
+    memory_profile: str                         # relative to this file
+    step_settle_s: float = Field(0.0, ge=0, le=10)  # wait after each action before judging (real-time games)
+    side_views: SideViews = SideViews()
+    validation: Validation = Validation()
+    builtin: BuiltinSpec | None = None
+    external: ExternalSpec | None = None
+    notes: str = ""
+    path: Path = Field(Path(), exclude=True)    # set by the loader
+
+    @model_validator(mode="after")
+    def _kind_section(self) -> BackendProfile:
+        if self.kind == "builtin" and self.external is not None:
+            raise ValueError("a builtin backend has no `external` section")
+        if self.kind == "external" and self.external is None:
+            raise ValueError("an external backend needs an `external` section (launch/attach, frames, input)")
+        return self
+
+    @property
+    def directory(self) -> Path:
+        return self.path.parent
+
+    def resolve(self, relative: str) -> Path:
+        path = Path(relative).expanduser()
+        return path if path.is_absolute() else (self.directory / path).resolve()
+
+    @property
+    def memory_profile_path(self) -> Path:
+        return self.resolve(self.memory_profile)
+
+    @property
+    def builtin_spec(self) -> BuiltinSpec:
+        return self.builtin or BuiltinSpec()
+
+    @property
+    def start_states(self) -> list[str] | None:
+        """Named start states, or None for the built-in world (its world file lists them)."""
+        if self.external is not None:
+            return list(self.external.start_states)
+        return None
+
+
+def _line_of(node: yaml.Node | None, location: tuple[Any, ...]) -> int | None:
+    line = node.start_mark.line + 1 if node is not None else None
+    for key in location:
+        if isinstance(node, yaml.MappingNode):
+            match = next((v for k, v in node.value if getattr(k, "value", None) == str(key)), None)
+            if match is None:
+                continue  # a pydantic-internal path element (union member, validator name)
+            node = match
+        elif isinstance(node, yaml.SequenceNode) and isinstance(key, int) and key < len(node.value):
+            node = node.value[key]
+        else:
+            continue
+        line = node.start_mark.line + 1
+    return line
+
+
+def parse_backend(text: str, path: Path) -> BackendProfile:
+    try:
+        data = yaml.safe_load(text)
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
+        raise BackendFileError(f"{where}: not valid YAML: {getattr(exc, 'problem', exc)}") from None
+    if not isinstance(data, dict):
+        raise BackendFileError(f"{path}:1: a backend file holds one mapping (format_version, name, kind, ...)")
+    try:
+        backend = BackendProfile.model_validate({**data, "path": path})
+    except ValidationError as exc:
+        lines = [f"{path} is not a valid backend (format {BACKEND_FORMAT_VERSION}):"]
+        for error in exc.errors()[:16]:
+            location = tuple(error["loc"])
+            field = ".".join(str(p) for p in location)
+            lines.append(f"  {path}:{_line_of(root, location)}: {field or '(top level)'}: {error['msg']}")
+        raise BackendFileError("\n".join(lines)) from None
+    if backend.name != path.stem:
+        raise BackendFileError(f"{path}:1: name {backend.name!r} must match the file name {path.stem!r}")
+    return backend
+
+
+def backend_path(name_or_path: str | Path) -> Path:
+    """A backend name (builtin, minetest, ryujinx: a file in assets/backends/) or a path to a backend file."""
+    text = str(name_or_path)
+    if text.endswith((".yaml", ".yml")) or "/" in text or "\\" in text:
+        return Path(text)
+    path = BACKENDS_DIR / f"{text}.yaml"
+    if not path.exists():
+        known = ", ".join(sorted(p.stem for p in BACKENDS_DIR.glob("*.yaml")))
+        raise BackendFileError(f"no backend named {text!r}; known backends: {known} (or give a path to a file)")
+    return path
+
+
+def load_backend(name_or_path: str | Path = "builtin") -> BackendProfile:
+    path = backend_path(name_or_path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise BackendFileError(f"cannot read backend file {path}: {exc.strerror}") from None
+    return parse_backend(text, path.resolve())
+
+
+def known_backends() -> list[str]:
+    return sorted(p.stem for p in BACKENDS_DIR.glob("*.yaml"))

@@ -1,0 +1,175 @@
+"""BackendSession: a game run under its backend's lifecycle, plus the evaluator that reads its memory.
+
+This is what a caller (the batch runner, `tasks validate`, the studio, the memory finder) holds:
+
+    with BackendSession.open(load_backend("minetest")) as session:
+        session.prepare("spawn")            # a fresh game process in that start state, evaluator locked on
+        session.game, session.evaluator     # a GameConnection and an EvaluatorClient
+        session.game.pid                    # the game's pid (it changes when the game is restarted)
+        session.restart()                   # a fresh game process; the evaluator follows it
+
+External games are restarted per episode when their start state needs a fresh launch; the evaluator
+is then started again for the new pid (an evaluator follows one process).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from core.agents.actions import ActionSet
+from core.backends.profile import BackendProfile
+from core.evaluation.client import EvaluatorClient
+from core.evaluation.profile import Profile, load_profile
+from core.game.connection import GameConnection
+from core.game.errors import GameError, GameStartError
+from core.game.external.spec import FileCopy
+from core.memory.regions import MemoryAccessError, permission_advice
+
+
+class BackendSession:
+    def __init__(self, backend: BackendProfile, game: GameConnection, with_evaluator: bool,
+                 evaluator_hz: float = 60.0) -> None:
+        self.backend = backend
+        self.game = game
+        self.profile: Profile = load_profile(backend.memory_profile_path)
+        self.actions = ActionSet.from_profile_data(self.profile.actions)
+        self.evaluator: EvaluatorClient | None = None
+        self._with_evaluator = with_evaluator
+        self._evaluator_hz = evaluator_hz
+        self._evaluated_pid = 0
+        self.restarts = 0
+
+    # -- opening ------------------------------------------------------------------------
+    @classmethod
+    def open(cls, backend: BackendProfile, start_state: str | None = None, with_evaluator: bool = True,
+             mode: str | None = None, extra_files: Sequence[FileCopy] = (), width: int | None = None,
+             height: int | None = None) -> BackendSession:
+        """Launch the backend's game (as our child) and, unless told not to, its evaluator."""
+        profile = load_profile(backend.memory_profile_path)
+        game: GameConnection
+        if backend.kind == "builtin":
+            from core.game.builtin import BuiltinWorld
+
+            spec = backend.builtin_spec
+            game = BuiltinWorld.launch(world=backend.resolve(spec.world), renderer=spec.renderer,
+                                       mode=mode or spec.mode, width=width or 640, height=height or 360)
+        else:
+            from core.game.external.game import ExternalGame
+
+            assert backend.external is not None
+            game = ExternalGame.launch(backend.external, backend.name, backend.directory, start_state=start_state,
+                                       width=width, height=height, version_expect=profile.game_version,
+                                       extra_files=extra_files)
+        session = cls(backend, game, with_evaluator)
+        try:
+            if with_evaluator:
+                session.ensure_evaluator()
+        except BaseException:
+            session.close()
+            raise
+        return session
+
+    @classmethod
+    def attach(cls, backend: BackendProfile, pid: int | None = None, connection_file: Path | None = None,
+               with_evaluator: bool = True) -> BackendSession:
+        """Drive a game that is already running. Its memory must be readable by us (see the message if not)."""
+        game: GameConnection
+        if backend.kind == "builtin":
+            from core.game.builtin import BuiltinWorld
+
+            if connection_file is None:
+                raise GameStartError("attaching to the built-in world needs the connection file that "
+                                     "`python main.py world` printed")
+            game = BuiltinWorld.attach(connection_file)
+        else:
+            from core.game.external.game import ExternalGame
+
+            assert backend.external is not None
+            game = ExternalGame.attach(backend.external, backend.name, backend.directory, pid)
+        session = cls(backend, game, with_evaluator)
+        try:
+            check_readable(game.pid)
+            if with_evaluator:
+                session.ensure_evaluator()
+        except BaseException:
+            session.close()
+            raise
+        return session
+
+    # -- episodes -------------------------------------------------------------------------
+    def prepare(self, start_state: str | dict[str, Any], lock_timeout: float = 60.0) -> None:
+        """Put the game in `start_state` (a fresh process where the backend needs one) and make sure the
+        evaluator reads the process that now runs."""
+        self.game.reset(start_state)
+        if self._with_evaluator:
+            self.ensure_evaluator(lock_timeout)
+
+    def restart(self, start_state: str | None = None) -> int:
+        """A fresh game process (external games); returns its pid. The evaluator follows it."""
+        restart = getattr(self.game, "restart", None)
+        if restart is None:
+            raise GameError(f"the {self.backend.name} backend cannot restart its game from here")
+        pid = int(restart(start_state))
+        self.restarts += 1
+        if self._with_evaluator:
+            self.ensure_evaluator()
+        return pid
+
+    def ensure_evaluator(self, lock_timeout: float = 60.0) -> EvaluatorClient:
+        """An evaluator attached to the game's current process, locked onto its state."""
+        if self.evaluator is not None and self._evaluated_pid == self.game.pid and \
+                self.evaluator.status.get("state") not in ("game_exited", "failed", "disconnected"):
+            return self.evaluator
+        if self.evaluator is not None:
+            self.evaluator.close()
+            self.evaluator = None
+        evaluator = EvaluatorClient.launch(self.game.pid, self.backend.memory_profile_path, hz=self._evaluator_hz)
+        try:
+            evaluator.wait_locked(lock_timeout)
+        except BaseException:
+            evaluator.close()
+            raise
+        self.evaluator, self._evaluated_pid = evaluator, self.game.pid
+        return evaluator
+
+    def settle(self) -> None:
+        """Real-time games: let the game catch up after an action before it is judged."""
+        if self.backend.step_settle_s > 0:
+            time.sleep(self.backend.step_settle_s)
+
+    # -- closing --------------------------------------------------------------------------
+    def close(self) -> None:
+        if self.evaluator is not None:
+            with contextlib.suppress(Exception):
+                self.evaluator.close()
+            self.evaluator = None
+        self.game.close()
+
+    def __enter__(self) -> BackendSession:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def check_readable(pid: int) -> None:
+    """Refuse early, with the fix, when this process may not read the game's memory (ptrace rules)."""
+    from core.memory.readers import open_reader
+
+    try:
+        reader = open_reader(pid)
+        try:
+            regions = [r for r in reader.regions() if "r" in r.perms and "w" in r.perms]
+            if regions:
+                reader.read(regions[0].start, 16)
+        finally:
+            reader.close()
+    except MemoryAccessError as exc:
+        raise GameStartError(f"attached to pid {pid}, but its memory cannot be read, so no evaluator can judge "
+                             f"it.\n{exc}") from None
+    except PermissionError:
+        raise GameStartError(permission_advice(pid)) from None

@@ -1,0 +1,154 @@
+"""`python main.py bench external`: capture and input on a real external game (Minetest under our Xvfb).
+
+Every figure comes with a baseline measured in the same run:
+* capture_fps_WxH / capture_ms_p95_WxH: our whole capture step (grab, BGRA->RGB, scale, write into the
+  frame ring) against a bare mss grab of the same window;
+* frame_age_ms_p95: from the start of a grab to the frame being readable in the ring, at the game's rate,
+  against the capture period;
+* capture_cpu_percent: our process's CPU while it captures at the game's rate, against the game's own CPU;
+* input_latency_ms_p95: XTEST pointer motion (a camera turn) to the first captured frame that shows it,
+  against the game's own frame interval.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from core.game.pad import PadState
+
+Emit = Callable[..., None]
+CHANGED = 2.0  # mean absolute pixel difference that counts as a changed picture
+
+
+def _p95(values: list[float]) -> float:
+    return float(np.percentile(values, 95)) if values else float("nan")
+
+
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _launch(width: int, height: int) -> Any:
+    from core.backends.profile import load_backend
+    from core.evaluation.profile import load_profile
+    from core.game.external.game import ExternalGame
+
+    backend = load_backend("minetest")
+    assert backend.external is not None
+    expect = load_profile(backend.memory_profile_path).game_version
+    return ExternalGame.launch(backend.external, backend.name, backend.directory, width=width, height=height,
+                               version_expect=expect)
+
+
+def _capture_throughput(game: Any, frames: int) -> tuple[list[float], list[float]]:
+    """Seconds per frame of our capture step, and of a bare mss grab, interleaved in blocks."""
+    import mss
+
+    from core.game.external.capture import open_capture
+    from core.game.external.capture_loop import fit_to
+
+    spec = game.spec.frames
+    ours: list[float] = []
+    bare: list[float] = []
+    capture = open_capture("mss", game.display, game.window.window_id, spec.window_title, spec.crop)
+    ring = game.ring
+    sct = (getattr(mss, "MSS", None) or mss.mss)(display=game.display)
+    window = game.window
+    rect = {"left": window.x, "top": window.y, "width": window.width, "height": window.height}
+    try:
+        for _ in range(4):
+            for _ in range(frames // 4):
+                started = time.perf_counter()
+                ring.write(fit_to(capture.grab(), ring.width, ring.height), 0)
+                ours.append(time.perf_counter() - started)
+            for _ in range(frames // 4):
+                started = time.perf_counter()
+                sct.grab(rect)
+                bare.append(time.perf_counter() - started)
+    finally:
+        sct.close()
+        capture.close()
+    return ours, bare
+
+
+def _input_latency(game: Any, trials: int) -> tuple[list[float], list[float]]:
+    """Pointer motion to the first changed frame; and the game's picture-change interval while turning."""
+    device = game.input.device
+    ring, capture = game.ring, game.capture
+    latencies: list[float] = []
+    for trial in range(trials):
+        game.ensure_focus()
+        time.sleep(0.3)  # let the picture settle
+        before = ring.latest()
+        started = time.monotonic()
+        device.move_relative(40 if trial % 2 == 0 else -40, 0)
+        deadline = started + 2.0
+        seen = before.frame_no
+        while time.monotonic() < deadline:
+            frame_no = capture.wait_frame_after(time.monotonic(), 0.5)
+            frame = ring.latest()
+            if frame is None or frame_no is None or frame.frame_no == seen:
+                continue
+            seen = frame.frame_no
+            if np.abs(frame.pixels.astype(np.int16) - before.pixels.astype(np.int16)).mean() > CHANGED:
+                latencies.append(capture._published_at.get(frame.frame_no, time.monotonic()) - started)
+                break
+    # The game's own frame interval: turn continuously and time the picture changes.
+    intervals: list[float] = []
+    game.set_pad(PadState(right_x=0.5))
+    try:
+        last_change, previous = None, ring.latest()
+        end = time.monotonic() + 3.0
+        while time.monotonic() < end:
+            capture.wait_frame_after(time.monotonic(), 0.5)
+            frame = ring.latest()
+            if frame is None or frame.frame_no == previous.frame_no:
+                continue
+            if np.abs(frame.pixels.astype(np.int16) - previous.pixels.astype(np.int16)).mean() > CHANGED:
+                now = time.monotonic()
+                if last_change is not None:
+                    intervals.append(now - last_change)
+                last_change = now
+            previous = frame
+    finally:
+        game.set_pad(PadState())
+    return latencies, intervals
+
+
+def bench_external(args: argparse.Namespace, emit: Emit) -> None:
+    frames = max(80, args.frames)
+    for width, height in ((640, 360), (1280, 720)):
+        with _launch(width, height) as game:
+            ours, bare = _capture_throughput(game, frames)
+            size = f"{width}x{height}"
+            emit(args, f"capture_fps_{size}", len(ours) / sum(ours), "frames/s", len(bare) / sum(bare),
+                 "bare_mss_fps")
+            emit(args, f"capture_ms_p95_{size}", _p95(ours) * 1000, "ms", _p95(bare) * 1000, "bare_mss_ms_p95")
+            if width != 640:
+                continue
+            # At the game's rate, as the harness runs it: frame age and CPU.
+            time.sleep(1.0)
+            cpu_us, cpu_game, wall = _cpu_seconds(os.getpid()), _cpu_seconds(game.pid), time.perf_counter()
+            time.sleep(5.0)
+            wall = time.perf_counter() - wall
+            ours_cpu = 100 * (_cpu_seconds(os.getpid()) - cpu_us) / wall
+            game_cpu = 100 * (_cpu_seconds(game.pid) - cpu_game) / wall
+            stats = game.capture_stats()
+            period_ms = 1000.0 / game.spec.frames.fps
+            emit(args, "frame_age_ms_p95", stats.age_ms_p95, "ms", period_ms, "capture_period_ms")
+            emit(args, "capture_rate_fps", stats.fps, "frames/s", game.spec.frames.fps, "configured_fps")
+            emit(args, "capture_cpu_percent", ours_cpu, "% of a core", game_cpu, "game_cpu_percent")
+            latencies, intervals = _input_latency(game, trials=24)
+            emit(args, "input_latency_ms_p95", _p95(latencies) * 1000, "ms",
+                 float(np.median(intervals)) * 1000 if intervals else float("nan"), "game_frame_interval_ms")
+            emit(args, "input_latency_ms_p50", float(np.median(latencies)) * 1000 if latencies else float("nan"),
+                 "ms")
+            emit(args, "input_latency_trials_detected", len(latencies), "of 24")

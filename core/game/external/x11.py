@@ -1,0 +1,189 @@
+"""X11 through python-xlib: find a game's window, give it input focus, and fake input with XTEST.
+
+python-xlib is an optional dependency (the `external` extra), imported here lazily so that the
+rest of the harness runs without it. A Display is not shared between threads: each user (input,
+capture, the guard) opens its own.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from core.game.errors import GameStartError
+
+
+class X11Unavailable(GameStartError):
+    """No X server to talk to, or python-xlib is missing; the message says what to do."""
+
+
+def _xlib() -> Any:
+    try:
+        from Xlib import XK, X, display, error
+        from Xlib.ext import xtest
+    except ImportError:
+        raise X11Unavailable("python-xlib is not installed; install the external-games extra: "
+                             "pip install -e '.[external]'") from None
+    return X, XK, display, error, xtest
+
+
+def check_session(display_name: str | None) -> str:
+    """The X display to use, or a clear message about why there is none (Wayland without X11 included)."""
+    name = display_name or os.environ.get("DISPLAY", "")
+    if name:
+        return name
+    if os.environ.get("WAYLAND_DISPLAY") or os.environ.get("XDG_SESSION_TYPE") == "wayland":
+        raise X11Unavailable(
+            "this is a Wayland session without X11: window capture and XTEST input need an X server. "
+            "Run the game under XWayland (most games are; start it with DISPLAY set, e.g. DISPLAY=:0), "
+            "or let PokeGym start its own Xvfb (backend `display: {xvfb: always}`), or use a backend with "
+            "the uinput/vgamepad input device and a capture method your compositor allows.")
+    raise X11Unavailable("no X display: DISPLAY is not set. Start an X server, or set the backend's "
+                         "`display: {xvfb: auto}` so PokeGym starts its own Xvfb.")
+
+
+def open_display(name: str) -> Any:
+    _, _, display, _, _ = _xlib()
+    try:
+        return display.Display(name)
+    except Exception as exc:  # noqa: BLE001 - python-xlib raises several unrelated types here
+        raise X11Unavailable(f"cannot connect to the X display {name!r}: {exc}") from None
+
+
+@dataclass(frozen=True)
+class WindowInfo:
+    window_id: int
+    title: str
+    x: int       # absolute position of the window's client area on the root window
+    y: int
+    width: int
+    height: int
+    pid: int | None
+
+
+def _title(display: Any, window: Any) -> str:
+    try:
+        name = window.get_full_text_property(display.intern_atom("_NET_WM_NAME"))
+        if not name:
+            name = window.get_wm_name()
+    except Exception:  # noqa: BLE001 - a window that vanished while we looked
+        return ""
+    if isinstance(name, bytes):
+        name = name.decode(errors="replace")
+    return name or ""
+
+
+def _pid(display: Any, window: Any) -> int | None:
+    try:
+        prop = window.get_full_property(display.intern_atom("_NET_WM_PID"), 0)
+    except Exception:  # noqa: BLE001
+        return None
+    return int(prop.value[0]) if prop is not None and len(prop.value) else None
+
+
+def describe(display: Any, window: Any) -> WindowInfo:
+    root = display.screen().root
+    geometry = window.get_geometry()
+    origin = root.translate_coords(window, 0, 0)
+    return WindowInfo(window.id, _title(display, window), origin.x, origin.y, geometry.width, geometry.height,
+                      _pid(display, window))
+
+
+def find_windows(display: Any, title_pattern: str, pid: int | None = None) -> list[WindowInfo]:
+    """Viewable windows whose title matches `title_pattern` (a regex); those of `pid` first when known."""
+    X, _, _, error, _ = _xlib()
+    pattern = re.compile(title_pattern)
+    found: list[WindowInfo] = []
+    stack = [display.screen().root]
+    while stack:
+        window = stack.pop()
+        try:
+            children = window.query_tree().children
+        except error.XError:
+            continue
+        stack.extend(children)
+        title = _title(display, window)
+        if not title or not pattern.search(title):
+            continue
+        try:
+            if window.get_attributes().map_state != X.IsViewable:
+                continue
+            info = describe(display, window)
+        except error.XError:
+            continue
+        if info.width > 1 and info.height > 1:
+            found.append(info)
+    found.sort(key=lambda w: (pid is None or w.pid != pid, w.window_id))
+    return found
+
+
+class XTestDevice:
+    """Keys, mouse buttons and relative pointer motion through XTEST, on its own connection."""
+
+    def __init__(self, display_name: str) -> None:
+        self.display_name = display_name
+        self._X, self._XK, _, _, self._xtest = _xlib()
+        self._display = open_display(display_name)
+        self._lock = threading.Lock()
+        if not self._display.has_extension("XTEST"):
+            raise X11Unavailable(f"the X server on {display_name} has no XTEST extension; keyboard and mouse "
+                                 "input cannot be faked there")
+
+    def keycode(self, key_name: str) -> int:
+        keysym = self._XK.string_to_keysym(key_name)
+        if keysym == 0 and len(key_name) == 1:
+            keysym = ord(key_name)
+        code = self._display.keysym_to_keycode(keysym) if keysym else 0
+        if not code:
+            raise ValueError(f"the X server has no key for {key_name!r} (use X keysym names: w, space, Shift_L, "
+                             "Return, Up...)")
+        return int(code)
+
+    def key(self, keycode: int, down: bool) -> None:
+        with self._lock:
+            self._xtest.fake_input(self._display, self._X.KeyPress if down else self._X.KeyRelease, keycode)
+            self._display.sync()
+
+    def button(self, number: int, down: bool) -> None:
+        with self._lock:
+            self._xtest.fake_input(self._display, self._X.ButtonPress if down else self._X.ButtonRelease, number)
+            self._display.sync()
+
+    def move_relative(self, dx: int, dy: int) -> None:
+        if dx == 0 and dy == 0:
+            return
+        with self._lock:
+            self._xtest.fake_input(self._display, self._X.MotionNotify, detail=True, x=int(dx), y=int(dy))
+            self._display.sync()
+
+    def focus(self, window_id: int) -> None:
+        """Give the window X input focus: games ignore XTEST input without it (FACTS: the focus trap)."""
+        with self._lock:
+            window = self._display.create_resource_object("window", window_id)
+            window.raise_window()
+            window.set_input_focus(self._X.RevertToParent, self._X.CurrentTime)
+            self._display.sync()
+
+    def focused_window(self) -> int:
+        with self._lock:
+            focus = self._display.get_input_focus().focus
+            return int(focus) if isinstance(focus, int) else int(focus.id)
+
+    def keys_down(self) -> set[int]:
+        """Keycodes the X server currently holds down (every client's, not only ours)."""
+        with self._lock:
+            keymap = self._display.query_keymap()
+        return {index * 8 + bit for index, byte in enumerate(keymap) for bit in range(8) if byte >> bit & 1}
+
+    def buttons_down(self) -> set[int]:
+        with self._lock:
+            mask = self._display.screen().root.query_pointer().mask
+        return {number for number in range(1, 6) if mask & (1 << (7 + number))}
+
+    def close(self) -> None:
+        with self._lock, contextlib.suppress(Exception):  # the server may already be gone
+            self._display.close()

@@ -1,0 +1,293 @@
+"""Minetest 5.6.1, a real third-party 3D game, driven under our own Xvfb through the same harness.
+
+One game (and its evaluator) serves the whole module; tests that need a start state restart it, as a
+run does. Ground truth comes from a TEST-ONLY world mod (tests/data/minetest_truth) that writes the
+server's view of the player to a file; agents and the evaluator never see it: the evaluator reads the
+client's memory through assets/profiles/minetest.yaml.
+
+Tolerances (Minetest runs in real time and is not deterministic):
+* at rest (both the log and the evaluator unchanged for 0.3 s), the positions agree within 0.05 node;
+* while moving, the server's logged position and the client copy the evaluator reads are each a few
+  frames behind the client's own (the server gets positions about every 0.1 s, the log adds 0.1 s), so
+  every logged point must lie within 0.25 node of where the evaluator saw the player between 0.6 s
+  before and 0.3 s after the log was read.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import shutil
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from core.agents.base import RandomAgent, ReplayAgent
+from core.agents.observe import ObservationOptions
+from core.backends.profile import load_backend
+from core.backends.session import BackendSession
+from core.evaluation.driver import ScriptedDriver
+from core.evaluation.tasks import load_suite, load_task, suite_folder
+from core.game.external.launcher import find_executable
+from core.game.external.spec import FileCopy
+from core.game.pad import PadState
+from core.recording.reader import EpisodeReader
+from core.session.runner import EpisodeRunner, RunOptions
+
+TRUTH_MOD = Path(__file__).resolve().parent / "data" / "minetest_truth"
+AT_REST_NODES = 0.05
+MOVING_NODES = 0.25
+TRAIL_S = 0.6
+LEAD_S = 0.3
+
+
+def _minetest_missing() -> bool:
+    try:
+        find_executable("minetest", ["/usr/games"])
+    except Exception:  # noqa: BLE001 - any reason it cannot be found
+        return True
+    return shutil.which("Xvfb") is None
+
+
+if _minetest_missing() and os.environ.get("POKEGYM_REQUIRE_MINETEST"):
+    raise RuntimeError("POKEGYM_REQUIRE_MINETEST is set but minetest or Xvfb is missing (.ci/run installs them)")
+pytestmark = pytest.mark.skipif(_minetest_missing(), reason="minetest and Xvfb are not installed (.ci/run does it)")
+
+
+class Truth:
+    """The test-only mod's log: the server's player position (nodes), look yaw and pitch (radians)."""
+
+    def __init__(self, session: BackendSession) -> None:
+        self.session = session
+
+    def read(self) -> tuple[float, float, float, float]:
+        path = Path(self.session.game.runtime_dir) / "world" / "pokegym_truth.txt"
+        x, y, z, yaw, _pitch, _clock = (float(v) for v in path.read_text().split())
+        return x, z, y, math.degrees(yaw)  # as a sample: ground plane (x, y), height z
+
+    def settled(self) -> tuple[float, float, float, float]:
+        """The log once it has stopped changing (the server trails the client by a few frames)."""
+        return self.settled_with(None)[0]
+
+    def settled_with(self, evaluator: object) -> tuple[tuple[float, float, float, float], object]:
+        """The log and (if given) the evaluator's latest sample, once neither has changed for 0.3 s."""
+
+        def now() -> tuple[object, object]:
+            sample = evaluator.sample_after(time.time()) if evaluator is not None else None
+            return self.read(), (sample.x, sample.y, sample.z) if sample is not None else None
+
+        last, deadline = now(), time.monotonic() + 8
+        while time.monotonic() < deadline:
+            time.sleep(0.3)
+            current = now()
+            if current == last:
+                break
+            last = current
+        sample = evaluator.sample_after(time.time()) if evaluator is not None else None
+        return self.read(), sample
+
+
+@pytest.fixture(scope="module")
+def session() -> Iterator[BackendSession]:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.delenv("DISPLAY", raising=False)  # our own Xvfb, even on a desktop
+        backend = load_backend("minetest")
+        mod = FileCopy(**{"from": str(TRUTH_MOD), "to": "{runtime}/world/worldmods/pokegym_truth"})
+        with BackendSession.open(backend, extra_files=[mod]) as opened:
+            yield opened
+
+
+@pytest.fixture(scope="module")
+def truth(session) -> Truth:
+    return Truth(session)
+
+
+@pytest.fixture(scope="module")
+def tasks(session):
+    return {t.id: t for t in load_suite(suite_folder("minetest"), [], session.backend.start_states)}
+
+
+def test_frames_are_captured_and_change_when_the_camera_turns(session):
+    game = session.game
+    ahead = game.latest_frame()
+    assert ahead.pixels.shape == (360, 640, 3) and ahead.pixels.std() > 10  # a drawn world, not a blank window
+    game.turn_camera(90)
+    right = game.latest_frame()
+    game.turn_camera(-90)
+    back = game.latest_frame()
+    difference = np.abs(right.pixels.astype(int) - ahead.pixels.astype(int)).mean()
+    returned = np.abs(back.pixels.astype(int) - ahead.pixels.astype(int)).mean()
+    assert right.frame_no > ahead.frame_no and back.frame_no > right.frame_no
+    assert difference > 10 and returned < difference / 5, (difference, returned)
+
+
+def test_walking_forward_with_the_mapped_pad_moves_the_player(session, truth):
+    x0, y0, _, yaw = truth.settled()
+    session.game.hold(PadState(left_y=1.0), 1.0)
+    x1, y1, _, _ = truth.settled()
+    # Facing `yaw` (counter-clockwise from +y), forward is (-sin, cos); Minetest walks 4 nodes/s.
+    forward = (x1 - x0) * -math.sin(math.radians(yaw)) + (y1 - y0) * math.cos(math.radians(yaw))
+    sideways = (x1 - x0) * math.cos(math.radians(yaw)) + (y1 - y0) * math.sin(math.radians(yaw))
+    assert 3.0 <= forward <= 4.8 and abs(sideways) < 0.3, (forward, sideways)
+
+
+def test_the_evaluator_tracks_the_position_within_tolerance(session, truth):
+    evaluator = session.evaluator
+    log: list[tuple[float, tuple[float, float, float, float]]] = []
+    stop = threading.Event()
+
+    def follow() -> None:
+        while not stop.wait(0.05):
+            log.append((time.time(), truth.read()))
+
+    follower = threading.Thread(target=follow, daemon=True)
+    follower.start()
+    cursor = len(evaluator.samples)
+    try:
+        for pad, seconds in [(PadState(left_y=1.0), 1.0), (PadState(right_x=1.0), 0.5), (PadState(left_x=-1.0), 0.8),
+                             (PadState(left_y=-1.0, right_x=-0.5), 0.8)]:
+            session.game.hold(pad, seconds)
+            (x, y, z, yaw), sample = truth.settled_with(evaluator)
+            assert math.dist((sample.x, sample.y, sample.z), (x, y, z)) <= AT_REST_NODES, (sample, (x, y, z))
+            assert abs((sample.camera_yaw - yaw + 180) % 360 - 180) < 0.1
+    finally:
+        stop.set()
+        follower.join()
+    samples, _, _ = evaluator.samples.since(cursor)
+    compared = moving = 0
+    for moment, (x, y, _, _) in log:
+        recent = [s for s in samples if moment - TRAIL_S <= s.time <= moment + LEAD_S]
+        if len(recent) < 10:
+            continue  # the evaluator was not sampling then (a gap while the test compared at rest)
+        closest = min(math.hypot(s.x - x, s.y - y) for s in recent)
+        assert closest <= MOVING_NODES, (moment, (x, y), closest)
+        compared += 1
+        moving += math.hypot(recent[0].x - recent[-1].x, recent[0].y - recent[-1].y) > 0.5
+    assert compared > 40 and moving > 10, (compared, moving, len(log), len(samples))  # covered the walks
+
+
+def test_a_reach_task_succeeds_along_its_reference_route(session, tasks):
+    task = tasks["mt01_lakeshore_navigation"]
+    session.prepare(task.start_for_reset())
+    driver = ScriptedDriver(session.game, session.evaluator, steering="turn",
+                            arrive=session.backend.validation.arrive_m, settle_s=session.backend.step_settle_s)
+    result = driver.drive(task)
+    assert result.success, result.message
+    assert result.success_step is not None and result.success_step <= task.step_budget
+
+
+def test_the_same_task_fails_when_the_agent_stands_still(session, tasks):
+    task = tasks["mt01_lakeshore_navigation"]
+    session.prepare(task.start_for_reset())
+    still = ReplayAgent(session.actions, ['{"action": "Wait", "thought": "I will stay here"}'] * 4)
+    result = EpisodeRunner(session.game, session.evaluator, still, session.actions, task,
+                           RunOptions(step_budget=4, settle_s=session.backend.step_settle_s), None).run()
+    assert not result["success"] and result["end_reason"] == "budget" and result["steps_used"] == 4
+    assert not result["reached_goal_area"]
+
+
+def test_a_random_agent_episode_is_recorded_and_opens_in_replay(session, tasks, tmp_path, qtbot):
+    task = tasks["mt02_pine_grove_navigation"]
+    session.prepare(task.start_for_reset())
+    path = tmp_path / "minetest_random.h5"
+    options = RunOptions(step_budget=5, settle_s=session.backend.step_settle_s,
+                         observation=ObservationOptions(previous_frame=True, side_views=True, side_view_mode="turn"))
+    result = EpisodeRunner(session.game, session.evaluator, RandomAgent(session.actions, seed=4), session.actions,
+                           task, options, path).run()
+    assert result["steps_used"] == 5 and result["error"] is None and result["game"] == "minetest"
+    assert result["side_views"] == "turn"
+    with EpisodeReader(path) as episode:
+        assert episode.metadata["game"] == "minetest" and episode.step_count == 5
+        records = list(episode.records())
+        assert all(r["side_views"]["mode"] == "turn" and r["side_views"]["game_seconds"] > 0.5 for r in records)
+        left = episode.image("left", 0)
+        current = episode.image("current", 0)
+        assert left.shape == current.shape == (360, 640, 3)
+        assert np.abs(left.astype(int) - current.astype(int)).mean() > 5  # the left view looks elsewhere
+        assert len(episode.samples()["x"]) > 10
+    from studio.live_session import LiveSession
+    from studio.main_window import MainWindow
+
+    window = MainWindow(LiveSession())
+    window.setProperty("quiet", True)
+    qtbot.addWidget(window)
+    window.show()
+    try:
+        with qtbot.waitSignal(window.replay.sig_opened, timeout=20_000):
+            window.open_path(str(path))
+        qtbot.waitUntil(lambda: window.replay.shown_index == 0, timeout=10_000)
+        assert window.replay.timeline.count == 5
+        shown = window.replay.frame_view.current
+        assert shown is not None and shown.shape[:2] == (360, 640)
+    finally:
+        window.close()
+
+
+def test_the_studio_drives_minetest_chosen_in_its_game_menu(qtbot, tmp_path, monkeypatch):
+    """Game menu -> Minetest: frames in the Live view, capture rate and input device in the status bar, and
+    Take control and an intervention reach the game through the same PadState path as the agent's actions."""
+    from studio import live_session
+    from studio.live_session import LiveSession
+    from studio.main_window import MainWindow
+
+    monkeypatch.delenv("DISPLAY", raising=False)  # the studio starts Minetest in our own Xvfb
+    monkeypatch.setattr(live_session, "RECORDINGS_DIR", tmp_path)
+    window = MainWindow(LiveSession())  # not connected: nothing starts until a game is chosen
+    errors: list[str] = []
+    window.live.session.sig_error.connect(errors.append)
+    window.setProperty("quiet", True)
+    qtbot.addWidget(window)
+    window.show()
+    live = window.live
+    try:
+        window.choose_backend("minetest")
+        assert live.controls.task.currentText().startswith("mt0") and not live.controls.clock.isEnabled()
+        qtbot.waitUntil(lambda: "Connected" in live.status.text() or "Error" in live.status.text(), timeout=120_000)
+        assert "Connected" in live.status.text(), errors
+        qtbot.waitUntil(lambda: live.frame_view.current is not None, timeout=10_000)
+        assert live.frame_view.current.shape[:2] == (360, 640)
+        qtbot.waitUntil(lambda: "capture" in live.source.text(), timeout=5_000)
+        assert "frames/s" in live.source.text() and "XTEST" in live.source.text()
+        live.controls.task.setCurrentText("mt01_lakeshore_navigation")
+        live.controls.budget.setValue(3)
+        live.toggle_control()  # taken before Start: the human keeps control
+        live.start()
+        qtbot.waitUntil(lambda: live.session.taken_over, timeout=120_000)  # after the restart into the start
+        before = live.session.latest_sample()
+        live.session.human_input(PadState(left_y=1.0), 0.5)
+        qtbot.waitUntil(lambda: live.session.runner.step >= 1, timeout=30_000)
+        live.push_back()
+        live.session.human_input(PadState(), 0.2)  # the intervention is carried by the next step
+        qtbot.waitUntil(lambda: live.session.runner.step >= 2, timeout=30_000)
+        after_walk = live.session.latest_sample()
+        live.session.stop()
+        qtbot.waitUntil(lambda: not live.session.busy, timeout=30_000)
+        assert math.hypot(after_walk.x - before.x, after_walk.y - before.y) > 0.5
+        recording = next(tmp_path.glob("*mt01_lakeshore_navigation*.h5"))
+        with EpisodeReader(recording) as episode:
+            records = episode.records()
+            assert records[0]["source"] == "human" and records[0]["macro"][0][0]["left_y"] == 1.0
+            assert any(r["intervention"] and r["intervention"]["kind"] == "push_back" for r in records)
+            assert episode.metadata["game"] == "minetest"
+    finally:
+        window.close()
+
+
+def test_tasks_validate_drives_a_minetest_task_within_its_tolerances():
+    import subprocess
+    import sys
+
+    from core.paths import PROJECT_ROOT, TASKS_DIR
+
+    env = {k: v for k, v in os.environ.items() if k != "DISPLAY"}
+    path = TASKS_DIR / "minetest" / "mt01_lakeshore_navigation.yaml"
+    done = subprocess.run([sys.executable, "main.py", "tasks", "validate", str(path), "--drive"], cwd=PROJECT_ROOT,
+                          capture_output=True, text=True, timeout=300, env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    reference = load_task(path, [], ["spawn", "spawn_east"]).reference_steps
+    allowed = max(1, round(reference * load_backend("minetest").validation.steps_tolerance))
+    assert "SOLVED  mt01_lakeshore_navigation" in done.stdout and f"(reference {reference} ± {allowed})" in done.stdout
