@@ -32,10 +32,12 @@ from core.memory.regions import MemoryAccessError, permission_advice
 
 class BackendSession:
     def __init__(self, backend: BackendProfile, game: GameConnection, with_evaluator: bool,
-                 evaluator_hz: float = 60.0) -> None:
+                 evaluator_hz: float = 60.0, evaluator_profile: Path | None = None) -> None:
         self.backend = backend
         self.game = game
-        self.profile: Profile = load_profile(backend.memory_profile_path)
+        self.profile: Profile = load_profile(backend.memory_profile_path)  # the game's own: its action set
+        # What the evaluator reads the game with: the backend's profile, or another (e.g. one the finder wrote)
+        self.evaluator_profile = Path(evaluator_profile) if evaluator_profile else backend.memory_profile_path
         self.actions = ActionSet.from_profile_data(self.profile.actions)
         self.evaluator: EvaluatorClient | None = None
         self._with_evaluator = with_evaluator
@@ -47,7 +49,7 @@ class BackendSession:
     @classmethod
     def open(cls, backend: BackendProfile, start_state: str | None = None, with_evaluator: bool = True,
              mode: str | None = None, extra_files: Sequence[FileCopy] = (), width: int | None = None,
-             height: int | None = None) -> BackendSession:
+             height: int | None = None, evaluator_profile: Path | None = None) -> BackendSession:
         """Launch the backend's game (as our child) and, unless told not to, its evaluator."""
         profile = load_profile(backend.memory_profile_path)
         game: GameConnection
@@ -64,7 +66,7 @@ class BackendSession:
             game = ExternalGame.launch(backend.external, backend.name, backend.directory, start_state=start_state,
                                        width=width, height=height, version_expect=profile.game_version,
                                        extra_files=extra_files)
-        session = cls(backend, game, with_evaluator)
+        session = cls(backend, game, with_evaluator, evaluator_profile=evaluator_profile)
         try:
             if with_evaluator:
                 session.ensure_evaluator()
@@ -127,7 +129,7 @@ class BackendSession:
         if self.evaluator is not None:
             self.evaluator.close()
             self.evaluator = None
-        evaluator = EvaluatorClient.launch(self.game.pid, self.backend.memory_profile_path, hz=self._evaluator_hz)
+        evaluator = EvaluatorClient.launch(self.game.pid, self.evaluator_profile, hz=self._evaluator_hz)
         try:
             evaluator.wait_locked(lock_timeout)
         except BaseException:

@@ -173,14 +173,12 @@ def _drive(backend: BackendProfile, tasks: list[tuple[Path, Task]], write_refere
     from core.evaluation.driver import DriveResult, ScriptedDriver
     from core.game.errors import GameError
 
-    if profile_path is not None:  # judged through another memory profile than the backend's own
-        backend = backend.model_copy(update={"memory_profile": str(Path(profile_path).resolve())})
-    profile = load_profile(backend.memory_profile_path)
+    profile = load_profile(profile_path or backend.memory_profile_path)  # what the evaluator judges with
     validation = backend.validation
     external = backend.kind == "external"
     failed = 0
     try:
-        session = BackendSession.open(backend, start_state=_first_named_start(tasks))
+        session = BackendSession.open(backend, start_state=_first_named_start(tasks), evaluator_profile=profile_path)
     except GameError as exc:
         print(f"FAILED  could not start the {backend.name} backend: {exc}")
         return len(tasks)
