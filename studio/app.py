@@ -1,38 +1,42 @@
-"""`python main.py` (no command): the studio window on the built-in world; `replay PATH` opens a recording."""
+"""`python main.py` (no command): the studio window on the built-in world; `replay PATH` opens a recording.
+
+Before Qt is touched, studio.desktop_check makes sure a window can open at all: a missing system
+library of Qt's platform plugin makes Qt abort the process with a misleading message, so the user is
+told instead exactly what to install. The built-in world starts only when the Live view is first shown.
+"""
 
 from __future__ import annotations
 
-import os
+import logging
 import sys
 
-from PySide6.QtWidgets import QApplication
-
-from studio.live_session import LiveSession
-from studio.main_window import MainWindow
-
-
-def no_display_reason() -> str | None:
-    """Why Qt could not open a window here, said before Qt aborts the process over it."""
-    if not sys.platform.startswith("linux") or os.environ.get("QT_QPA_PLATFORM"):
-        return None
-    if os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"):
-        return None
-    return ("no display: DISPLAY and WAYLAND_DISPLAY are unset. Run the studio in a desktop session, "
-            "under `xvfb-run python main.py`, or headless with QT_QPA_PLATFORM=offscreen (no window is shown). "
-            "Every command except the studio works without a display.")
+from studio.desktop_check import platform_problem
 
 
 def run_studio(open_path: str | None = None) -> int:
-    reason = no_display_reason()
-    if reason is not None:
-        print(f"PokeGym Studio: {reason}", file=sys.stderr)
+    problem = platform_problem()
+    if problem is not None:
+        print(problem.message(), file=sys.stderr)
         return 2
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s", stream=sys.stderr)
+    from PySide6.QtWidgets import QApplication
+
     app = QApplication.instance() or QApplication(sys.argv)
     app.setApplicationName("PokeGym Studio")
-    session = LiveSession()
-    window = MainWindow(session)
-    window.show()
-    session.connect_world()
+    window = build_studio(open_path)
+    code = int(app.exec())
+    del window
+    return code
+
+
+def build_studio(open_path: str | None = None) -> object:
+    """The main window, shown: on the Replay view when a path is given (no world is started for it),
+    else on the Live view, which starts the built-in world."""
+    from studio.live_session import LiveSession
+    from studio.main_window import MainWindow
+
+    window = MainWindow(LiveSession())
     if open_path is not None:
-        window.open_path(open_path)
-    return int(app.exec())
+        window.open_path(open_path)  # before show(): the Live view stays hidden, so no world starts
+    window.show()
+    return window

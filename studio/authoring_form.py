@@ -36,6 +36,9 @@ INSTRUCTIONS = {  # granularity -> (label, placeholder)
     "step_guided": ("Step-guided", "ordered sub-goals, no visual cues: 1. Go south. 2. …"),
     "goal_only": ("Goal-only", "the objective alone: Go to the lane."),
 }
+DRIVING_HELP = ("Drive to each spot first: click the game view, then hold W A S D to walk and the arrow keys to "
+                "turn the camera (Space or E is A). Between episodes the keys drive the character directly; "
+                "Take control (Ctrl+K) is only needed while an episode runs.")
 CAPTURED = "captured"  # the start combo's item data for a captured start (named starts carry their name)
 
 
@@ -138,8 +141,12 @@ class AuthoringForm(QWidget):
         texts = QVBoxLayout()
         texts.addWidget(self.instruction_tabs)
 
+        self.driving_help = QLabel(DRIVING_HELP)
+        self.driving_help.setWordWrap(True)
+        self.driving_help.setStyleSheet("color: #445; background: #eef3fb; padding: 4px;")
         column = QVBoxLayout(self)
         column.setContentsMargins(4, 4, 4, 4)
+        column.addWidget(self.driving_help)
         for title, layout in (("Task", task), ("Start state", start), ("Goal and reference route", goal),
                               ("Flags changed since the last capture", flags), ("Instructions", texts)):
             group = QGroupBox(title)

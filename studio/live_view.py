@@ -1,6 +1,7 @@
 """The Live view: game frames, the agent's reasoning, the trajectory and the metrics of a running
 episode, with controls, human takeover and interventions. Slots turn UI events into one call on the
-LiveSession; everything heavy runs in the session's threads."""
+LiveSession; everything heavy runs in the session's threads. The world starts the first time the view
+is shown, so a studio opened on a recording (`python main.py replay FILE`) starts none."""
 
 from __future__ import annotations
 
@@ -9,13 +10,24 @@ from typing import Any
 import numpy as np
 from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QDockWidget, QInputDialog, QLabel, QMainWindow, QMessageBox, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QApplication,
+    QDockWidget,
+    QInputDialog,
+    QLabel,
+    QMainWindow,
+    QMessageBox,
+    QSizePolicy,
+    QVBoxLayout,
+    QWidget,
+)
 
-from core.game.pad import PadState
-from core.session.runner import goal_point
+from studio import live_map
 from studio.authoring_panel import AuthoringPanel
-from studio.human_control import HUMAN_STEP_S, KEY_PADS, GamepadPoller, describe_pad
-from studio.live_controls import LiveControls
+from studio.episode_messages import describe_end, describe_intervention
+from studio.human_control import HumanDriver, describe_pad
+from studio.instruction_bar import InstructionBar
+from studio.live_controls import GRANULARITIES, LiveControls
 from studio.live_session import LiveSession
 from studio.live_timeline import LiveTimeline
 from studio.recording_bar import RecordingBar
@@ -37,7 +49,8 @@ ACTIONS = (  # name, shortcut, what it does (for Help > Keyboard shortcuts)
     ("Push back", "Ctrl+B", "physical intervention: walk the character back"),
     ("Turn around", "Ctrl+T", "physical intervention: turn the camera 180°"),
     ("Send hint…", "Ctrl+H", "text intervention: free text in the agent's next prompt"),
-    ("Take control", "Ctrl+K", "pause the agent and drive yourself (again to hand back)"),
+    ("Take control", "Ctrl+K", "pause the agent and drive yourself (again to hand back); between episodes the keys "
+                               "drive without it"),
     ("Restart world", "Ctrl+Shift+R", "start a fresh built-in world"),
     ("Back to live", "Esc", "after looking at an earlier step, show the game again"),
 )
@@ -50,46 +63,41 @@ class LiveView(QMainWindow):
         super().__init__()
         self.session = session
         self.frame_view = FrameView()
+        self.frame_view.setFocusPolicy(Qt.FocusPolicy.ClickFocus)  # click the game, then drive with the keys
+        self.instruction = InstructionBar()
         self.observations = ObservationStrip()
         self.recording = RecordingBar()
         self.history = LiveTimeline()
         central = QWidget()
         column = QVBoxLayout(central)
         column.setContentsMargins(0, 0, 0, 0)
-        column.addWidget(self.frame_view, 1)
-        column.addWidget(self.observations)
-        column.addWidget(self.recording)
-        column.addWidget(self.history)
+        for widget, stretch in ((self.instruction, 0), (self.frame_view, 1), (self.observations, 0),
+                                (self.recording, 0), (self.history, 0)):
+            column.addWidget(widget, stretch)
         self.setCentralWidget(central)
         self.controls = LiveControls([t.id for t in session.tasks])
         self.reasoning = ReasoningPanel()
         self.trajectory = TrajectoryPlot()
         self.metrics = MetricsBar()
-        self._dock("Episode", self.controls, Qt.DockWidgetArea.LeftDockWidgetArea)
-        self._dock("Reasoning", self.reasoning, Qt.DockWidgetArea.RightDockWidgetArea)
-        self._dock("Trajectory", self.trajectory, Qt.DockWidgetArea.RightDockWidgetArea)
         self.tasks = TaskList(session.tasks)
-        self._dock("Tasks", self.tasks, Qt.DockWidgetArea.LeftDockWidgetArea)
         self.authoring = AuthoringPanel(session, self.trajectory)
-        self._dock("Author task", self.authoring, Qt.DockWidgetArea.LeftDockWidgetArea)
-        self.authoring.sig_task_added.connect(self.controls.add_task)
-        self.authoring.sig_task_added.connect(lambda _id: self.tasks.set_tasks(session.tasks))
-        episode_dock = self.findChild(QDockWidget, "dock-Episode")
-        self.tabifyDockWidget(episode_dock, self.findChild(QDockWidget, "dock-Author task"))
-        self.tabifyDockWidget(episode_dock, self.findChild(QDockWidget, "dock-Tasks"))
-        episode_dock.raise_()
-        self.resizeDocks([episode_dock, self.findChild(QDockWidget, "dock-Trajectory")], [360, 430],
-                         Qt.Orientation.Horizontal)
+        self._build_docks()
         self.actions_by_name = self._build_toolbar()
-        self.status = QLabel("Starting the built-in world…")
+        self.status = QLabel("The built-in world starts when this view is first shown…")
+        self.status.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.state_label = QLabel("")
+        self.state_label.setStyleSheet("font-weight: bold; padding: 0 6px")
+        self.statusBar().addWidget(self.state_label)
         self.statusBar().addWidget(self.status, 1)
         self.statusBar().addPermanentWidget(self.metrics)
-        self.gamepad = GamepadPoller(session.human_input, lambda: session.human_inputs_waiting)
-        self.gamepad.sig_status.connect(self.status.setText)
+        self.driver = HumanDriver(session.human_input, lambda: session.human_inputs_waiting,
+                                  session.cancel_human_inputs)
+        self.driver.sig_status.connect(self.say)
         self._last_frame_no = -1
         self._viewing_step: int | None = None  # an earlier step shown instead of the live game
         self._step_info = ""
         self._evaluator_state = ""
+        self._awaiting_reset = False  # an episode started: the path begins after its reset
         self.frame_timer = QTimer(self)
         self.frame_timer.setTimerType(Qt.TimerType.PreciseTimer)
         self.frame_timer.timeout.connect(self._pull_frame)
@@ -97,10 +105,29 @@ class LiveView(QMainWindow):
         self.plot_timer = QTimer(self)
         self.plot_timer.timeout.connect(self._pull_samples)
         self.plot_timer.start(SAMPLE_POLL_MS)
+        self._connect_signals()
+        self._show_planned()
+
+    def _build_docks(self) -> None:
+        self._dock("Episode", self.controls, Qt.DockWidgetArea.LeftDockWidgetArea)
+        self._dock("Reasoning", self.reasoning, Qt.DockWidgetArea.RightDockWidgetArea)
+        self._dock("Trajectory", self.trajectory, Qt.DockWidgetArea.RightDockWidgetArea)
+        self._dock("Tasks", self.tasks, Qt.DockWidgetArea.LeftDockWidgetArea)
+        self._dock("Author task", self.authoring, Qt.DockWidgetArea.LeftDockWidgetArea)
+        episode_dock = self.findChild(QDockWidget, "dock-Episode")
+        self.tabifyDockWidget(episode_dock, self.findChild(QDockWidget, "dock-Author task"))
+        self.tabifyDockWidget(episode_dock, self.findChild(QDockWidget, "dock-Tasks"))
+        episode_dock.raise_()
+        self.resizeDocks([episode_dock, self.findChild(QDockWidget, "dock-Trajectory")], [360, 430],
+                         Qt.Orientation.Horizontal)
+
+    def _connect_signals(self) -> None:
+        session = self.session
         for signal, slot in ((session.sig_ready, self._on_ready), (session.sig_error, self._on_error),
-                             (session.sig_thinking, self.reasoning.set_thinking),
+                             (session.sig_status, self.say), (session.sig_thinking, self.reasoning.set_thinking),
                              (session.sig_observation, self.observations.show_images),
                              (session.sig_step, self._on_step), (session.sig_metrics, self._on_metrics),
+                             (session.sig_reset, self._on_reset), (session.sig_intervention, self._on_intervention),
                              (session.sig_episode_started, self._on_episode_started),
                              (session.sig_episode_end, self._on_episode_end)):
             signal.connect(slot)
@@ -109,8 +136,16 @@ class LiveView(QMainWindow):
         self.history.sig_view_step.connect(self._view_step)
         session.sig_observation.connect(self.history.add_observation)
         self.tasks.sig_task_chosen.connect(self.controls.task.setCurrentText)
+        self.authoring.sig_task_added.connect(self.controls.add_task)
+        self.authoring.sig_task_added.connect(self._task_added)
         self.controls.task.currentTextChanged.connect(self.show_task)
+        self.controls.granularity.currentTextChanged.connect(self._show_planned)
+        self.controls.budget.valueChanged.connect(self._show_planned)
         self.controls.sig_clock_changed.connect(self._clock_changed)
+        self.controls.sig_pace_changed.connect(session.set_pace)
+        app = QApplication.instance()
+        if isinstance(app, QApplication):
+            app.focusChanged.connect(self._focus_changed)
 
     def _dock(self, title: str, widget: QWidget, area: Qt.DockWidgetArea) -> None:
         dock = QDockWidget(title, self)
@@ -143,7 +178,22 @@ class LiveView(QMainWindow):
         actions["Overlays"] = overlays
         return actions
 
+    def showEvent(self, event: Any) -> None:
+        super().showEvent(event)
+        self.session.connect_world()  # the first time the view is shown (a no-op once running or starting)
+
+    def hideEvent(self, event: Any) -> None:
+        self.driver.release_all()  # key-up events will not reach a hidden view
+        super().hideEvent(event)
+
     # -- commands ---------------------------------------------------------------------------------
+    @Slot(str)
+    def say(self, text: str, error: bool = False) -> None:
+        """One line in the status bar (red for errors). Nothing here opens a dialog."""
+        self.status.setText(text)
+        self.status.setToolTip(text)
+        self.status.setStyleSheet("color: #b00020" if error else "")
+
     @Slot()
     def start(self) -> None:
         self.session.start_episode(self.controls.choices())
@@ -158,60 +208,103 @@ class LiveView(QMainWindow):
 
     @Slot()
     def send_hint(self) -> None:
+        if not self.session.busy:
+            self.say("No episode is running: start one before sending a hint.")
+            return
         text, ok = QInputDialog.getText(self, "Send hint", "Text for the agent's next prompt:")
         if ok and text.strip():
             self.session.intervene("text", text.strip())
 
     @Slot()
     def restart_world(self) -> None:
-        self.status.setText("Restarting the built-in world…")
-        self._last_frame_no = -1
+        self.say("Restarting the built-in world…")
+        self._forget_world()
         self.session.restart_world(self.controls.clock_mode)
+
+    def _forget_world(self) -> None:
+        """What belonged to the old world goes: its frame, its trail and the step overlay."""
+        self._last_frame_no = -1
+        self._step_info = ""
+        self._awaiting_reset = False
+        self.trajectory.clear_episode()
+        self.frame_view.set_overlay("top_right", "")
 
     @Slot(str)
     def _clock_changed(self, mode: str) -> None:
         if self.session.world is None:
             self.session.mode = mode  # applies when the world starts
         elif mode != self.session.mode:
-            self.status.setText(f"Restarting the world in {mode} mode…")
-            self._last_frame_no = -1
+            self.say(f"Restarting the world in {mode} mode…")
+            self._forget_world()
             self.session.restart_world(mode)
 
     @Slot()
     def toggle_control(self) -> None:
-        if self.actions_by_name["Take control"].text() == "Hand back":
+        if self.human_driving:
             self.session.hand_back()
-            self.gamepad.stop()
+            self.driver.close_gamepad()
             self.actions_by_name["Take control"].setText("Take control")
-            self.status.setText("Control handed back to the agent.")
+            self.say("Control handed back to the agent.")
             return
         self.session.take_over()
         self.actions_by_name["Take control"].setText("Hand back")
-        self.status.setText("You have control: WASD moves, arrows turn the camera, Space/E is A, Q is B.")
-        self.gamepad.start()
+        self.say("You have control: hold W A S D to move, the arrows turn the camera, Space/E is A, Q is B.")
+        self.driver.open_gamepad()
         self.frame_view.setFocus()
 
     @property
     def human_driving(self) -> bool:
         return self.actions_by_name["Take control"].text() == "Hand back"
 
+    _MODIFIERS = (Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.AltModifier
+                  | Qt.KeyboardModifier.MetaModifier)
+
     def keyPressEvent(self, event: Any) -> None:
-        pad: PadState | None = KEY_PADS.get(event.key()) if self.human_driving else None
-        if pad is None:
-            super().keyPressEvent(event)
+        plain = not event.modifiers() & self._MODIFIERS
+        if plain and self.session.can_drive and self.driver.key_down(event.key(), event.isAutoRepeat()):
+            event.accept()
             return
-        self.session.human_input(pad, HUMAN_STEP_S)
+        if plain and self.session.busy and not event.isAutoRepeat() and event.key() in (Qt.Key.Key_W, Qt.Key.Key_S,
+                                                                                         Qt.Key.Key_A, Qt.Key.Key_D):
+            self.say("The agent is driving: Take control (Ctrl+K) to drive yourself.")
+        super().keyPressEvent(event)
+
+    def keyReleaseEvent(self, event: Any) -> None:
+        if self.driver.key_up(event.key(), event.isAutoRepeat()):
+            event.accept()
+            return
+        super().keyReleaseEvent(event)
+
+    @Slot(QWidget, QWidget)
+    def _focus_changed(self, _old: QWidget | None, new: QWidget | None) -> None:
+        if new is None or not self.isAncestorOf(new):
+            self.driver.release_all()  # the key-up of a key held now would go elsewhere
 
     @Slot(str)
     def show_task(self, task_id: str) -> None:
-        """The selected task's goal and reference route on the trajectory plot."""
-        task = self.session.task(task_id)
-        goal = goal_point(task)
-        radius = getattr(getattr(task.success, "reach", None), "radius", 3.0)
-        if goal is not None:
-            self.trajectory.set_goal(goal[0], goal[1], radius)
-        self.trajectory.set_route([step.goto if hasattr(step, "goto") else step.interact.target  # type: ignore[union-attr]
-                                   for step in task.reference_route])
+        """The selected task's start, goal and reference route on the map, and its instruction."""
+        try:
+            task = self.session.task(task_id)
+        except StopIteration:
+            return
+        live_map.show_task(self.trajectory, task)
+        self._show_planned()
+
+    @Slot(str)
+    def _task_added(self, _task_id: str) -> None:
+        self.tasks.set_tasks(self.session.tasks)
+
+    @Slot()
+    def _show_planned(self) -> None:
+        """Before Start: the budget and the instruction the chosen task will run with."""
+        if self.session.busy:
+            return
+        try:
+            task = self.session.task(self.controls.task.currentText())
+        except StopIteration:
+            return
+        self.metrics.show_budget(self.controls.budget.value() or task.step_budget)
+        self.instruction.show_task(task, GRANULARITIES[self.controls.granularity.currentText()], running=False)
 
     # -- pulled on timers ---------------------------------------------------------------------------
     @Slot(int, object)
@@ -222,9 +315,9 @@ class LiveView(QMainWindow):
         self._viewing_step = step
         if image is not None:
             self.frame_view.show_frame(image)
-            self.status.setText(f"Showing step {step} as the agent saw it (half size). Esc returns to live.")
+            self.say(f"Showing step {step} as the agent saw it (half size). Esc returns to live.")
         else:
-            self.status.setText(f"Step {step}'s frame is no longer kept here; open the recording in Replay.")
+            self.say(f"Step {step}'s frame is no longer kept here; open the recording in Replay.")
 
     @Slot()
     def _pull_frame(self) -> None:
@@ -240,29 +333,31 @@ class LiveView(QMainWindow):
 
     @Slot()
     def _pull_samples(self) -> None:
+        self.state_label.setText(self.session.state_text())
         state = self.session.evaluator_state()
         if state.get("state") != self._evaluator_state:
             self._evaluator_state = str(state.get("state"))
             if self._evaluator_state in ("failed", "disconnected"):
-                self.status.setText(f"Evaluator stopped: {state.get('message') or 'no reason given'}. Ground truth "
-                                    "is unavailable; Restart world (Ctrl+Shift+R) starts a fresh pair.")
+                self.say(f"Evaluator stopped: {state.get('message') or 'no reason given'}. Ground truth is "
+                         "unavailable; Restart world (Ctrl+Shift+R) starts a fresh pair.", error=True)
             elif self._evaluator_state in ("lost", "scanning") and self.session.world is not None:
-                self.status.setText(f"Evaluator: {state.get('message') or 'searching for the state block'} "
-                                    "(it rescans by itself)")
+                self.say(f"Evaluator: {state.get('message') or 'searching for the state block'} (it rescans by itself)")
             elif self._evaluator_state == "locked" and "Evaluator:" in self.status.text():
-                self.status.setText("Evaluator: state block found again.")
+                self.say("Evaluator: state block found again.")
         samples = self.session.new_samples()
         if not samples:
             return
-        self.trajectory.append_path(np.fromiter((s.x for s in samples), float, len(samples)),
-                                    np.fromiter((s.y for s in samples), float, len(samples)))
+        if not self._awaiting_reset:  # before the episode's reset, the samples are of the old place
+            self.trajectory.append_path(np.fromiter((s.x for s in samples), float, len(samples)),
+                                        np.fromiter((s.y for s in samples), float, len(samples)))
         last = samples[-1]
         self.trajectory.set_position(last.x, last.y, last.facing)
 
     # -- session signals ----------------------------------------------------------------------------
     @Slot(str)
     def _on_ready(self, description: str) -> None:
-        self.status.setText(f"Connected: {description}. Press Start.")
+        self.say(f"Connected: {description}. Press Start (Ctrl+R); until then W A S D drive the character "
+                 "(click the game first).")
         self.trajectory.set_backdrop(self.session.outline)
         self.show_task(self.controls.task.currentText())
 
@@ -270,13 +365,25 @@ class LiveView(QMainWindow):
     def _on_error(self, message: str) -> None:
         died = "world process" in message
         hint = " Use Restart world (Ctrl+Shift+R) to start a new one." if died else ""
-        self.status.setText(f"Error: {message.splitlines()[0]}{hint}")
-        if self.isVisible() and not self.window().property("quiet"):
-            if died and QMessageBox.question(self, "PokeGym Studio", f"{message}\n\nRestart the world?") \
-                    == QMessageBox.StandardButton.Yes:
-                self.restart_world()
-            elif not died:
-                QMessageBox.warning(self, "PokeGym Studio", message)
+        self.say(f"{message.splitlines()[0]}{hint}", error=True)
+        # Only a dead world asks something (whether to restart it); every other message stays in the bar.
+        if died and self.isVisible() and not self.window().property("quiet") and QMessageBox.question(
+                self, "PokeGym Studio", f"{message}\n\nRestart the world?") == QMessageBox.StandardButton.Yes:
+            self.restart_world()
+
+    @Slot(float, float, int)
+    def _on_reset(self, x: float, y: float, cursor: int) -> None:
+        """The episode's reset is done: the trail starts here, from this sample on."""
+        self._awaiting_reset = False
+        self.trajectory.clear_path()
+        self.session.samples_from(cursor)
+        self.trajectory.append_path(np.array([x]), np.array([y]))
+
+    @Slot(dict)
+    def _on_intervention(self, item: dict[str, Any]) -> None:
+        text = describe_intervention(item)
+        if text:
+            self.say(text, error=item.get("status") == "undelivered")
 
     @Slot(dict)
     def _on_step(self, record: dict[str, Any]) -> None:
@@ -309,14 +416,14 @@ class LiveView(QMainWindow):
         self.history.reset()
         self._view_step(-1, None)
         self.trajectory.clear_episode()
+        self._awaiting_reset = True
         self.metrics.reset(int(info["budget"]))
-        self.show_task(info["task_id"])
+        task = self.session.task(info["task_id"])
+        live_map.show_task(self.trajectory, task)
+        self.instruction.show_task(task, GRANULARITIES[self.controls.granularity.currentText()], running=True)
         self._step_info = f"step 0 / {info['budget']}"
-        first = self.session.latest_sample()
-        if first is not None:
-            self.trajectory.set_start(first.x, first.y)
         self.recording.set_recording(info["recording"], finished=False)
-        self.status.setText(f"Running {info['task_id']}.")
+        self.say(f"Running {info['task_id']} (seed {info['seed']}).")
         if self.human_driving:
             self.session.take_over()  # control was taken before Start: the human keeps it
 
@@ -325,15 +432,10 @@ class LiveView(QMainWindow):
         self.recording.set_recording(result["recording"], finished=True)
         if self.human_driving:
             self.toggle_control()
-        if result.get("error"):
-            died = "world process" in result["error"]
-            hint = " Use Restart world (Ctrl+Shift+R) to start a new one." if died else ""
-            self.status.setText(f"Episode stopped by an error after {result.get('steps_used')} steps (recording "
-                                f"kept): {result['error'].splitlines()[0]}{hint}")
-            return
-        verdict = "succeeded" if result.get("success") else f"ended ({result.get('end_reason')})"
-        self.status.setText(f"Episode {verdict} after {result.get('steps_used')} steps; "
-                            f"suggested category: {result.get('failure_category_suggestion')}")
+        self.metrics.set_outcome(bool(result.get("success")))
+        self.instruction.running = False
+        text, error = describe_end(result)
+        self.say(text, error=error)
 
     # -- settings and shutdown ------------------------------------------------------------------------
     def save_settings(self, settings: QSettings) -> None:
@@ -346,9 +448,13 @@ class LiveView(QMainWindow):
         if isinstance(state, QByteArray):
             self.restoreState(state)
         self.session.mode = self.controls.clock_mode
+        self._show_planned()
 
     def shut_down(self) -> None:
         self.frame_timer.stop()
         self.plot_timer.stop()
-        self.gamepad.stop()
+        self.driver.stop()
+        app = QApplication.instance()
+        if isinstance(app, QApplication):
+            app.focusChanged.disconnect(self._focus_changed)
         self.session.close()

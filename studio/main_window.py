@@ -7,7 +7,7 @@ from typing import Any
 
 from PySide6.QtCore import QByteArray, QSettings, Slot
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QFileDialog, QMainWindow, QMenu, QMessageBox, QTabWidget
+from PySide6.QtWidgets import QFileDialog, QMainWindow, QMenu, QTabWidget
 
 from core.paths import RECORDINGS_DIR
 from studio.human_control import KEY_HELP
@@ -17,6 +17,7 @@ from studio.replay.keymap import REPLAY_KEYS, load_keys, save_keys
 from studio.replay.keys_dialog import KeysDialog
 from studio.replay.replay_view import ReplayView
 from studio.results_view import ResultsView
+from studio.shortcuts_dialog import ShortcutsDialog
 
 SETTINGS_VERSION = 2
 RECENT_LIMIT = 10
@@ -42,6 +43,7 @@ class MainWindow(QMainWindow):
         self.tabs.addTab(self.results, "Results")
         self.setCentralWidget(self.tabs)
         self.recent_menu = QMenu("Open &recent", self)
+        self.shortcuts_dialog: ShortcutsDialog | None = None
         self._build_menus()
         self.live.sig_open_in_replay.connect(self.open_path)
         self.replay.sig_opened.connect(self._remember)
@@ -144,7 +146,7 @@ class MainWindow(QMainWindow):
 
     def shortcut_rows(self) -> list[tuple[str, str]]:
         rows = [(shortcut, f"Live — {name}: {tip}") for name, shortcut, tip in ACTIONS]
-        rows += [(keys, f"Live, while you have control: {what}") for keys, what in KEY_HELP]
+        rows += [(keys, f"Live, between episodes or with Take control: {what}") for keys, what in KEY_HELP]
         keys = load_keys(studio_settings())
         rows += [(keys[name].toString(), f"Replay — {description}") for name, (_, description) in REPLAY_KEYS.items()]
         rows += [("Ctrl+O / Ctrl+Shift+O", "open a recording / a folder"), ("Ctrl+Q", "quit")]
@@ -152,8 +154,10 @@ class MainWindow(QMainWindow):
 
     @Slot()
     def show_shortcuts(self) -> None:
-        text = "\n".join(f"{keys}\t{what}" for keys, what in self.shortcut_rows())
-        QMessageBox.information(self, "Keyboard shortcuts", text)
+        if self.shortcuts_dialog is None:
+            self.shortcuts_dialog = ShortcutsDialog(self.shortcut_rows(), self)
+        self.shortcuts_dialog.show()
+        self.shortcuts_dialog.raise_()
 
     # -- settings ---------------------------------------------------------------------------------------
     def _restore_settings(self) -> None:
@@ -176,4 +180,6 @@ class MainWindow(QMainWindow):
         self.live.shut_down()
         self.replay.shut_down()
         self.results.shut_down()
+        if self.shortcuts_dialog is not None:
+            self.shortcuts_dialog.close()
         super().closeEvent(event)

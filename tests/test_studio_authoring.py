@@ -75,11 +75,12 @@ def test_a_task_authored_by_driving_is_saved_listed_and_solved(window, qtbot, tm
     assert form.start.currentText().startswith(f"captured at ({start.x:g}, {start.y:g})")
     assert form.goal.text() == f"Goal: ({second[0]:g}, {second[1]:g}), radius 2.5 m"
     assert form.route.item(0).text() == f"1. walk to ({first[0]:g}, {first[1]:g})"
-    assert plotted_route(window) == [first, second]  # the draft's route drawn as it is captured
+    begin = tuple(panel.draft.start_state.pos)
+    assert plotted_route(window) == [begin, first, second]  # the draft's route, from its start, as it is captured
     form.add_waypoint.click()  # one too many: Remove takes the last step when none is selected
     qtbot.waitUntil(lambda: form.route.count() == 3, timeout=30_000)
     form.remove_step.click()
-    assert form.route.count() == 2 and plotted_route(window) == [first, second]
+    assert form.route.count() == 2 and plotted_route(window) == [begin, first, second]
 
     fill_in(qtbot, panel, "authored_lane")
     panel.bar.save_button.click()
@@ -91,9 +92,9 @@ def test_a_task_authored_by_driving_is_saved_listed_and_solved(window, qtbot, tm
     assert task.instruction("goal_only") == TEXTS["goal_only"] and task.step_budget == 40
     assert live.controls.task.findText("authored_lane") >= 0
     live.controls.task.setCurrentText("q08_site_navigation")
-    assert plotted_route(window) != [first, second]
-    live.controls.task.setCurrentText("authored_lane")  # selecting it shows its route again
-    assert plotted_route(window) == [first, second]
+    assert plotted_route(window) != [begin, first, second]
+    live.controls.task.setCurrentText("authored_lane")  # selecting it shows its route again, from its start
+    assert plotted_route(window) == [begin, first, second]
 
     with qtbot.waitSignal(panel.sig_tried, timeout=120_000) as tried:
         panel.bar.try_button.click()

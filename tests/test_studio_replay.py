@@ -45,9 +45,10 @@ def episode_file(tmp_path) -> Path:
 
 @pytest.fixture
 def window(qtbot, settings):
-    main = MainWindow(LiveSession())  # the world is never started: replay needs none
+    main = MainWindow(LiveSession())
     main.setProperty("quiet", True)
     qtbot.addWidget(main)
+    main.tabs.setCurrentWidget(main.replay)  # the Live view is never shown, so no world starts: replay needs none
     main.show()
     yield main
     main.close()
@@ -142,6 +143,7 @@ def test_labels_round_trip_through_save_and_reopen_including_undo(window, qtbot,
     window.close()
     again = MainWindow(LiveSession())
     qtbot.addWidget(again)
+    again.tabs.setCurrentWidget(again.replay)
     again.show()
     open_episode(again, qtbot, episode_file)
     reopened = again.replay.labels.editor.labels

@@ -193,9 +193,13 @@ class TrajectoryPlot(pg.PlotWidget):
     def backdrop_shapes(self) -> int:
         return len(self._backdrop)
 
-    def clear_episode(self) -> None:
+    def clear_path(self) -> None:
+        """Forget the trail (the character was reset or the world restarted)."""
         self.set_path(np.zeros(0), np.zeros(0))
         self._path_buffer = np.zeros((0, 2))  # the old one was handed to the plot: never overwrite it
+
+    def clear_episode(self) -> None:
+        self.clear_path()
         self.set_steps(np.zeros(0, dtype=np.int64), np.zeros((0, 2)))
         self._mark_points = []
         self._marks.setData([])

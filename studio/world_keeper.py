@@ -1,0 +1,156 @@
+"""WorldKeeper: starts, restarts and closes the built-in world and its evaluator on one worker thread.
+
+Starting a world takes seconds and stopping one can take many more (the episode in progress ends its
+step, the processes shut down), so none of it runs on the GUI thread: start() and restart() queue a
+job and return at once. One worker runs the jobs in order and a generation number names the newest
+request, so a restart pressed while the first world is still starting closes that world as soon as
+it exists, and exactly one world is ever kept. Every failure, of any type, reaches `on_error`.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+
+from core.evaluation.client import EvaluatorClient
+from core.game.builtin import BuiltinWorld
+from core.game.connection import Capability
+from core.game.errors import GameError
+
+log = logging.getLogger("studio.world")
+Outline = list[tuple[str, np.ndarray]]
+LOCK_TIMEOUT_S = 60.0
+
+
+def describe(exc: BaseException) -> str:
+    """An error for the user: our own errors speak for themselves; others also need their type."""
+    return str(exc) if isinstance(exc, (GameError, PermissionError)) else f"{type(exc).__name__}: {exc}"
+
+
+class WorldKeeper:
+    def __init__(self, profile_path: Path, on_ready: Callable[[str], None], on_error: Callable[[str], None],
+                 launch: Callable[..., BuiltinWorld] = BuiltinWorld.launch) -> None:
+        self.profile_path = profile_path
+        self.lock_timeout_s = LOCK_TIMEOUT_S
+        self._on_ready, self._on_error, self._launch = on_ready, on_error, launch
+        self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="studio-world")
+        self._lock = threading.Lock()
+        self._generation = 0
+        self.world: BuiltinWorld | None = None
+        self.evaluator: EvaluatorClient | None = None
+        self.outline: Outline = []
+        self.state = "idle"            # idle, starting, ready, failed, closed
+        self.failure: str | None = None  # why the world or its evaluator is not usable, for Start to say
+        self.launched: list[int] = []  # pids of every world launched (tests check none is left behind)
+
+    # -- requests (any thread; they return at once) ---------------------------------------------
+    def start(self, mode: str) -> bool:
+        """Start a world unless one is running or starting; returns whether a start was queued."""
+        with self._lock:
+            if self.state in ("starting", "ready", "closed") or (self.state == "failed" and self.world is not None):
+                return False
+            self.state, self.failure = "starting", None
+            generation = self._generation
+        self._worker.submit(self._start, generation, mode)
+        return True
+
+    def restart(self, mode: str, before_close: Callable[[], None]) -> None:
+        """Close the current world (after `before_close()`, run on the worker: e.g. wait for the episode
+        to end) and start a fresh one. A newer request supersedes this one."""
+        with self._lock:
+            if self.state == "closed":
+                return
+            self._generation += 1
+            generation = self._generation
+            old = (self.evaluator, self.world)
+            self.world, self.evaluator, self.outline = None, None, []
+            self.state, self.failure = "starting", None
+        self._worker.submit(self._restart, generation, mode, old, before_close)
+
+    def close(self, before_close: Callable[[], None]) -> None:
+        """Stop for good: waits for a start in progress (its world is closed as soon as it exists)."""
+        with self._lock:
+            self._generation += 1
+            self.state = "closed"
+            old = (self.evaluator, self.world)
+            self.world, self.evaluator = None, None
+        before_close()
+        self._worker.shutdown(wait=True, cancel_futures=True)
+        self._close_parts(*old)
+
+    # -- on the worker ---------------------------------------------------------------------------
+    def _restart(self, generation: int, mode: str, old: tuple[EvaluatorClient | None, BuiltinWorld | None],
+                 before_close: Callable[[], None]) -> None:
+        try:
+            before_close()
+        except Exception:
+            log.exception("waiting for the episode before a restart failed")
+        self._close_parts(*old)
+        if self._current(generation):
+            self._start(generation, mode)
+
+    def _start(self, generation: int, mode: str) -> None:
+        try:
+            world = self._launch(renderer="software", mode=mode)
+        except Exception as exc:  # noqa: BLE001 - any failure (a busy socket, a timeout...) must reach the user
+            self._fail(generation, f"Could not start the built-in world: {describe(exc)}")
+            return
+        self.launched.append(world.pid)
+        if not self._publish(generation, world=world):
+            self._close_parts(None, world)
+            return
+        try:
+            evaluator = EvaluatorClient.launch(world.pid, self.profile_path)
+        except Exception as exc:  # noqa: BLE001
+            self._fail(generation, f"The world started, but the evaluator could not: {describe(exc)}")
+            return
+        try:
+            evaluator.wait_locked(self.lock_timeout_s)
+            outline = world.map_outline() if Capability.MAP_OUTLINE in world.info.capabilities else []
+        except Exception as exc:  # noqa: BLE001
+            self._close_parts(evaluator, None)
+            self._fail(generation, f"The world started, but the evaluator failed: {describe(exc)}")
+            return
+        if not self._publish(generation, evaluator=evaluator, outline=outline):
+            self._close_parts(evaluator, None)
+            return
+        info = world.info
+        log.info("world ready: %s, pid %d, %s", info.name, info.pid, info.mode)
+        self._on_ready(f"{info.name} (pid {info.pid}, {info.width}x{info.height}, {info.mode})")
+
+    def _current(self, generation: int) -> bool:
+        with self._lock:
+            return generation == self._generation and self.state != "closed"
+
+    def _publish(self, generation: int, **parts: object) -> bool:
+        with self._lock:
+            if generation != self._generation or self.state == "closed":
+                return False  # superseded by a restart or a close while starting
+            for name, value in parts.items():
+                setattr(self, name, value)
+            if "evaluator" in parts:
+                self.state = "ready"
+            return True
+
+    def _fail(self, generation: int, message: str) -> None:
+        with self._lock:
+            if generation != self._generation or self.state == "closed":
+                return
+            self.state, self.failure = "failed", message
+        log.error("%s", message)
+        self._on_error(message)
+
+    @staticmethod
+    def _close_parts(evaluator: EvaluatorClient | None, world: BuiltinWorld | None) -> None:
+        for part in (evaluator, world):
+            if part is None:
+                continue
+            try:
+                part.close()
+            except Exception:
+                log.exception("closing %s failed", type(part).__name__)
