@@ -36,7 +36,8 @@ class RunnerEvents:
     sig_observation(step, images: {"current", "previous", "left", "right"} -> array or None),
     sig_decision(step, decision), sig_pad(pad state being held, or None when idle), sig_sample(sample),
     sig_metrics(dict), sig_intervention(dict: an intervention with "status": "recorded" with its
-    step; hints also "queued" / "delivered" (with "for_step") / "undelivered"), sig_step(dict), sig_episode_end(result dict)."""
+    step; hints also "queued" / "delivered" (with "for_step") / "undelivered"), sig_step(dict),
+    sig_episode_end(result dict)."""
 
     def __init__(self) -> None:
         self.sig_reset = Signal("reset")
