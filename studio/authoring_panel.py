@@ -26,6 +26,7 @@ from studio.live_session import LiveSession
 from widgets.trajectory_plot import TrajectoryPlot
 
 FLAG_POLL_MS = 300
+DRAFT_CHANGES = ("start", "goal", "waypoint", "interact", "at_start")
 SAYS = {"start": "Start captured", "goal": "Goal recorded", "waypoint": "Waypoint added",
         "interact": "Interact step added", "baseline": "Flag changes are now listed from here",
         "at_start": "At the start state; flag changes are listed from here"}  # "ready": said by the status bar
@@ -201,7 +202,8 @@ class AuthoringPanel(QWidget):
             return
         if purpose in SAYS:
             self._say(f"{SAYS[purpose]}: ({sample.x:.1f}, {sample.y:.1f}).", "info")
-        self._preview()
+        if purpose in DRAFT_CHANGES:  # the map shows the chosen task until the draft itself changes
+            self._preview()
 
     @Slot(object)
     def _on_tried(self, result: TryResult) -> None:

@@ -44,6 +44,14 @@ Outline = list[tuple[str, np.ndarray]]
 STOP_WAIT_S = 30.0  # how long a restart waits, off the GUI thread, for the episode's step in progress
 
 
+def recording_path(name: str) -> Path:
+    """A new file under RECORDINGS_DIR: two episodes started within the same second never share one."""
+    path, number = RECORDINGS_DIR / f"{name}.h5", 2
+    while path.exists():
+        path, number = RECORDINGS_DIR / f"{name}-{number}.h5", number + 1
+    return path
+
+
 class LiveSession(QObject):
     sig_ready = Signal(str)              # world description, once the world and evaluator are up
     sig_error = Signal(str)              # an error to show the user
@@ -164,8 +172,7 @@ class LiveSession(QObject):
         except BatchError as exc:
             self.sig_error.emit(str(exc))
             return
-        stamp = time.strftime("%Y%m%d-%H%M%S")
-        path = RECORDINGS_DIR / f"{stamp}__{task.id}__{choices.granularity}__{agent.name}.h5"
+        path = recording_path(f"{time.strftime('%Y%m%d-%H%M%S')}__{task.id}__{choices.granularity}__{agent.name}")
         lockstep = self.world.info.mode == "lockstep"
         self.paced = PacedGame(self.world, choices.pace if lockstep else None)
         runner = EpisodeRunner(self.paced, self.evaluator, agent, self.actions, task, options, path)  # type: ignore[arg-type]

@@ -5,6 +5,7 @@ is shown, so a studio opened on a recording (`python main.py replay FILE`) start
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import numpy as np
@@ -38,6 +39,7 @@ from widgets.observation_strip import ObservationStrip
 from widgets.reasoning_panel import ReasoningPanel
 from widgets.trajectory_plot import TrajectoryPlot
 
+log = logging.getLogger("studio.live")
 FRAME_POLL_MS = 15    # faster than the game's 30 fps, so no produced frame falls between two polls
 SAMPLE_POLL_MS = 100
 ACTIONS = (  # name, shortcut, what it does (for Help > Keyboard shortcuts)
@@ -83,7 +85,7 @@ class LiveView(QMainWindow):
         self.authoring = AuthoringPanel(session, self.trajectory)
         self._build_docks()
         self.actions_by_name = self._build_toolbar()
-        self.status = QLabel("The built-in world starts when this view is first shown…")
+        self.status = QLabel("")
         self.status.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.state_label = QLabel("")
         self.state_label.setStyleSheet("font-weight: bold; padding: 0 6px")
@@ -180,6 +182,8 @@ class LiveView(QMainWindow):
 
     def showEvent(self, event: Any) -> None:
         super().showEvent(event)
+        if self.session.world is None and self.session.keeper.state == "idle":
+            self.say("Starting the built-in world…")
         self.session.connect_world()  # the first time the view is shown (a no-op once running or starting)
 
     def hideEvent(self, event: Any) -> None:
@@ -356,8 +360,8 @@ class LiveView(QMainWindow):
     # -- session signals ----------------------------------------------------------------------------
     @Slot(str)
     def _on_ready(self, description: str) -> None:
-        self.say(f"Connected: {description}. Press Start (Ctrl+R); until then W A S D drive the character "
-                 "(click the game first).")
+        log.info("connected: %s", description)
+        self.say(f"Connected: {description}. Press Start (Ctrl+R); meanwhile W A S D drive the character.")
         self.trajectory.set_backdrop(self.session.outline)
         self.show_task(self.controls.task.currentText())
 

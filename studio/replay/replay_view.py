@@ -3,6 +3,7 @@ deadlock labelling. Episodes open in a worker thread; images come from a latest-
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 import time
@@ -38,6 +39,7 @@ from widgets.step_details import StepDetails
 from widgets.timeline import Timeline, TimelineSpan
 from widgets.trajectory_plot import TrajectoryPlot
 
+log = logging.getLogger("studio.replay")
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
 STEPS_PER_SECOND_AT_1X = 2.0  # a step is about half a second of game time
 PLAY_TICK_MS = 15
@@ -230,6 +232,7 @@ class ReplayView(QMainWindow):
         self.labels.open(episode.path, str(self.annotator), episode.result, episode.step_count, writable,
                          "" if writable else f"{episode.path} is not writable; labels cannot be saved")
         self.seek(0)
+        log.info("opened %s (%d steps)", episode.path, episode.step_count)
         self.sig_opened.emit(str(episode.path))
 
     def _show_trajectory(self, episode: ReplayEpisode) -> None:
