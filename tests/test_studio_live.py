@@ -45,7 +45,7 @@ def test_a_random_episode_updates_every_panel(window, qtbot, settings_dir):
     assert "Episode failed after 6 steps: the step budget was used up" in live.status.text()
     assert live.metrics.labels["success"].text() == "Success: failed"
     recordings = list(settings_dir.glob("*.h5"))
-    assert len(recordings) == 1 and str(recordings[0]) in live.recording.label.text()
+    assert len(recordings) == 1 and str(recordings[0]) in live.recording.label.full_text()
     assert live.recording.open_button.isEnabled()
     with EpisodeReader(recordings[0]) as episode:
         assert episode.step_count == 6 and episode.complete

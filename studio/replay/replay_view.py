@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QComboBox,
     QDockWidget,
     QHBoxLayout,
+    QInputDialog,
     QLabel,
     QMainWindow,
     QPushButton,
@@ -32,6 +33,7 @@ from studio.replay.frame_loader import FrameLoader
 from studio.replay.keymap import REPLAY_KEYS, TextFieldsKeepKeys, load_keys
 from studio.replay.label_panel import LabelPanel
 from studio.replay.label_session import LabelSession
+from studio.replay.open_check import not_a_recording
 from widgets.frame_view import FrameView
 from widgets.metrics_bar import MetricsBar
 from widgets.observation_strip import ObservationStrip
@@ -58,7 +60,7 @@ class ReplayView(QMainWindow):
         self.loader: FrameLoader | None = None
         self.cursor = 0
         self.shown_index = -1
-        self.annotator = QSettings("PokeGym", "Studio").value("replay/annotator") or os.environ.get("USER", "annotator")
+        self.annotator = str(QSettings("PokeGym", "Studio").value("replay/annotator") or "")  # asked at the first label
         self.frame_view = FrameView()
         self.observations = ObservationStrip()
         self.sub_frames = QSlider(Qt.Orientation.Horizontal)
@@ -100,6 +102,7 @@ class ReplayView(QMainWindow):
         self._play_origin: tuple[float, int] = (0.0, 0)
         self.frames_displayed = 0
         self._open_request = 0
+        self._old_loaders: list[FrameLoader] = []  # closed, perhaps still finishing a read
         self._ticking = False
         self._panes_due = False
         self.panes_timer = QTimer(self)
@@ -145,7 +148,8 @@ class ReplayView(QMainWindow):
         self.label_panel.buttons["awareness"].clicked.connect(self.awareness_here)
         self.labels.sig_changed.connect(self._labels_changed)
         self.labels.sig_error.connect(self.statusBar().showMessage)
-        self.labels.sig_saved.connect(self._labels_saved)
+        self.labels.sig_need_annotator.connect(self._ask_annotator)
+        self.labels.sig_saved_file.connect(self.episodes.mark_labelled)  # also saves finishing after a switch
         keep_keys = TextFieldsKeepKeys(self)
         for widget in (self.label_panel.note, self.label_panel.annotator, self.episodes.filter, self.episodes.table):
             widget.installEventFilter(keep_keys)
@@ -192,6 +196,10 @@ class ReplayView(QMainWindow):
         self.episodes.open_folder(Path(folder))
 
     def _load(self, request: int, path: Path) -> None:
+        problem = not_a_recording(path)
+        if problem is not None:
+            self._sig_loaded.emit(request, None, str(path), problem)
+            return
         try:
             episode = load_replay(path)
         except EpisodeFileError as exc:
@@ -212,9 +220,10 @@ class ReplayView(QMainWindow):
             self.message.show()
             self.sig_open_failed.emit(error)
             return
-        self.labels.close()
+        self.labels.close()  # queues the save of unsaved labels; never waits for it
         if self.loader is not None:
-            self.loader.close()
+            self.loader.close()  # it stops on its own thread; its late images are ignored
+            self._old_loaders = [loader for loader in self._old_loaders if loader.running] + [self.loader]
         self.episode, self.cursor, self.shown_index = episode, 0, -1
         self.loader = FrameLoader(episode.path, episode.step_count)
         self.loader.sig_step_images.connect(self._on_images)
@@ -313,7 +322,8 @@ class ReplayView(QMainWindow):
         self.shown_index = index
         self.frames_displayed += 1
         self.sig_image_shown.emit(index)
-        self.observations.show_images(self.current_step, images)
+        source = str(self.episode.records[self.cursor].get("source", "agent")) if self.episode else "agent"
+        self.observations.show_images(self.current_step, images, source)
         self._update_panes()
 
     @Slot(int)
@@ -332,6 +342,8 @@ class ReplayView(QMainWindow):
 
     @Slot(str)
     def _loader_failed(self, message: str) -> None:
+        if self.sender() is not self.loader:
+            return  # the previous episode's loader
         self.message.setText(message)
         self.message.show()
 
@@ -439,10 +451,13 @@ class ReplayView(QMainWindow):
         self.timeline.set_spans(spans, self.labels.selected)
         self.trajectory.set_deadlocks([(span.start, span.end) for span in editor.spans])
 
-    @Slot(str)
-    def _labels_saved(self, _when: str) -> None:
-        if self.episode is not None:
-            self.episodes.mark_labelled(str(self.episode.path), str(self.annotator))
+    @Slot()
+    def _ask_annotator(self) -> None:
+        """The first label of a session with no name yet: ask for it rather than saving as nobody."""
+        name, ok = QInputDialog.getText(self, "Annotator", "Labels are saved with the annotator's name.\nYour name:",
+                                        text=os.environ.get("USER", ""))
+        if ok and name.strip():
+            self.set_annotator(name.strip())
 
     @Slot(str)
     def set_annotator(self, name: str) -> None:
@@ -471,8 +486,12 @@ class ReplayView(QMainWindow):
             self.speed.setCurrentText(speed)
 
     def shut_down(self) -> None:
+        """The application is closing: unsaved labels are written and the workers stop (bounded waits)."""
         self.stop_playing()
         self.labels.shut_down()
-        self.episodes.wait_loaded()
+        self.episodes.shut_down()
         if self.loader is not None:
             self.loader.close()
+        for loader in [*self._old_loaders, self.loader]:
+            if loader is not None:
+                loader.join(10.0)
