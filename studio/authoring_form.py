@@ -168,13 +168,16 @@ class AuthoringBar(QWidget):
         self.try_button = QPushButton("Try it")
         self.try_button.setToolTip("reset to the start, then drive the reference route under the evaluator")
         self.progress = QProgressBar()
-        self.progress.setRange(0, 0)  # a busy indicator: a try reports nothing until it ends
-        self.progress.setTextVisible(False)
-        self.progress.setMaximumHeight(10)
+        self.progress.setRange(0, 0)  # the task's budget once a try starts; the value counts its steps
+        self.progress.setFormat("%v of %m steps")
+        self.progress.setMaximumHeight(16)
         keep_place = self.progress.sizePolicy()
         keep_place.setRetainSizeWhenHidden(True)  # the Try it button keeps its size when the bar hides
         self.progress.setSizePolicy(keep_place)
         self.progress.hide()
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setToolTip("stop the try after its current step; the game goes back to where it was")
+        self.cancel_button.hide()
         self.try_result = QLabel("")
         self.try_result.setToolTip("Trying steers the character by ground truth, as `tasks validate --drive` does:\n"
                                    "it proves the task solvable, and is never an agent's result.")
@@ -188,6 +191,7 @@ class AuthoringBar(QWidget):
         save.addStretch(1)
         trying = _row(self.try_button)
         trying.addWidget(self.progress, 1)
+        trying.addWidget(self.cancel_button)
         for part in (save, trying):
             column.addLayout(part)
         column.addWidget(self.try_result)

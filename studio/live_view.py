@@ -9,10 +9,9 @@ import logging
 from typing import Any
 
 import numpy as np
-from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer, Signal, Slot
+from PySide6.QtCore import QByteArray, QEvent, QSettings, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
-    QApplication,
     QDockWidget,
     QInputDialog,
     QLabel,
@@ -145,9 +144,6 @@ class LiveView(QMainWindow):
         self.controls.budget.valueChanged.connect(self._show_planned)
         self.controls.sig_clock_changed.connect(self._clock_changed)
         self.controls.sig_pace_changed.connect(session.set_pace)
-        app = QApplication.instance()
-        if isinstance(app, QApplication):
-            app.focusChanged.connect(self._focus_changed)
 
     def _dock(self, title: str, widget: QWidget, area: Qt.DockWidgetArea) -> None:
         dock = QDockWidget(title, self)
@@ -279,10 +275,10 @@ class LiveView(QMainWindow):
             return
         super().keyReleaseEvent(event)
 
-    @Slot(QWidget, QWidget)
-    def _focus_changed(self, _old: QWidget | None, new: QWidget | None) -> None:
-        if new is None or not self.isAncestorOf(new):
-            self.driver.release_all()  # the key-up of a key held now would go elsewhere
+    def changeEvent(self, event: Any) -> None:
+        if event.type() == QEvent.Type.ActivationChange and not self.isActiveWindow():
+            self.driver.release_all()  # another window has the keyboard: the key-up of a held key goes there
+        super().changeEvent(event)
 
     @Slot(str)
     def show_task(self, task_id: str) -> None:
@@ -458,7 +454,4 @@ class LiveView(QMainWindow):
         self.frame_timer.stop()
         self.plot_timer.stop()
         self.driver.stop()
-        app = QApplication.instance()
-        if isinstance(app, QApplication):
-            app.focusChanged.disconnect(self._focus_changed)
         self.session.close()
