@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections import deque
 
 import numpy as np
 import pyqtgraph as pg
@@ -13,8 +14,8 @@ from PySide6.QtCore import QPointF, Signal
 from PySide6.QtGui import QBrush, QColor, QPen, QPolygonF
 from PySide6.QtWidgets import QGraphicsPolygonItem
 
-_TAIL = 600  # samples drawn bright; older ones fade into the full path
-MIN_PATH_STEP_M = 0.01
+_TAIL = 600  # samples drawn bright, as they came (10 s at 60 Hz); older ones fade into the full path
+PATH_SPACING_M = 0.25  # the live full path keeps a point per quarter metre walked: finer than a pixel of the map
 LEGEND_MIN_SIZE = (420, 380)
 FULL_PATH_REFRESH_S = 0.5
 INTERVENTION_STYLE = {  # kind -> (symbol, colour)
@@ -60,6 +61,7 @@ class TrajectoryPlot(pg.PlotWidget):
         self._path.setClipToView(True)
         self._backdrop: list[QGraphicsPolygonItem] = []
         self._path_buffer = np.zeros((0, 2))
+        self._recent: deque[tuple[float, float]] = deque(maxlen=_TAIL)
         self._path_refreshed = 0.0
         self._step_xy = np.zeros((0, 2))
         self._steps = np.zeros(0, dtype=np.int64)
@@ -76,13 +78,16 @@ class TrajectoryPlot(pg.PlotWidget):
         self._tail.setData(xs[-_TAIL:], ys[-_TAIL:])
 
     def append_path(self, xs: np.ndarray, ys: np.ndarray) -> None:
-        """Add samples to the path. Samples that did not move are dropped (a character standing still
-        adds nothing), storage grows by doubling, and the full path, whose redraw grows with its
-        length, is refreshed a few times a second while the bright tail follows every call."""
-        points = np.column_stack([xs, ys])
-        previous = self._path_buffer[self.points - 1] if self.points else np.array([np.inf, np.inf])
-        steps = np.hypot(*np.diff(np.vstack([previous, points]), axis=0).T)
-        points = points[steps >= MIN_PATH_STEP_M]
+        """Add samples to the path. The bright tail shows the last samples as they came; the full path keeps
+        one point per PATH_SPACING_M walked (a character standing still adds nothing), so a session of hours
+        stays small. Storage grows by doubling, and the full path, whose redraw grows with its length, is
+        refreshed a few times a second while the tail follows every call."""
+        if len(xs) == 0:
+            return
+        self._recent.extend(zip(np.asarray(xs, float).tolist(), np.asarray(ys, float).tolist()))
+        recent = np.asarray(self._recent)
+        self._tail.setData(recent[:, 0], recent[:, 1])
+        points = self._spaced(np.column_stack([xs, ys]))
         count, extra = self.points, len(points)
         if extra == 0:
             return
@@ -91,11 +96,20 @@ class TrajectoryPlot(pg.PlotWidget):
         self._path_buffer[count:count + extra] = points
         view = self._path_buffer[:count + extra]
         self.points = count + extra
-        self._tail.setData(view[-_TAIL:, 0], view[-_TAIL:, 1])
         now = time.monotonic()
         if now - self._path_refreshed >= FULL_PATH_REFRESH_S:
             self._path_refreshed = now
             self._path.setData(view[:, 0], view[:, 1])
+
+    def _spaced(self, points: np.ndarray) -> np.ndarray:
+        """The points at least PATH_SPACING_M from the last one kept (a slow walk still adds up)."""
+        last = self._path_buffer[self.points - 1] if self.points else None
+        kept = []
+        for x, y in points.tolist():
+            if last is None or (x - last[0]) ** 2 + (y - last[1]) ** 2 >= PATH_SPACING_M ** 2:
+                kept.append((x, y))
+                last = (x, y)
+        return np.asarray(kept, dtype=float).reshape(-1, 2)
 
     def set_position(self, x: float, y: float, heading_deg: float) -> None:
         self._position.setData([x], [y])
@@ -196,6 +210,7 @@ class TrajectoryPlot(pg.PlotWidget):
     def clear_path(self) -> None:
         """Forget the trail (the character was reset or the world restarted)."""
         self.set_path(np.zeros(0), np.zeros(0))
+        self._recent.clear()
         self._path_buffer = np.zeros((0, 2))  # the old one was handed to the plot: never overwrite it
 
     def clear_episode(self) -> None:
