@@ -14,6 +14,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from PySide6.QtCore import QObject, Qt, QTimer, Signal, Slot
 
@@ -33,6 +34,8 @@ KEY_HELP = [("W A S D", "move (for as long as the key is held)"), ("Arrow keys",
             ("Space or E", "A (interact)"), ("Q", "B (cancel)"),
             ("Gamepad", "left stick moves, right stick turns, buttons as on a Switch pad")]
 
+SHORTCUT_MODIFIERS = Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.AltModifier | \
+    Qt.KeyboardModifier.MetaModifier
 SendInput = Callable[[PadState, float], None]
 WaitingInputs = Callable[[], int]
 Cancel = Callable[[], None]
@@ -48,6 +51,12 @@ def describe_pad(pad: PadState | None) -> str:
             parts.append(f"{name} ({x:+.2f}, {y:+.2f})")
     parts += sorted(b.name for b in pad.buttons)
     return "pad: " + ("  ".join(parts) if parts else "neutral")
+
+
+def is_driving_key(event: Any) -> bool:
+    """A first press of a key that drives (for saying why it did not, during an agent's episode)."""
+    return (event.key() in KEY_PADS and not event.isAutoRepeat()
+            and not event.modifiers() & SHORTCUT_MODIFIERS)
 
 
 def combine(pads: list[PadState]) -> PadState:
@@ -79,9 +88,11 @@ class HumanDriver(QObject):
         self._timer.timeout.connect(self._tick)
 
     # -- keys ---------------------------------------------------------------------------------
-    def key_down(self, key: int, auto_repeat: bool) -> bool:
-        """A key went down; returns whether it is a driving key (auto-repeats of one are swallowed)."""
-        if key not in KEY_PADS:
+    def key_down(self, key: int, auto_repeat: bool, modifiers: Qt.KeyboardModifier = Qt.KeyboardModifier.NoModifier,
+                 ) -> bool:
+        """A key went down; returns whether it is a driving key (auto-repeats of one are swallowed). With
+        Ctrl, Alt or Meta it is a shortcut, not driving."""
+        if key not in KEY_PADS or modifiers & SHORTCUT_MODIFIERS:
             return False
         if not auto_repeat and key not in self._held:
             self._held.append(key)

@@ -10,7 +10,6 @@ from typing import Any
 
 import numpy as np
 from PySide6.QtCore import QByteArray, QEvent, QSettings, Qt, QTimer, Signal, Slot
-from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QDockWidget,
     QInputDialog,
@@ -25,11 +24,12 @@ from PySide6.QtWidgets import (
 from studio import live_map
 from studio.authoring_panel import AuthoringPanel
 from studio.episode_messages import describe_end, describe_intervention
-from studio.human_control import HumanDriver, describe_pad
+from studio.human_control import HumanDriver, describe_pad, is_driving_key
 from studio.instruction_bar import InstructionBar
 from studio.live_controls import GRANULARITIES, LiveControls
 from studio.live_session import LiveSession
 from studio.live_timeline import LiveTimeline
+from studio.live_toolbar import build_toolbar
 from studio.recording_bar import RecordingBar
 from studio.task_list import TaskList
 from widgets.frame_view import FrameView
@@ -41,22 +41,6 @@ from widgets.trajectory_plot import TrajectoryPlot
 log = logging.getLogger("studio.live")
 FRAME_POLL_MS = 15    # faster than the game's 30 fps, so no produced frame falls between two polls
 SAMPLE_POLL_MS = 100
-ACTIONS = (  # name, shortcut, what it does (for Help > Keyboard shortcuts)
-    ("Start", "Ctrl+R", "start an episode with the chosen settings"),
-    ("Pause", "Ctrl+P", "pause the agent after the current step"),
-    ("Resume", "Ctrl+Shift+P", "resume the agent"),
-    ("Step", "Ctrl+N", "let the agent take exactly one step"),
-    ("Stop", "Ctrl+.", "end the episode (the recording is closed cleanly)"),
-    ("Push back", "Ctrl+B", "physical intervention: walk the character back"),
-    ("Turn around", "Ctrl+T", "physical intervention: turn the camera 180°"),
-    ("Send hint…", "Ctrl+H", "text intervention: free text in the agent's next prompt"),
-    ("Take control", "Ctrl+K", "pause the agent and drive yourself (again to hand back); between episodes the keys "
-                               "drive without it"),
-    ("Restart world", "Ctrl+Shift+R", "start a fresh built-in world"),
-    ("Back to live", "Esc", "after looking at an earlier step, show the game again"),
-)
-
-
 class LiveView(QMainWindow):
     sig_open_in_replay = Signal(str)  # an episode file the user wants to review
 
@@ -83,7 +67,12 @@ class LiveView(QMainWindow):
         self.tasks = TaskList(session.tasks)
         self.authoring = AuthoringPanel(session, self.trajectory)
         self._build_docks()
-        self.actions_by_name = self._build_toolbar()
+        self.actions_by_name = build_toolbar(self, {
+            "Start": self.start, "Pause": session.pause, "Resume": session.resume, "Step": session.step_once,
+            "Stop": session.stop, "Push back": self.push_back, "Turn around": self.turn_around,
+            "Send hint…": self.send_hint, "Take control": self.toggle_control, "Restart world": self.restart_world,
+            "Back to live": self.history.back_to_live})
+        self.actions_by_name["Overlays"].toggled.connect(self.frame_view.set_overlays_visible)
         self.status = QLabel("")
         self.status.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.state_label = QLabel("")
@@ -150,31 +139,6 @@ class LiveView(QMainWindow):
         dock.setObjectName(f"dock-{title}")
         dock.setWidget(widget)
         self.addDockWidget(area, dock)
-
-    def _build_toolbar(self) -> dict[str, QAction]:
-        bar = self.addToolBar("Controls")
-        bar.setObjectName("controls")
-        slots = {"Start": self.start, "Pause": self.session.pause, "Resume": self.session.resume,
-                 "Step": self.session.step_once, "Stop": self.session.stop, "Push back": self.push_back,
-                 "Turn around": self.turn_around, "Send hint…": self.send_hint, "Take control": self.toggle_control,
-                 "Restart world": self.restart_world, "Back to live": self.history.back_to_live}
-        actions = {}
-        for name, shortcut, tip in ACTIONS:
-            action = QAction(name, self)
-            action.setShortcut(QKeySequence(shortcut))
-            action.setToolTip(f"{tip} ({shortcut})")
-            action.triggered.connect(slots[name])
-            bar.addAction(action)
-            actions[name] = action
-            if name in ("Stop", "Send hint…"):
-                bar.addSeparator()
-        overlays = QAction("Overlays", self)
-        overlays.setCheckable(True)
-        overlays.setChecked(True)
-        overlays.toggled.connect(self.frame_view.set_overlays_visible)
-        bar.addAction(overlays)
-        actions["Overlays"] = overlays
-        return actions
 
     def showEvent(self, event: Any) -> None:
         super().showEvent(event)
@@ -256,16 +220,11 @@ class LiveView(QMainWindow):
     def human_driving(self) -> bool:
         return self.actions_by_name["Take control"].text() == "Hand back"
 
-    _MODIFIERS = (Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.AltModifier
-                  | Qt.KeyboardModifier.MetaModifier)
-
     def keyPressEvent(self, event: Any) -> None:
-        plain = not event.modifiers() & self._MODIFIERS
-        if plain and self.session.can_drive and self.driver.key_down(event.key(), event.isAutoRepeat()):
+        if self.session.can_drive and self.driver.key_down(event.key(), event.isAutoRepeat(), event.modifiers()):
             event.accept()
             return
-        if plain and self.session.busy and not event.isAutoRepeat() and event.key() in (Qt.Key.Key_W, Qt.Key.Key_S,
-                                                                                         Qt.Key.Key_A, Qt.Key.Key_D):
+        if self.session.busy and is_driving_key(event):
             self.say("The agent is driving: Take control (Ctrl+K) to drive yourself.")
         super().keyPressEvent(event)
 

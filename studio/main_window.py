@@ -5,14 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QByteArray, QSettings, Slot
+from PySide6.QtCore import QByteArray, QSettings, QTimer, Slot
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QMainWindow, QMenu, QTabWidget
 
 from core.paths import RECORDINGS_DIR
 from studio.human_control import KEY_HELP
 from studio.live_session import LiveSession
-from studio.live_view import ACTIONS, LiveView
+from studio.live_toolbar import ACTIONS
+from studio.live_view import LiveView
 from studio.replay.keymap import REPLAY_KEYS, load_keys, save_keys
 from studio.replay.keys_dialog import KeysDialog
 from studio.replay.replay_view import ReplayView
@@ -46,7 +47,7 @@ class MainWindow(QMainWindow):
         self.shortcuts_dialog: ShortcutsDialog | None = None
         self._build_menus()
         self.live.sig_open_in_replay.connect(self.open_path)
-        self.replay.sig_opened.connect(self._remember)
+        self.replay.sig_opened.connect(self._remember_later)
         self.replay.sig_open_failed.connect(self.statusBar().showMessage)
         self.results.sig_status.connect(self.statusBar().showMessage)
         self._restore_settings()
@@ -110,6 +111,11 @@ class MainWindow(QMainWindow):
         value = studio_settings().value("recent", [])
         items = [value] if isinstance(value, str) else list(value) if isinstance(value, (list, tuple)) else []
         return [str(item) for item in items][:RECENT_LIMIT]
+
+    @Slot(str)
+    def _remember_later(self, path: str) -> None:
+        """Settings are written to disk: not in the same turn of the event loop as opening an episode."""
+        QTimer.singleShot(0, lambda: self._remember(path))
 
     @Slot(str)
     def _remember(self, path: str) -> None:

@@ -158,14 +158,20 @@ class TrajectoryPlot(pg.PlotWidget):
 
     def add_mark(self, step: int, kind: str) -> None:
         """An intervention or a human step at `step` (drawn where that step ended)."""
-        index = np.searchsorted(self._steps, step)
-        if index >= len(self._steps) or self._steps[index] != step:
-            return
-        symbol, colour = INTERVENTION_STYLE.get(kind, ("x", (90, 90, 90)))
-        x, y = self._step_xy[index]
-        self._mark_points.append({"pos": (x, y), "symbol": symbol, "brush": pg.mkBrush(*colour),
-                                  "data": (step, kind)})
-        self._marks.setData(self._mark_points)
+        self.add_marks([(step, kind)])
+
+    def add_marks(self, marks: list[tuple[int, str]]) -> None:
+        """Several marks with one redraw (a replayed episode brings all of its marks at once)."""
+        for step, kind in marks:
+            index = np.searchsorted(self._steps, step)
+            if index >= len(self._steps) or self._steps[index] != step:
+                continue
+            symbol, colour = INTERVENTION_STYLE.get(kind, ("x", (90, 90, 90)))
+            x, y = self._step_xy[index]
+            self._mark_points.append({"pos": (x, y), "symbol": symbol, "brush": pg.mkBrush(*colour),
+                                      "data": (step, kind)})
+        if marks:
+            self._marks.setData(self._mark_points)
 
     def marks(self) -> list[tuple[int, str]]:
         return [p["data"] for p in self._mark_points]  # type: ignore[misc]

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, QTimer, Signal, Slot
 
-from core.labels.model import AnnotatorLabels, LabelEditor, SpanKind
+from core.labels.model import AnnotatorLabels, LabelDocument, LabelEditor, SpanKind
 from core.labels.store import LabelStoreError, read_labels, save_labels
 
 AUTOSAVE_MS = 1200
@@ -47,12 +47,16 @@ class LabelSession(QObject):
 
     # -- opening and closing --------------------------------------------------------------------
     def open(self, path: Path, annotator: str, result: dict | None, step_count: int, writable: bool,
-             read_only_reason: str = "") -> None:
+             read_only_reason: str = "", labels: LabelDocument | LabelStoreError | None = None) -> None:
+        """`labels`: the file's labels read already (off the GUI thread), or the error reading them; None:
+        read them here."""
         self.close()
         self.path, self.selected, self.pending_start = Path(path), None, None
         self.read_only_reason = "" if writable else read_only_reason
         try:
-            document = read_labels(path)
+            if isinstance(labels, LabelStoreError):
+                raise labels
+            document = labels if labels is not None else read_labels(path)
         except LabelStoreError as exc:
             self.editor, self.read_only_reason = None, str(exc)
             self.sig_error.emit(str(exc))

@@ -1,10 +1,16 @@
-"""Is a path a PokeGym recording at all? Said plainly before the HDF5 library gives its own error."""
+"""Opening a recording for the Replay view, on its open thread: is the path a PokeGym recording at all
+(said plainly before the HDF5 library gives its own error), then the episode and its labels."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import h5py
+
+from core.labels.store import LabelStoreError, read_labels
+from core.recording.reader import EpisodeFileError
+from core.replay.episode import load_replay
 
 
 def not_a_recording(path: Path) -> str | None:
@@ -22,3 +28,22 @@ def not_a_recording(path: Path) -> str | None:
         return (f"cannot open {path}: {path.name} is not a PokeGym recording (it is not an HDF5 file; "
                 "recordings are the .h5 files the studio and `python main.py run` write)")
     return None
+
+
+def load_for_view(path: Path) -> tuple[tuple[Any, Any] | None, str]:
+    """((the episode, its labels or the LabelStoreError reading them), "") or (None, why it cannot open).
+    Never raises: anything unforeseen in a file is reported, and the file is left unchanged."""
+    problem = not_a_recording(path)
+    if problem is not None:
+        return None, problem
+    try:
+        episode = load_replay(path)
+        try:
+            labels: Any = read_labels(path)
+        except LabelStoreError as exc:
+            labels = exc
+    except EpisodeFileError as exc:
+        return None, str(exc)
+    except Exception as exc:  # noqa: BLE001 - anything unforeseen in a file must reach the user, not kill the thread
+        return None, f"unexpected {type(exc).__name__}: {exc}. The file was opened read-only and left unchanged."
+    return (episode, labels), ""

@@ -26,14 +26,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.recording.reader import EpisodeFileError
-from core.replay.episode import ReplayEpisode, load_replay
+from core.replay.episode import ReplayEpisode
 from studio.replay.episode_list import EpisodeList
 from studio.replay.frame_loader import FrameLoader
 from studio.replay.keymap import REPLAY_KEYS, TextFieldsKeepKeys, load_keys
 from studio.replay.label_panel import LabelPanel
 from studio.replay.label_session import LabelSession
-from studio.replay.open_check import not_a_recording
+from studio.replay.open_check import load_for_view
 from widgets.frame_view import FrameView
 from widgets.metrics_bar import MetricsBar
 from widgets.observation_strip import ObservationStrip
@@ -196,30 +195,21 @@ class ReplayView(QMainWindow):
         self.episodes.open_folder(Path(folder))
 
     def _load(self, request: int, path: Path) -> None:
-        problem = not_a_recording(path)
-        if problem is not None:
-            self._sig_loaded.emit(request, None, str(path), problem)
-            return
-        try:
-            episode = load_replay(path)
-        except EpisodeFileError as exc:
-            self._sig_loaded.emit(request, None, str(path), str(exc))
-            return
-        except Exception as exc:  # noqa: BLE001 - anything unforeseen in a file must reach the user, not kill the thread
-            self._sig_loaded.emit(request, None, str(path), f"unexpected {type(exc).__name__}: {exc}. The file was "
-                                  "opened read-only and left unchanged.")
-            return
-        self._sig_loaded.emit(request, episode, str(path), "")
+        loaded, error = load_for_view(path)
+        self._sig_loaded.emit(request, loaded, str(path), error)
 
     @Slot(int, object, str, str)
-    def _on_loaded(self, request: int, episode: ReplayEpisode | None, path: str, error: str) -> None:
+    def _on_loaded(self, request: int, loaded: tuple[ReplayEpisode, Any] | None, path: str, error: str) -> None:
+        """The episode on screen, in two turns of the event loop (the frame, timeline and labels; then the
+        map), so that neither holds the GUI thread long."""
         if request != self._open_request:
             return  # an older open finishing late
-        if episode is None:
+        if loaded is None:
             self.message.setText(f"Cannot open {path}: {error}")
             self.message.show()
             self.sig_open_failed.emit(error)
             return
+        episode, labels = loaded
         self.labels.close()  # queues the save of unsaved labels; never waits for it
         if self.loader is not None:
             self.loader.close()  # it stops on its own thread; its late images are ignored
@@ -234,15 +224,20 @@ class ReplayView(QMainWindow):
         self.timeline.set_episode(episode.step_count, episode.steps.tolist())
         self.timeline.set_marks({kind: [episode.index_of(s) for s in steps]
                                  for kind, steps in episode.marks().items()})
-        self._show_trajectory(episode)
         budget = int(episode.metadata.get("step_budget") or episode.step_count)
         self.metrics.reset(budget)
         writable = os.access(episode.path, os.W_OK)
         self.labels.open(episode.path, str(self.annotator), episode.result, episode.step_count, writable,
-                         "" if writable else f"{episode.path} is not writable; labels cannot be saved")
+                         "" if writable else f"{episode.path} is not writable; labels cannot be saved", labels)
         self.seek(0)
-        log.info("opened %s (%d steps)", episode.path, episode.step_count)
-        self.sig_opened.emit(str(episode.path))
+        QTimer.singleShot(0, lambda: self._show_map(request))
+
+    def _show_map(self, request: int) -> None:
+        if request != self._open_request or self.episode is None:
+            return  # another episode was opened meanwhile
+        self._show_trajectory(self.episode)
+        log.info("opened %s (%d steps)", self.episode.path, self.episode.step_count)
+        self.sig_opened.emit(str(self.episode.path))
 
     def _show_trajectory(self, episode: ReplayEpisode) -> None:
         self.trajectory.clear_episode()
@@ -252,12 +247,13 @@ class ReplayView(QMainWindow):
         if len(episode.path_xy):
             self.trajectory.set_start(*episode.path_xy[0])
             self.trajectory.frame_on(episode.path_xy, margin=12.0)
+        marks = []
         for kind, steps in episode.marks().items():
             if kind in ("intervention", "human"):
                 for step in steps:
                     record = episode.records[episode.index_of(step)]
-                    self.trajectory.add_mark(step, record["intervention"]["kind"] if kind == "intervention"
-                                             else "human")
+                    marks.append((step, record["intervention"]["kind"] if kind == "intervention" else "human"))
+        self.trajectory.add_marks(marks)
 
     # -- seeking (never waits on disk) -------------------------------------------------------------
     def _last(self) -> int:
