@@ -41,7 +41,7 @@ from studio.world_keeper import WorldKeeper
 
 log = logging.getLogger("studio.live")
 Outline = list[tuple[str, np.ndarray]]
-STOP_WAIT_S = 30.0  # how long a restart waits, off the GUI thread, for the episode's step in progress
+CLOSE_WAIT_S = 30.0  # how long closing the studio waits for the episode's step in progress
 
 
 def recording_path(name: str) -> Path:
@@ -107,7 +107,8 @@ class LiveSession(QObject):
             self.mode = mode
         thread, drives = self._stop_everything()
         self._samples_seen = 0
-        self.keeper.restart(self.mode, lambda: self._wait_for(thread, drives))
+        # Off the GUI thread and out of the new world's way: the old one closes once its episode has ended.
+        self.keeper.restart(self.mode, lambda: self._wait_for(thread, drives, None))
 
     def _stop_everything(self) -> tuple[threading.Thread | None, list[Future[None]]]:
         if self.busy and self.runner is not None:
@@ -119,10 +120,10 @@ class LiveSession(QObject):
         return (self._thread if self.busy else None), list(self._drives)
 
     @staticmethod
-    def _wait_for(thread: threading.Thread | None, drives: list[Future[None]]) -> None:
+    def _wait_for(thread: threading.Thread | None, drives: list[Future[None]], timeout: float | None) -> None:
         if thread is not None:
-            thread.join(STOP_WAIT_S)  # the runner stops after the step (or model call) in progress
-        futures_wait(drives, timeout=STOP_WAIT_S)  # a hold or a "Try it" must not share a closing pipe
+            thread.join(timeout)  # the runner stops after the step (or model call) in progress
+        futures_wait(drives, timeout=timeout)  # a hold or a "Try it" must not share a closing pipe
 
     @property
     def busy(self) -> bool:
@@ -373,5 +374,5 @@ class LiveSession(QObject):
     def close(self) -> None:
         """Stop the episode and close the world and evaluator (waits, bounded: the application is exiting)."""
         thread, drives = self._stop_everything()
-        self.keeper.close(lambda: self._wait_for(thread, drives))
+        self.keeper.close(lambda: self._wait_for(thread, drives, CLOSE_WAIT_S))
         self._driver.shutdown(wait=True, cancel_futures=True)

@@ -115,7 +115,7 @@ class MainWindow(QMainWindow):
     @Slot(str)
     def _remember_later(self, path: str) -> None:
         """Settings are written to disk: not in the same turn of the event loop as opening an episode."""
-        QTimer.singleShot(0, lambda: self._remember(path))
+        QTimer.singleShot(50, lambda: self._remember(path))
 
     @Slot(str)
     def _remember(self, path: str) -> None:

@@ -5,6 +5,10 @@ step, the processes shut down), so none of it runs on the GUI thread: start() an
 job and return at once. One worker runs the jobs in order and a generation number names the newest
 request, so a restart pressed while the first world is still starting closes that world as soon as
 it exists, and exactly one world is ever kept. Every failure, of any type, reaches `on_error`.
+
+A restarted world is closed on a thread of its own, once the episode using it has ended: an agent in
+the middle of a model call finishes its step and stops cleanly (its recording says "stopped"), and
+meanwhile the new world starts.
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ class WorldKeeper:
         self.state = "idle"            # idle, starting, ready, failed, closed
         self.failure: str | None = None  # why the world or its evaluator is not usable, for Start to say
         self.launched: list[int] = []  # pids of every world launched (tests check none is left behind)
+        self._closers: list[threading.Thread] = []
 
     # -- requests (any thread; they return at once) ---------------------------------------------
     def start(self, mode: str) -> bool:
@@ -72,8 +77,9 @@ class WorldKeeper:
             self.state, self.failure = "starting", None
         self._worker.submit(self._restart, generation, mode, old, before_close)
 
-    def close(self, before_close: Callable[[], None]) -> None:
-        """Stop for good: waits for a start in progress (its world is closed as soon as it exists)."""
+    def close(self, before_close: Callable[[], None], timeout: float = 30.0) -> None:
+        """Stop for good: waits for a start in progress (its world is closed as soon as it exists), and
+        (up to `timeout` each) for the worlds of earlier restarts to close."""
         with self._lock:
             self._generation += 1
             self.state = "closed"
@@ -82,17 +88,26 @@ class WorldKeeper:
         before_close()
         self._worker.shutdown(wait=True, cancel_futures=True)
         self._close_parts(*old)
+        for closer in self._closers:
+            closer.join(timeout)  # a world left behind still exits with this process (--owner-pid)
 
     # -- on the worker ---------------------------------------------------------------------------
     def _restart(self, generation: int, mode: str, old: tuple[EvaluatorClient | None, BuiltinWorld | None],
                  before_close: Callable[[], None]) -> None:
+        closer = threading.Thread(target=self._close_after, args=(old, before_close), name="studio-world-close",
+                                  daemon=True)
+        self._closers = [c for c in self._closers if c.is_alive()] + [closer]
+        closer.start()
+        if self._current(generation):
+            self._start(generation, mode)
+
+    def _close_after(self, old: tuple[EvaluatorClient | None, BuiltinWorld | None],
+                     before_close: Callable[[], None]) -> None:
         try:
-            before_close()
+            before_close()  # the episode on the old world ends its step and stops
         except Exception:
             log.exception("waiting for the episode before a restart failed")
         self._close_parts(*old)
-        if self._current(generation):
-            self._start(generation, mode)
 
     def _start(self, generation: int, mode: str) -> None:
         try:

@@ -77,7 +77,7 @@ def test_an_episode_opens_on_its_first_step_with_every_pane(window, qtbot, episo
     assert "Step" in replay.details.toPlainText() and "MoveForward" in replay.details.toPlainText()
     assert replay.trajectory.points > 0
     assert replay.metrics.labels["step"].text().startswith("Step 1 /")
-    assert str(episode_file) in window.recent()
+    qtbot.waitUntil(lambda: str(episode_file) in window.recent(), timeout=2_000)  # written just after
 
 
 def test_keys_step_jump_and_seek_by_step_index(window, qtbot, episode_file):

@@ -7,10 +7,12 @@ from pathlib import Path
 from typing import Any
 
 import h5py
+import numpy as np
 
 from core.labels.store import LabelStoreError, read_labels
 from core.recording.reader import EpisodeFileError
 from core.replay.episode import load_replay
+from widgets.trajectory_plot import thin_path
 
 
 def not_a_recording(path: Path) -> str | None:
@@ -30,9 +32,10 @@ def not_a_recording(path: Path) -> str | None:
     return None
 
 
-def load_for_view(path: Path) -> tuple[tuple[Any, Any] | None, str]:
-    """((the episode, its labels or the LabelStoreError reading them), "") or (None, why it cannot open).
-    Never raises: anything unforeseen in a file is reported, and the file is left unchanged."""
+def load_for_view(path: Path) -> tuple[tuple[Any, Any, np.ndarray] | None, str]:
+    """((the episode, its labels or the LabelStoreError reading them, its path thinned for the map), "") or
+    (None, why it cannot open). Never raises: anything unforeseen in a file is reported, and the file is
+    left unchanged."""
     problem = not_a_recording(path)
     if problem is not None:
         return None, problem
@@ -46,4 +49,4 @@ def load_for_view(path: Path) -> tuple[tuple[Any, Any] | None, str]:
         return None, str(exc)
     except Exception as exc:  # noqa: BLE001 - anything unforeseen in a file must reach the user, not kill the thread
         return None, f"unexpected {type(exc).__name__}: {exc}. The file was opened read-only and left unchanged."
-    return (episode, labels), ""
+    return (episode, labels, thin_path(episode.path_xy)), ""

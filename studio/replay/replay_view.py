@@ -44,6 +44,7 @@ log = logging.getLogger("studio.replay")
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
 STEPS_PER_SECOND_AT_1X = 2.0  # a step is about half a second of game time
 PLAY_TICK_MS = 15
+MAP_AFTER_MS = 1  # the map of a newly opened episode is drawn in a later turn of the event loop
 PANES_FALLBACK_MS = 60  # if the image is slow (or unreadable), update the other panes anyway
 
 
@@ -102,6 +103,7 @@ class ReplayView(QMainWindow):
         self.frames_displayed = 0
         self._open_request = 0
         self._old_loaders: list[FrameLoader] = []  # closed, perhaps still finishing a read
+        self._map_path = np.zeros((0, 2))
         self._ticking = False
         self._panes_due = False
         self.panes_timer = QTimer(self)
@@ -199,7 +201,8 @@ class ReplayView(QMainWindow):
         self._sig_loaded.emit(request, loaded, str(path), error)
 
     @Slot(int, object, str, str)
-    def _on_loaded(self, request: int, loaded: tuple[ReplayEpisode, Any] | None, path: str, error: str) -> None:
+    def _on_loaded(self, request: int, loaded: tuple[ReplayEpisode, Any, np.ndarray] | None, path: str,
+                   error: str) -> None:
         """The episode on screen, in two turns of the event loop (the frame, timeline and labels; then the
         map), so that neither holds the GUI thread long."""
         if request != self._open_request:
@@ -209,7 +212,7 @@ class ReplayView(QMainWindow):
             self.message.show()
             self.sig_open_failed.emit(error)
             return
-        episode, labels = loaded
+        episode, labels, self._map_path = loaded
         self.labels.close()  # queues the save of unsaved labels; never waits for it
         if self.loader is not None:
             self.loader.close()  # it stops on its own thread; its late images are ignored
@@ -230,7 +233,8 @@ class ReplayView(QMainWindow):
         self.labels.open(episode.path, str(self.annotator), episode.result, episode.step_count, writable,
                          "" if writable else f"{episode.path} is not writable; labels cannot be saved", labels)
         self.seek(0)
-        QTimer.singleShot(0, lambda: self._show_map(request))
+        # A timer, not a posted call: the event loop paints the frame and serves other timers in between.
+        QTimer.singleShot(MAP_AFTER_MS, lambda: self._show_map(request))
 
     def _show_map(self, request: int) -> None:
         if request != self._open_request or self.episode is None:
@@ -241,12 +245,13 @@ class ReplayView(QMainWindow):
 
     def _show_trajectory(self, episode: ReplayEpisode) -> None:
         self.trajectory.clear_episode()
-        self.trajectory.set_path(episode.path_xy[:, 0], episode.path_xy[:, 1])
+        path = self._map_path if len(self._map_path) else episode.path_xy  # thinned on the open thread
+        self.trajectory.set_path(path[:, 0], path[:, 1])
         self.trajectory.set_steps(episode.steps, episode.positions)
         self.trajectory.set_backdrop(episode.map_outline())
         if len(episode.path_xy):
             self.trajectory.set_start(*episode.path_xy[0])
-            self.trajectory.frame_on(episode.path_xy, margin=12.0)
+            self.trajectory.frame_on(path, margin=12.0)
         marks = []
         for kind, steps in episode.marks().items():
             if kind in ("intervention", "human"):
