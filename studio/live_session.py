@@ -62,7 +62,7 @@ class LiveSession(QObject):
     sig_metrics = Signal(dict)           # running metrics after each step
     sig_reset = Signal(float, float, int)  # the episode's reset is done: x, y after it, and its sample index
     sig_intervention = Signal(dict)      # an intervention's progress (a hint: queued, delivered, undelivered)
-    sig_episode_started = Signal(dict)   # task id, budget, recording path, seed
+    sig_episode_started = Signal(dict)   # task id, budget, recording path, seed, granularity
     sig_episode_end = Signal(dict)       # the result
 
     def __init__(self, mode: str = "lockstep", profile_path: Path = PROFILES_DIR / "builtin_world.yaml") -> None:
@@ -186,8 +186,7 @@ class LiveSession(QObject):
             signal.connect(slot)
         self.runner = runner
         self.sig_episode_started.emit({"task_id": task.id, "budget": choices.budget or task.step_budget,
-                                       "recording": str(path), "seed": seed,
-                                       "instruction": task.instruction(choices.granularity)})
+                                       "recording": str(path), "seed": seed, "granularity": choices.granularity})
         log.info("episode started: %s, seed %d, recording %s", task.id, seed, path)
         self._thread = threading.Thread(target=self._run, args=(runner,), name="studio-episode", daemon=True)
         self._thread.start()

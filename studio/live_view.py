@@ -379,7 +379,7 @@ class LiveView(QMainWindow):
         self.metrics.reset(int(info["budget"]))
         task = self.session.task(info["task_id"])
         live_map.show_task(self.trajectory, task)
-        self.instruction.show_task(task, GRANULARITIES[self.controls.granularity.currentText()], running=True)
+        self.instruction.show_task(task, info["granularity"], running=True)  # what this episode's agent reads
         self._step_info = f"step 0 / {info['budget']}"
         self.recording.set_recording(info["recording"], finished=False)
         self.say(f"Running {info['task_id']} (seed {info['seed']}).")

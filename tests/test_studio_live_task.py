@@ -68,10 +68,13 @@ def test_the_instruction_the_agent_receives_is_shown_with_the_title(window, qtbo
     task = session.task("q03_pier_navigation")
     assert live.instruction.instruction == task.instruction("step_guided")
     assert task.title in live.instruction.text() and "instruction at Start" in live.instruction.text()
-    observed = []
-    session.sig_observation.connect(lambda step, images: observed.append(step))
     run(window, qtbot, LiveChoices(task.id, granularity="step_guided", budget=2))
     assert live.instruction.instruction == task.instruction("step_guided")
+    live.controls.granularity.setCurrentText("Visual-guided")  # the form changes; the episode ran goal-only
+    shown = []  # the view's slot runs first: this sees what it shows for the episode
+    session.sig_episode_started.connect(lambda _info: shown.append(live.instruction.instruction))
+    run(window, qtbot, LiveChoices(task.id, granularity="goal_only", budget=2))
+    assert shown[-1] == task.instruction("goal_only")  # what the agent reads, not what the form says
 
 
 def test_the_task_list_shows_titles_early_and_sorts_ascending(window):

@@ -211,7 +211,8 @@ class EpisodeList(QWidget):
         for episode in episodes:
             self.model.appendRow(self._row(episode))
         skipped = f"; {len(warnings)} file(s) skipped (unreadable): " + "; ".join(warnings[:3]) if warnings else ""
-        self.folder_label.setText(f"{self.folder}: {len(episodes)} episodes{skipped}")
+        count = f"{len(episodes)} episode{'' if len(episodes) == 1 else 's'}"
+        self.folder_label.setText(f"{self.folder}: {count}{skipped}")
         for button in (self.agreement, self.export):
             button.setEnabled(bool(episodes))
         self.sig_status.emit(self.folder_label.text())
