@@ -262,7 +262,7 @@ class LiveSession(QObject):
 
     def evaluator_state(self) -> dict[str, Any]:
         evaluator = self.evaluator
-        return dict(evaluator.status) if evaluator is not None else {"state": self.keeper.state}
+        return dict(evaluator.status) if evaluator is not None else {"state": "absent"}  # the keeper says why
 
     def state_text(self) -> str:
         """One or two words for the status bar: what the episode (or the world) is doing now."""

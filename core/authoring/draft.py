@@ -175,9 +175,10 @@ class TaskDraft:
         self.sig_changed.emit()
 
     def add_waypoint(self, sample: StateSample) -> Goto:
-        """The current position becomes the next `goto` of the reference route."""
+        """The current position becomes the next `goto` of the reference route (before the goal's step, which
+        stays last)."""
         step = Goto(goto=(_round(sample.x, 1), _round(sample.y, 1)))
-        self.route.append(step)
+        self._add_step(step)
         self._captured(sample)
         return step
 
@@ -188,9 +189,15 @@ class TaskDraft:
         target = (_round(sample.x - math.sin(heading) * ahead, 1), _round(sample.y + math.cos(heading) * ahead, 1))
         step = Interact(interact=InteractSpec(target=target, approach=(_round(sample.x, 1), _round(sample.y, 1)),
                                               presses=presses))
-        self.route.append(step)
+        self._add_step(step)
         self._captured(sample)
         return step
+
+    def _add_step(self, step: RouteStep) -> None:
+        if self._goal_step is not None and self.route and self.route[-1] is self._goal_step:
+            self.route.insert(len(self.route) - 1, step)  # the recorded goal ends the route
+        else:
+            self.route.append(step)
 
     def remove_route_step(self, index: int) -> None:
         del self.route[index]
