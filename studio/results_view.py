@@ -45,6 +45,11 @@ def _boxed(title: str, widget: QWidget) -> QGroupBox:
     return box
 
 
+def with_extension(path: str, extension: str) -> str:
+    """`name` typed without an extension becomes name.csv (or .png): the format the dialog was for."""
+    return path if Path(path).suffix.lower() == f".{extension}" else f"{path}.{extension}"
+
+
 def summary_text(report: dict[str, Any]) -> str:
     human = sum(r["from_human"] for r in report["failures"])
     automatic = sum(r["automatic"] for r in report["failures"])
@@ -253,15 +258,21 @@ class ResultsView(QWidget):
 
     @Slot()
     def _ask_csv(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Export the results as CSV", "results.csv", "CSV (*.csv)")
+        path = self._ask_path("Export the results as CSV", "results", "csv", "CSV (*.csv)")
         if path:
             self.export_csv(path)
 
     @Slot()
     def _ask_png(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Export the results as PNG", "results.png", "PNG image (*.png)")
+        path = self._ask_path("Export the results as PNG", "results", "png", "PNG image (*.png)")
         if path:
             self.export_png(path)
+
+    def _ask_path(self, title: str, stem: str, extension: str, file_filter: str) -> str:
+        """A save dialog opened in the run folder; the extension is added when the name has none."""
+        start = (self.folder or Path.cwd()) / f"{stem}.{extension}"
+        path, _ = QFileDialog.getSaveFileName(self, title, str(start), file_filter)
+        return with_extension(path, extension) if path else ""
 
     def closeEvent(self, event: Any) -> None:
         self.shut_down()
