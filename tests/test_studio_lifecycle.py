@@ -105,7 +105,7 @@ def test_an_evaluator_that_fails_after_the_world_starts_is_reported_and_start_sa
         assert session.world is not None  # the world runs (its frames show); ground truth does not
         window.live.start()
         status = window.live.status.text()
-        assert status.startswith("Cannot start: The world started, but the evaluator failed") and \
+        assert status.startswith("Cannot start: The built-in world started, but the evaluator failed") and \
             "Restart world" in status
         assert session.runner is None and not list(Path(settings).glob("*.h5"))
     finally:
