@@ -130,3 +130,27 @@ def live_window(qtbot: Any, settings_dir: Any) -> Iterator[Any]:
     main = open_live_window(qtbot)
     yield main
     main.close()
+
+
+def run_episode_to_end(session: Any, qtbot: Any, choices: Any, timeout_ms: int = 90_000) -> dict[str, Any]:
+    """Start an episode as the Start button does and wait for its end. A refused start fails at once
+    with the session's message; an episode that never ends fails with where its thread is stuck."""
+    import sys
+    import traceback
+
+    ends: list[dict[str, Any]] = []
+    errors: list[str] = []
+    session.sig_episode_end.connect(ends.append)
+    session.sig_error.connect(errors.append)
+    session.start_episode(choices)
+    try:
+        qtbot.waitUntil(lambda: bool(ends) or (bool(errors) and not session.busy), timeout=timeout_ms)
+    except Exception as exc:
+        runner = session.runner
+        stacks = [f"thread {t.name}:\n" + "".join(traceback.format_stack(sys._current_frames()[t.ident]))
+                  for t in __import__("threading").enumerate() if t.name == "studio-episode" and t.ident]
+        raise AssertionError(f"the episode did not end: step {getattr(runner, 'step', None)}, "
+                             f"errors {errors}\n" + "\n".join(stacks)) from exc
+    assert ends, f"the episode did not start: {errors}"
+    return ends[0]
+

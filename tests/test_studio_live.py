@@ -16,6 +16,7 @@ from core.recording.reader import EpisodeReader
 from studio.live_controls import LiveChoices
 from studio.live_session import LiveSession
 from studio.main_window import MainWindow
+from tests.conftest import run_episode_to_end
 
 
 @pytest.fixture
@@ -24,11 +25,7 @@ def window(live_window):
 
 
 def run_to_end(window, qtbot, choices: LiveChoices) -> dict:
-    ends = []
-    window.session.sig_episode_end.connect(ends.append)
-    window.session.start_episode(choices)
-    qtbot.waitUntil(lambda: bool(ends), timeout=90_000)
-    return ends[0]
+    return run_episode_to_end(window.session, qtbot, choices)
 
 
 def test_a_random_episode_updates_every_panel(window, qtbot, settings_dir):

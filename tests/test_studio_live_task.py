@@ -17,6 +17,7 @@ from core.recording.reader import EpisodeReader
 from studio.live_controls import LiveChoices
 from studio.live_map import task_start
 from studio.paced_game import PacedGame
+from tests.conftest import run_episode_to_end
 
 
 @pytest.fixture
@@ -25,11 +26,7 @@ def window(live_window):
 
 
 def run(window, qtbot, choices: LiveChoices) -> dict:
-    ends = []
-    window.session.sig_episode_end.connect(ends.append)
-    window.session.start_episode(choices)
-    qtbot.waitUntil(lambda: bool(ends), timeout=90_000)
-    return ends[0]
+    return run_episode_to_end(window.session, qtbot, choices)
 
 
 def plotted(item) -> np.ndarray:
