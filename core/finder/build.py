@@ -180,6 +180,10 @@ class SignatureBuilder:
         reader = open_reader(game.pid)
         try:
             found = known if known is not None else self._locate(game, reader, observations)
+            if found.how == "given":  # what it holds now: the profile's validation ranges are sized on it
+                triple = np.frombuffer(reader.read(found.address, VALUE_BYTES), np.float32)
+                if len(triple) == 3 and np.isfinite(triple).all():
+                    found.values = tuple(float(v) for v in triple)  # type: ignore[assignment]
             if self._first is None:
                 self._first = found
             self._report(f"observing process {len(observations) + 1}", 0.0)
