@@ -40,7 +40,7 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
     signature.add_argument("--name", help="profile name (default: the file name)")
     signature.add_argument("--game-version", help="the game build this is for (default: the backend's)")
     signature.add_argument("--processes", type=int, default=2, help="processes to build from (default 2)")
-    signature.add_argument("--verify", type=int, default=1, help="fresh processes to verify on (default 1)")
+    signature.add_argument("--verify", type=int, default=2, help="fresh processes to verify on (default 2)")
     signature.add_argument("--scale", type=float, default=1.0, help="sample = stored value × scale (Minetest: 0.1)")
     signature.add_argument("--units", help="what the scaled position is in (m, nodes, ...)")
     signature.add_argument("--flag-offset", type=int, help="flags word, bytes from the position (from find-flag)")
