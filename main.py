@@ -81,8 +81,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _replay(args: argparse.Namespace) -> int:
-    if not os.path.exists(args.path):
-        print(f"replay: {args.path} does not exist", file=sys.stderr)
+    from studio.replay.open_check import not_a_recording
+
+    problem = not_a_recording(args.path)
+    if problem is not None:
+        print(f"replay: {problem}", file=sys.stderr)
         return 2
     from studio.app import run_studio
 

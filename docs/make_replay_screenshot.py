@@ -62,8 +62,10 @@ def main() -> None:
         app, window = open_studio(connect=False)
         QSettings("PokeGym", "Studio").setValue("replay/annotator", "alice")
         window.replay.set_annotator("alice")
-        window.open_path(str(episode))
+        window.open_path(folder)  # the folder's episode list, beside the episode
         replay = window.replay
+        spin_until(lambda: replay.episodes.rows == 1, 60)
+        window.open_path(str(episode))
         spin_until(lambda: replay.episode is not None and replay.shown_index == 0, 60)
         editor = replay.labels.editor
         span = editor.spans[0]  # the suggestion: every ineffective move against the wall

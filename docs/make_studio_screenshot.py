@@ -18,12 +18,14 @@ def main() -> None:
     app, window = open_studio()
     session = window.session
     window.live.controls.task.setCurrentText("q08_site_navigation")
+    window.live.controls.granularity.setCurrentText("Goal-only")  # as the episode below
     window.live.controls.side_views.setChecked(True)
     window.live.controls.previous_frame.setChecked(True)
     session.start_episode(LiveChoices("q08_site_navigation", intervention="physical", budget=60,
                                       previous_frame=True, side_views=True))
     spin_until(lambda: window.live.reasoning.count >= 30, 120)
     session.pause()
+    spin_until(lambda: session.runner is not None and session.runner.waiting, 30)  # the status bar says Paused
     save_and_close(app, window, OUT)
 
 

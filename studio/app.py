@@ -1,33 +1,27 @@
 """`python main.py` (no command): the studio window on the built-in world (or `--backend NAME|PATH`);
-`replay PATH` opens a recording."""
+`replay PATH` opens a recording.
+
+Before Qt is touched, studio.desktop_check makes sure a window can open at all: a missing system
+library of Qt's platform plugin makes Qt abort the process with a misleading message, so the user is
+told instead exactly what to install. The game starts only when the Live view is first shown.
+"""
 
 from __future__ import annotations
 
-import os
+import logging
 import sys
 
-from PySide6.QtWidgets import QApplication
-
-from studio.live_session import LiveSession
-from studio.main_window import MainWindow
-
-
-def no_display_reason() -> str | None:
-    """Why Qt could not open a window here, said before Qt aborts the process over it."""
-    if not sys.platform.startswith("linux") or os.environ.get("QT_QPA_PLATFORM"):
-        return None
-    if os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"):
-        return None
-    return ("no display: DISPLAY and WAYLAND_DISPLAY are unset. Run the studio in a desktop session, "
-            "under `xvfb-run python main.py`, or headless with QT_QPA_PLATFORM=offscreen (no window is shown). "
-            "Every command except the studio works without a display.")
+from studio.desktop_check import platform_problem
 
 
 def run_studio(open_path: str | None = None, backend: str = "builtin") -> int:
-    reason = no_display_reason()
-    if reason is not None:
-        print(f"PokeGym Studio: {reason}", file=sys.stderr)
+    problem = platform_problem()
+    if problem is not None:
+        print(problem.message(), file=sys.stderr)
         return 2
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s", stream=sys.stderr)
+    from PySide6.QtWidgets import QApplication
+
     app = QApplication.instance() or QApplication(sys.argv)
     app.setApplicationName("PokeGym Studio")
     from core.backends.profile import BackendFileError, load_backend
@@ -37,10 +31,20 @@ def run_studio(open_path: str | None = None, backend: str = "builtin") -> int:
     except BackendFileError as exc:
         print(f"PokeGym Studio: {exc}", file=sys.stderr)
         return 2
-    session = LiveSession(backend=chosen)
-    window = MainWindow(session)
-    window.show()
-    session.connect_world()
+    window = build_studio(open_path, chosen)
+    code = int(app.exec())
+    del window
+    return code
+
+
+def build_studio(open_path: str | None = None, backend: object = None) -> object:
+    """The main window, shown: on the Replay view when a path is given (no game is started for it),
+    else on the Live view, which starts the game (the built-in world unless `backend` says otherwise)."""
+    from studio.live_session import LiveSession
+    from studio.main_window import MainWindow
+
+    window = MainWindow(LiveSession(backend=backend))  # type: ignore[arg-type]
     if open_path is not None:
-        window.open_path(open_path)
-    return int(app.exec())
+        window.open_path(open_path)  # before show(): the Live view stays hidden, so no world starts
+    window.show()
+    return window

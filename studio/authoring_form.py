@@ -36,6 +36,9 @@ INSTRUCTIONS = {  # granularity -> (label, placeholder)
     "step_guided": ("Step-guided", "ordered sub-goals, no visual cues: 1. Go south. 2. …"),
     "goal_only": ("Goal-only", "the objective alone: Go to the lane."),
 }
+DRIVING_HELP = ("Drive to each spot first: click the game view, then hold W A S D to walk and the arrow keys to "
+                "turn the camera (Space or E is A). Between episodes the keys drive the character directly; "
+                "Take control (Ctrl+K) is only needed while an episode runs.")
 CAPTURED = "captured"  # the start combo's item data for a captured start (named starts carry their name)
 
 
@@ -138,8 +141,12 @@ class AuthoringForm(QWidget):
         texts = QVBoxLayout()
         texts.addWidget(self.instruction_tabs)
 
+        self.driving_help = QLabel(DRIVING_HELP)
+        self.driving_help.setWordWrap(True)
+        self.driving_help.setStyleSheet("color: #445; background: #eef3fb; padding: 4px;")
         column = QVBoxLayout(self)
         column.setContentsMargins(4, 4, 4, 4)
+        column.addWidget(self.driving_help)
         for title, layout in (("Task", task), ("Start state", start), ("Goal and reference route", goal),
                               ("Flags changed since the last capture", flags), ("Instructions", texts)):
             group = QGroupBox(title)
@@ -161,13 +168,16 @@ class AuthoringBar(QWidget):
         self.try_button = QPushButton("Try it")
         self.try_button.setToolTip("reset to the start, then drive the reference route under the evaluator")
         self.progress = QProgressBar()
-        self.progress.setRange(0, 0)  # a busy indicator: a try reports nothing until it ends
-        self.progress.setTextVisible(False)
-        self.progress.setMaximumHeight(10)
+        self.progress.setRange(0, 0)  # the task's budget once a try starts; the value counts its steps
+        self.progress.setFormat("%v of %m steps")
+        self.progress.setMaximumHeight(16)
         keep_place = self.progress.sizePolicy()
         keep_place.setRetainSizeWhenHidden(True)  # the Try it button keeps its size when the bar hides
         self.progress.setSizePolicy(keep_place)
         self.progress.hide()
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setToolTip("stop the try after its current step; the game goes back to where it was")
+        self.cancel_button.hide()
         self.try_result = QLabel("")
         self.try_result.setToolTip("Trying steers the character by ground truth, as `tasks validate --drive` does:\n"
                                    "it proves the task solvable, and is never an agent's result.")
@@ -181,6 +191,7 @@ class AuthoringBar(QWidget):
         save.addStretch(1)
         trying = _row(self.try_button)
         trying.addWidget(self.progress, 1)
+        trying.addWidget(self.cancel_button)
         for part in (save, trying):
             column.addLayout(part)
         column.addWidget(self.try_result)

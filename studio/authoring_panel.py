@@ -19,6 +19,7 @@ from core.authoring.context import world_start_states
 from core.evaluation.sample import StateSample
 from core.evaluation.tasks import InlineStart, Task, TaskFileError
 from core.paths import TASKS_DIR
+from studio import authoring_fields as fields
 from studio import authoring_views as views
 from studio.authoring_form import CAPTURED, AuthoringBar, AuthoringForm
 from studio.authoring_worker import AuthoringWorker
@@ -26,6 +27,7 @@ from studio.live_session import LiveSession
 from widgets.trajectory_plot import TrajectoryPlot
 
 FLAG_POLL_MS = 300
+DRAFT_CHANGES = ("start", "goal", "waypoint", "interact", "at_start")
 SAYS = {"start": "Start captured", "goal": "Goal recorded", "waypoint": "Waypoint added",
         "interact": "Interact step added", "baseline": "Flag changes are now listed from here",
         "at_start": "At the start state; flag changes are listed from here"}  # "ready": said by the status bar
@@ -100,6 +102,9 @@ class AuthoringPanel(QWidget):
         self.bar.save_button.clicked.connect(self._save_clicked)
         self.bar.save_as_button.clicked.connect(self.save_as)
         self.bar.try_button.clicked.connect(self.try_it)
+        self.bar.cancel_button.clicked.connect(self.worker.cancel_try)
+        self.worker.sig_try_step.connect(self._try_step)
+        self.worker.sig_try_cancelled.connect(self._on_try_cancelled)
         self.worker.sig_sampled.connect(self._on_sampled)
         self.worker.sig_tried.connect(self._on_tried)
         self.worker.sig_failed.connect(self._on_failed)
@@ -142,26 +147,45 @@ class AuthoringPanel(QWidget):
             self.draft.remove_route_step(row if 0 <= row < count else count - 1)
             self._preview()
 
-    def save(self, folder: Path | None = None) -> Path | None:
-        """Validate and write the task; problems (with file and line) are shown in the panel, never raised."""
+    def save(self, folder: Path | None = None, overwrite: bool | None = None) -> Path | None:
+        """Validate and write the task; problems are marked on the form's fields, never raised. Warns when
+        the reference route ends away from the goal (a try would stop short of it)."""
         try:
             path = save_task(self.draft, Path(folder) if folder is not None else self.tasks_dir,
-                             overwrite=self.bar.replace.isChecked())
+                             overwrite=self.bar.replace.isChecked() if overwrite is None else overwrite)
             task = self.draft.validate(path)
         except TaskFileError as exc:
-            self._say(str(exc), "error")
+            self._refused(exc)
             return None
+        fields.clear_marks(self.form)
         self.session.add_task(task)
-        self._say(f"Saved {path}.", "ok")
+        gap = self.draft.route_gap()
+        if gap is not None and self.draft.goal is not None:
+            self._say(f"Saved {path}, but the reference route ends {gap:.1f} m from the goal (radius "
+                      f"{self.draft.goal.radius:g} m): Try it will stop short. Record the goal again where the "
+                      "route should end, or add a waypoint at the goal.", "error")
+        else:
+            self._say(f"Saved {path}.", "ok")
         self.sig_task_saved.emit(str(path))
         self.sig_task_added.emit(task.id)
         return path
 
     @Slot()
     def save_as(self) -> None:
-        folder = QFileDialog.getExistingDirectory(self, "Save the task in", str(self.tasks_dir))
-        if folder:
-            self.save(Path(folder))
+        """A save-file dialog named after the task's id. The id follows the file name chosen (a task's id
+        is its file name), and the dialog has already asked before replacing a file."""
+        start = self.tasks_dir / f"{self.draft.id or 'untitled'}.yaml"
+        chosen, _ = QFileDialog.getSaveFileName(self, "Save the task as", str(start), "Task files (*.yaml)")
+        if not chosen:
+            return
+        path = Path(chosen) if chosen.endswith(".yaml") else Path(f"{chosen}.yaml")
+        if path.stem != self.draft.id:
+            self.form.id.setText(path.stem)  # the draft follows the field
+        self.save(path.parent, overwrite=path.exists())
+
+    def _refused(self, error: TaskFileError) -> None:
+        marked = fields.mark_problems(self.form, error)
+        self._say(marked or str(error), "error")
 
     @Slot()
     def try_it(self) -> None:
@@ -176,10 +200,16 @@ class AuthoringPanel(QWidget):
         try:
             task = self.draft.validate()
             self.worker.try_out(task)
-        except (TaskFileError, RuntimeError) as exc:
+        except TaskFileError as exc:
+            self._refused(exc)
+            return
+        except RuntimeError as exc:
             self._say(str(exc), "error")
             return
+        fields.clear_marks(self.form)
         self._tried = task
+        self.bar.progress.setRange(0, max(task.step_budget, task.reference_steps or 0))
+        self.bar.progress.setValue(0)
         self._set_trying(True)
         if self.trajectory is not None:
             self.trajectory.clear_episode()  # the plot's path becomes the try's drive
@@ -201,7 +231,8 @@ class AuthoringPanel(QWidget):
             return
         if purpose in SAYS:
             self._say(f"{SAYS[purpose]}: ({sample.x:.1f}, {sample.y:.1f}).", "info")
-        self._preview()
+        if purpose in DRAFT_CHANGES:  # the map shows the chosen task until the draft itself changes
+            self._preview()
 
     @Slot(object)
     def _on_tried(self, result: TryResult) -> None:
@@ -209,6 +240,17 @@ class AuthoringPanel(QWidget):
         budget = self._tried.step_budget if self._tried is not None else self.draft.step_budget
         views.show_message(self.bar.try_result, views.describe_try(result, budget), "ok" if result.success else "error")
         self.sig_tried.emit(result)
+
+    @Slot(int)
+    def _try_step(self, steps: int) -> None:
+        if steps > self.bar.progress.maximum():  # past the budget: the try says so when it ends
+            self.bar.progress.setMaximum(steps)
+        self.bar.progress.setValue(steps)
+
+    @Slot()
+    def _on_try_cancelled(self) -> None:
+        self._set_trying(False)
+        views.show_message(self.bar.try_result, "Try cancelled; the game is back where it was.", "info")
 
     @Slot(str, str)
     def _on_failed(self, purpose: str, message: str) -> None:
@@ -291,6 +333,7 @@ class AuthoringPanel(QWidget):
         self._trying = trying
         self.bar.try_button.setEnabled(not trying)
         self.bar.progress.setVisible(trying)
+        self.bar.cancel_button.setVisible(trying)
 
     def _say(self, text: str, kind: str) -> None:
         views.show_message(self.bar.message, text, kind)

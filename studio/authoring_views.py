@@ -82,7 +82,8 @@ def show_on_plot(plot: TrajectoryPlot, start: tuple[float, float] | None, goal: 
         plot.set_start(float(start[0]), float(start[1]))
     if goal is not None:
         plot.set_goal(goal.x, goal.y, goal.radius)
-    plot.set_route([step.goto if isinstance(step, Goto) else step.interact.target for step in route])
+    points = [step.goto if isinstance(step, Goto) else step.interact.target for step in route]
+    plot.set_route(([(float(start[0]), float(start[1]))] if start is not None else []) + points)  # from the start
 
 
 def describe_try(result: TryResult, budget: int) -> str:

@@ -3,11 +3,13 @@
 Every job runs on the session's drive thread (LiveSession.run_on_world), after the key presses
 already queued, so a capture records where the character ends up and a try never talks to the
 world at the same time as the human's driving. Results come back as Qt signals, which Qt queues
-to the panel's bound slots in the GUI thread.
+to the panel's bound slots in the GUI thread. A try reports each step it takes and can be cancelled:
+the world it drives is wrapped so that every hold counts, and a cancelled one ends the drive.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -22,17 +24,44 @@ from core.evaluation.tasks import Task
 from core.game.builtin import BuiltinWorld
 from core.game.connection import Capability
 from core.game.errors import GameError
+from core.game.pad import PadState
 from studio.live_session import LiveSession
+
+
+class TryCancelled(GameError):
+    """The user cancelled "Try it" (a GameError, so the try ends the way a failing game ends it)."""
+
+
+class WatchedWorld:
+    """The world, for a try: every hold is counted (progress) and refused once the try is cancelled."""
+
+    def __init__(self, world: BuiltinWorld, on_step: Callable[[int], None], cancelled: threading.Event) -> None:
+        self._world, self._on_step, self._cancelled = world, on_step, cancelled
+        self.steps = 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._world, name)
+
+    def hold(self, pad: PadState, seconds: float) -> Any:
+        if self._cancelled.is_set():
+            raise TryCancelled("cancelled by the user")
+        result = self._world.hold(pad, seconds)
+        self.steps += 1
+        self._on_step(self.steps)
+        return result
 
 
 class AuthoringWorker(QObject):
     sig_sampled = Signal(str, object)  # what the sample is for ("start", "goal", ...), the StateSample
     sig_tried = Signal(object)         # the TryResult of a task tried on the live game
     sig_failed = Signal(str, str)      # what was being done ("try", "goal", ...), the error for the user
+    sig_try_step = Signal(int)         # steps the try has driven so far
+    sig_try_cancelled = Signal()       # a cancelled try has ended (the game is back where it was)
 
     def __init__(self, session: LiveSession) -> None:
         super().__init__()  # no parent: queued jobs hold a reference, so it outlives a closed panel
         self.session = session
+        self._cancel_try = threading.Event()
 
     # Each raises RuntimeError (a message for the user) while an episode runs or before the world is up.
     def sample(self, purpose: str) -> None:
@@ -45,7 +74,12 @@ class AuthoringWorker(QObject):
 
     def try_out(self, task: Task) -> None:
         """Try the task on the live game, then put the game back as it was (when it keeps save states)."""
-        self._watch("try", self.session.run_on_world(partial(self._try, task)))
+        self._cancel_try = threading.Event()
+        self._watch("try", self.session.run_on_world(partial(self._try, task, self._cancel_try)))
+
+    def cancel_try(self) -> None:
+        """Stop the try in progress after its current step; the game is put back as it was."""
+        self._cancel_try.set()
 
     def _watch(self, purpose: str, job: Future[None]) -> None:
         """A job cancelled before it ran (the world was restarted or closed) still gets an answer."""
@@ -63,15 +97,19 @@ class AuthoringWorker(QObject):
 
         self._report("start", reset)
 
-    def _try(self, task: Task, world: BuiltinWorld, evaluator: EvaluatorClient) -> None:
+    def _try(self, task: Task, cancelled: threading.Event, world: BuiltinWorld, evaluator: EvaluatorClient) -> None:
         def run() -> None:
             saved = world.snapshot() if Capability.SAVE_STATES in world.info.capabilities else None
-            result = try_task(task, world, evaluator)  # game failures come back as the outcome "game_error"
+            watched = WatchedWorld(world, self.sig_try_step.emit, cancelled)
+            result = try_task(task, watched, evaluator)  # type: ignore[arg-type]  # failures: outcome "game_error"
             try:
                 if saved is not None:
                     world.restore(saved)  # the author carries on where they were
             finally:
-                self.sig_tried.emit(result)
+                if cancelled.is_set():
+                    self.sig_try_cancelled.emit()
+                else:
+                    self.sig_tried.emit(result)
 
         self._report("try", run)
 

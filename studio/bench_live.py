@@ -1,7 +1,19 @@
 """`python main.py bench live`: the studio window, offscreen, during a recorded episode in real time.
 
 Reports frames displayed against frames produced by the world, and how long the GUI event loop
-stalls, measured with a 5 ms timer probe (a stall is the probe firing late).
+stalls, measured with a 5 ms timer probe (a stall is the probe firing late). The same probe then
+runs across the two slowest things a user asks of the window: Restart world during an episode (the
+old world and its evaluator closed, a new pair started) and an episode switch in Replay with a label
+save pending. Neither may stall the GUI thread: the target is no stall over 50 ms.
+
+On a shared machine most of a late firing can be the GUI thread waiting for a CPU, not working or
+blocked. Linux counts that wait per thread (/proc/thread-self/schedstat, "run-queue wait"), so the
+probe also reports the stall less that wait: `ui_own_stall_ms_*`, what the studio itself caused
+(its work on the GUI thread and any wait for a lock, a disk or another thread), which is what the
+50 ms target is about. Where schedstat is missing, the two figures are the same. A thread waiting for
+the GIL held by a descheduled thread still counts as its own stall, so on a loaded machine even this
+figure runs high; `ui_cpu_ms_max`, the most CPU time the GUI thread spent between two firings, is the
+one figure the load barely moves (it leaves out waits, which the tests rule out structurally).
 """
 
 from __future__ import annotations
@@ -9,18 +21,66 @@ from __future__ import annotations
 import argparse
 import gc
 import os
+import tempfile
 import time
 from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 Emit = Callable[..., None]
 PROBE_MS = 5
+Stalls = tuple[np.ndarray, np.ndarray, np.ndarray]  # late by (ms), of which the studio's own, GUI CPU time
+
+
+def _run_queue_wait_s() -> float:
+    """How long this thread has waited for a CPU while ready to run (0.0 where Linux does not say)."""
+    try:
+        with open("/proc/thread-self/schedstat") as stats:
+            return int(stats.read().split()[1]) / 1e9
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
+class StallProbe:
+    """A 5 ms timer on the GUI thread. For each firing: how late it was (ms), and how late less the time
+    the thread waited for a CPU meanwhile (the studio's own stall)."""
+
+    def __init__(self) -> None:
+        from PySide6.QtCore import Qt, QTimer
+
+        self.gaps: list[float] = []
+        self.own: list[float] = []
+        self.cpu: list[float] = []
+        self._last = (0.0, 0.0, 0.0)
+        self._timer = QTimer()
+        self._timer.setTimerType(Qt.TimerType.PreciseTimer)
+        self._timer.timeout.connect(self._fired)
+
+    def _fired(self) -> None:
+        now = (time.perf_counter(), _run_queue_wait_s(), time.thread_time())
+        gap = (now[0] - self._last[0]) * 1000 - PROBE_MS
+        self.gaps.append(gap)
+        self.own.append(gap - (now[1] - self._last[1]) * 1000)
+        self.cpu.append((now[2] - self._last[2]) * 1000)
+        self._last = now
+
+    def start(self) -> None:
+        self.gaps, self.own, self.cpu = [], [], []
+        self._last = (time.perf_counter(), _run_queue_wait_s(), time.thread_time())
+        self._timer.start(PROBE_MS)
+
+    def stop(self) -> Stalls:
+        """The stalls (ms, 0 for a firing on time), the studio's own part of each, and the GUI thread's CPU
+        time between firings (ms)."""
+        self._timer.stop()
+        return (np.maximum(np.asarray(self.gaps[1:] or [0.0]), 0.0),
+                np.maximum(np.asarray(self.own[1:] or [0.0]), 0.0), np.asarray(self.cpu[1:] or [0.0]))
 
 
 def bench_live(args: argparse.Namespace, emit: Emit) -> None:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    from PySide6.QtCore import Qt, QTimer
     from PySide6.QtWidgets import QApplication
 
     from studio.live_controls import CLOCKS, LiveChoices
@@ -41,31 +101,29 @@ def bench_live(args: argparse.Namespace, emit: Emit) -> None:
     spin_until(lambda: session.evaluator is not None and "Connected" in window.live.status.text(), 90)
     session.start_episode(LiveChoices("q10_market_mixed", budget=10_000))
     spin_until(lambda: False, 2.0)  # let the episode get going
-    gaps: list[float] = []
-    last = [time.perf_counter()]
-
-    def probe() -> None:
-        now = time.perf_counter()
-        gaps.append((now - last[0]) * 1000 - PROBE_MS)
-        last[0] = now
-
-    probe_timer = QTimer()
-    probe_timer.setTimerType(Qt.TimerType.PreciseTimer)
-    probe_timer.timeout.connect(probe)
+    probe = StallProbe()
     produced_start = session.world.latest_frame().frame_no if session.world else 0
     shown_start = window.live.frame_view.frames_shown
     started = time.perf_counter()
-    probe_timer.start(PROBE_MS)
+    probe.start()
     spin_until(lambda: False, args.live_seconds)
-    probe_timer.stop()
+    stalls, own, cpu = probe.stop()
     elapsed = time.perf_counter() - started
     produced = (session.world.latest_frame().frame_no - produced_start) / elapsed if session.world else 0.0
     displayed = (window.live.frame_view.frames_shown - shown_start) / elapsed
-    stalls = np.maximum(np.asarray(gaps[1:]), 0.0)
     emit(args, "displayed_fps", displayed, "frames/s", produced, "produced_fps")
     emit(args, "ui_stall_ms_max", float(stalls.max()), "ms")
     emit(args, "ui_stall_ms_p99", float(np.percentile(stalls, 99)), "ms")
+    emit(args, "ui_own_stall_ms_max", float(own.max()), "ms")
+    emit(args, "ui_own_stall_ms_p99", float(np.percentile(own, 99)), "ms")
+    emit(args, "ui_cpu_ms_max", float(cpu.max()), "ms")
     emit(args, "steps_recorded", float(window.live.reasoning.count), "steps")
+
+    for name, (stalls, own, cpu) in (("restart", _across_restart(window, probe, spin_until)),
+                                     ("replay_switch", _across_replay_switch(window, probe, spin_until, args))):
+        emit(args, f"ui_stall_ms_max_{name}", float(stalls.max()), "ms")
+        emit(args, f"ui_own_stall_ms_max_{name}", float(own.max()), "ms")
+        emit(args, f"ui_cpu_ms_max_{name}", float(cpu.max()), "ms")
     window.close()
     # Tear down while the interpreter is whole: Qt objects left to interpreter finalization can
     # crash PySide6 (a known issue) after the figures have been printed.
@@ -73,3 +131,45 @@ def bench_live(args: argparse.Namespace, emit: Emit) -> None:
     _app.processEvents()
 
     gc.collect()
+
+
+def _across_restart(window: Any, probe: StallProbe, spin_until: Callable[..., bool]) -> Stalls:
+    """Restart world while the episode runs, probed until the new world is connected."""
+    session = window.live.session
+    old = session.world.pid if session.world is not None else -1
+    probe.start()
+    window.live.restart_world()
+    connected = spin_until(lambda: session.world is not None and session.world.pid != old
+                           and "Connected" in window.live.status.text(), 120)
+    stalls = probe.stop()
+    if not connected:
+        raise RuntimeError("the restarted world did not connect within 120 s")
+    return stalls
+
+
+def _across_replay_switch(window: Any, probe: StallProbe, spin_until: Callable[..., bool],
+                          args: argparse.Namespace) -> Stalls:
+    """Open an episode in Replay, label it, and switch to another: probed until the second is shown
+    and the first one's labels are on disk."""
+    from core.labels.store import read_labels
+    from core.replay.synthetic import write_long_episode
+
+    replay = window.replay
+    window.tabs.setCurrentWidget(replay)
+    replay.set_annotator("bench")
+    with tempfile.TemporaryDirectory(dir=args.tmp) as folder:
+        images = [np.full((180, 320, 3), 20 + i, np.uint8) for i in range(20)]
+        first = write_long_episode(Path(folder) / "first.h5", 2_000, images, seed=1)
+        second = write_long_episode(Path(folder) / "second.h5", 2_000, images, seed=2)
+        window.open_path(str(first))
+        spin_until(lambda: replay.episode is not None and replay.shown_index == 0, 60)
+        replay.labels.set_category("Lost")  # a label not saved yet when the switch comes
+        probe.start()
+        window.open_path(str(second))
+        shown = spin_until(lambda: replay.episode is not None and replay.episode.path == second
+                           and replay.shown_index == 0 and "bench" in read_labels(first).annotators, 60)
+        stalls = probe.stop()
+        if not shown:
+            raise RuntimeError("the second episode did not open (or the first one's labels were not saved)")
+        replay.labels.close()
+        return stalls

@@ -1,21 +1,27 @@
-"""Human control of the character: keyboard keys and a physical gamepad become pad input steps.
+"""Human control of the character: keys held down and a physical gamepad become pad input steps.
 
-The keyboard sends one HUMAN_STEP_S step per key press. A gamepad is polled at display rate and
-sends the next step only when the previous one has started, so holding a stick walks steadily
-instead of queueing a backlog.
+A key drives the character for as long as it is held, and no longer. While a key (or a stick) is
+pressed, one HUMAN_STEP_S step is queued at once (so a tap is one step, and a capture asked for after
+it comes after it); while it stays held, the driver sends the next step every HUMAN_STEP_S of
+wall-clock time, and only once the previous one has started: steps are recorded at the rate the key
+was really held (also in lockstep, where the world could play them faster) and never pile up. When a
+held key is let go, the step queued behind the one in progress is cancelled. Auto-repeated key events
+are ignored. The gamepad is polled at display rate the same way.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from PySide6.QtCore import QObject, Qt, QTimer, Signal, Slot
 
 from core.game.pad import Button, PadState
 
 HUMAN_STEP_S = 0.25
-GAMEPAD_POLL_MS = 16
+POLL_MS = 16
 KEY_PADS = {
     Qt.Key.Key_W: PadState(left_y=1.0), Qt.Key.Key_S: PadState(left_y=-1.0),
     Qt.Key.Key_A: PadState(left_x=-1.0), Qt.Key.Key_D: PadState(left_x=1.0),
@@ -24,11 +30,15 @@ KEY_PADS = {
     Qt.Key.Key_Space: PadState(buttons=frozenset({Button.A})), Qt.Key.Key_E: PadState(buttons=frozenset({Button.A})),
     Qt.Key.Key_Q: PadState(buttons=frozenset({Button.B})),
 }
-KEY_HELP = [("W A S D", "move"), ("Arrow keys", "turn and tilt the camera"), ("Space or E", "A (interact)"),
-            ("Q", "B (cancel)"), ("Gamepad", "left stick moves, right stick turns, buttons as on a Switch pad")]
+KEY_HELP = [("W A S D", "move (for as long as the key is held)"), ("Arrow keys", "turn and tilt the camera"),
+            ("Space or E", "A (interact)"), ("Q", "B (cancel)"),
+            ("Gamepad", "left stick moves, right stick turns, buttons as on a Switch pad")]
 
+SHORTCUT_MODIFIERS = Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.AltModifier | \
+    Qt.KeyboardModifier.MetaModifier
 SendInput = Callable[[PadState, float], None]
 WaitingInputs = Callable[[], int]
+Cancel = Callable[[], None]
 
 
 def describe_pad(pad: PadState | None) -> str:
@@ -43,20 +53,80 @@ def describe_pad(pad: PadState | None) -> str:
     return "pad: " + ("  ".join(parts) if parts else "neutral")
 
 
-class GamepadPoller(QObject):
-    """Polls a physical gamepad (if one is connected) and turns deflections into human steps."""
+def is_driving_key(event: Any) -> bool:
+    """A first press of a key that drives (for saying why it did not, during an agent's episode)."""
+    return (event.key() in KEY_PADS and not event.isAutoRepeat()
+            and not event.modifiers() & SHORTCUT_MODIFIERS)
 
-    sig_status = Signal(str)  # what the user should know: found, gone, permission problem
 
-    def __init__(self, send: SendInput, waiting: WaitingInputs) -> None:
+def combine(pads: list[PadState]) -> PadState:
+    """Several keys at once: W and D walk diagonally, W and ← walk while turning."""
+    def axis(name: str) -> float:
+        return max(-1.0, min(1.0, sum(getattr(pad, name) for pad in pads)))
+
+    return PadState(left_x=axis("left_x"), left_y=axis("left_y"), right_x=axis("right_x"), right_y=axis("right_y"),
+                    buttons=frozenset(b for pad in pads for b in pad.buttons))
+
+
+class HumanDriver(QObject):
+    """Keys and a physical gamepad, turned into human steps (see the module docstring)."""
+
+    sig_status = Signal(str)  # what the user should know: gamepad found, gone, permission problem
+
+    def __init__(self, send: SendInput, waiting: WaitingInputs, cancel: Cancel) -> None:
         super().__init__()
-        self._send, self._waiting = send, waiting
-        self._pad = None
+        self._send, self._waiting, self._cancel = send, waiting, cancel
+        self._held: list[int] = []       # keys down, in the order pressed
+        self._carried: dict[int, int] = {}  # key held -> how many steps have carried it so far
+        self._pad = None                 # the physical gamepad, while one is open
+        self._stick = PadState()         # its last reading
         self.device_dir: Path | None = None  # where to look for /dev/input/js* devices (None: the system's)
+        self.steps_sent = 0
+        self._next_send = 0.0  # monotonic time from which the next step may be sent
         self._timer = QTimer(self)
-        self._timer.timeout.connect(self._poll)
+        self._timer.setTimerType(Qt.TimerType.PreciseTimer)
+        self._timer.timeout.connect(self._tick)
 
-    def start(self) -> None:
+    # -- keys ---------------------------------------------------------------------------------
+    def key_down(self, key: int, auto_repeat: bool, modifiers: Qt.KeyboardModifier = Qt.KeyboardModifier.NoModifier,
+                 ) -> bool:
+        """A key went down; returns whether it is a driving key (auto-repeats of one are swallowed). With
+        Ctrl, Alt or Meta it is a shortcut, not driving."""
+        if key not in KEY_PADS or modifiers & SHORTCUT_MODIFIERS:
+            return False
+        if not auto_repeat and key not in self._held:
+            self._held.append(key)
+            self._send_held()  # at once, whatever is queued: a tap is a step, in the order pressed
+            self._timer.start(POLL_MS)
+        return True
+
+    def key_up(self, key: int, auto_repeat: bool) -> bool:
+        if key not in KEY_PADS:
+            return False
+        if auto_repeat or key not in self._held:
+            return True
+        self._held.remove(key)
+        # A step queued behind the one in progress would walk on after the key is up: cancel it. A key
+        # carried by one step only was a tap, and that step (started or not) is what the tap asked for.
+        if self._carried.pop(key, 0) > 1:
+            self._cancel()
+        return True
+
+    def release_all(self) -> None:
+        """Focus went elsewhere: key-up events will not come, so stop driving now."""
+        if self._held:
+            self._held, self._carried = [], {}
+            self._cancel()
+
+    @property
+    def held(self) -> PadState | None:
+        pads = [KEY_PADS[key] for key in self._held]
+        if self._stick != PadState():
+            pads.append(self._stick)
+        return combine(pads) if pads else None
+
+    # -- the gamepad ---------------------------------------------------------------------------
+    def open_gamepad(self) -> None:
         from core.game.physical_pad import GamepadError, open_gamepad
 
         try:
@@ -68,28 +138,60 @@ class GamepadPoller(QObject):
             self.sig_status.emit("No gamepad found; use the keyboard.")
             return
         self.sig_status.emit(f"Gamepad: {self._pad.name}")
-        self._timer.start(GAMEPAD_POLL_MS)
+        self._timer.start(POLL_MS)
 
-    def stop(self) -> None:
-        self._timer.stop()
+    def close_gamepad(self) -> None:
         if self._pad is not None:
             self._pad.close()
             self._pad = None
+        self._stick = PadState()
 
     @property
-    def active(self) -> bool:
+    def gamepad_active(self) -> bool:
         return self._pad is not None
 
-    @Slot()
-    def _poll(self) -> None:
+    def _read_gamepad(self) -> None:
         from core.game.physical_pad import GamepadError
 
         assert self._pad is not None
         try:
-            pad = self._pad.poll()
+            stick = self._pad.poll()
         except GamepadError as exc:
-            self.stop()
+            self.close_gamepad()
             self.sig_status.emit(f"Gamepad: {exc}")
             return
-        if pad != PadState.neutral() and self._waiting() == 0:
-            self._send(pad, HUMAN_STEP_S)
+        if stick == PadState() and self._stick != PadState():
+            self._cancel()  # the stick is back in the centre: stop now
+        self._stick = stick
+
+    # -- sending ---------------------------------------------------------------------------------
+    @Slot()
+    def _tick(self) -> None:
+        if self._pad is not None:
+            self._read_gamepad()
+        pad = self.held
+        if pad is None:
+            if self._pad is None:
+                self._timer.stop()  # nothing held and no gamepad: nothing to poll
+            return
+        now = time.monotonic()
+        if self._waiting() == 0 and now >= self._next_send:  # the previous step has started, and is due
+            self._send_held()
+
+    def _send_held(self) -> None:
+        pad = self.held
+        if pad is None:
+            return
+        now = time.monotonic()
+        # Keep the cadence while held (a late tick does not shift the next), restart it after a pause.
+        self._next_send = self._next_send + HUMAN_STEP_S if 0 <= now - self._next_send < HUMAN_STEP_S \
+            else now + HUMAN_STEP_S
+        for key in self._held:
+            self._carried[key] = self._carried.get(key, 0) + 1
+        self.steps_sent += 1
+        self._send(pad, HUMAN_STEP_S)
+
+    def stop(self) -> None:
+        self._timer.stop()
+        self.release_all()
+        self.close_gamepad()

@@ -1,5 +1,6 @@
 """The Live view's episode form: task, instructions, agent and model, paradigm, observation, reflection,
-interventions, budget and the world's clock. It only holds choices; the window acts on them."""
+interventions, budget, seed, the world's clock and the pace to watch a lockstep episode at. It only holds
+choices; the window acts on them."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.agents.models.base import PRESETS
+from studio.paced_game import DEFAULT_PACE, PACES
 
 GRANULARITIES = {"Visual-guided": "visual_guided", "Step-guided": "step_guided", "Goal-only": "goal_only"}
 CLOCKS = {"Lockstep (the game waits for the agent)": "lockstep", "Real time (30 fps, like an emulator)": "realtime"}
@@ -38,6 +40,8 @@ class LiveChoices:
     intervention_after: int = 3
     budget: int | None = None  # None = the task's own budget
     frames_every_ticks: int = 0  # continuous frames between steps for replay, 0 = off
+    seed: int | None = None  # None = a fresh random seed for every Start (recorded with the episode)
+    pace: float | None = None  # lockstep only: watch at this multiple of real time (None = as fast as it runs)
 
 
 def available_agents() -> tuple[list[str], list[str]]:
@@ -53,6 +57,7 @@ def available_agents() -> tuple[list[str], list[str]]:
 
 class LiveControls(QWidget):
     sig_clock_changed = Signal(str)  # "lockstep" or "realtime": the world must be restarted in that mode
+    sig_pace_changed = Signal(object)  # the new pace (a float, or None for as fast as it runs)
 
     def __init__(self, task_ids: list[str]) -> None:
         super().__init__()
@@ -99,19 +104,36 @@ class LiveControls(QWidget):
         self.frames_every.setRange(0, 120)
         self.frames_every.setSpecialValueText("off")
         self.frames_every.setSuffix(" ticks")
+        self.fixed_seed = QCheckBox("fixed")
+        self.fixed_seed.setToolTip("Unticked: every Start draws a fresh random seed (recorded with the episode).\n"
+                                   "Ticked: every Start uses this seed, to repeat an episode exactly.")
+        self.seed = QSpinBox()
+        self.seed.setRange(0, 2**31 - 1)
+        self.seed.setEnabled(False)
+        seed = QHBoxLayout()
+        seed.addWidget(self.fixed_seed)
+        seed.addWidget(self.seed, 1)
         self.clock = QComboBox()
         self.clock.addItems(list(CLOCKS))
+        self.pace = QComboBox()
+        self.pace.addItems(list(PACES))
+        self.pace.setCurrentText(DEFAULT_PACE)
+        self.pace.setToolTip("Lockstep only: how fast to play the episode for you to watch. The game's own time,\n"
+                             "and so the recording, is the same at every pace; only the wait between ticks changes.")
         for label, field in (("Task", self.task), ("Instructions", self.granularity), ("Agent", self.agent),
                              ("Model id", self.model_id), ("Actions", self.paradigm), ("Observation", observation),
                              ("Self-reflection", reflection), ("Auto intervention", intervention),
-                             ("Step budget", self.budget), ("Frames between steps", self.frames_every),
-                             ("World clock", self.clock)):
+                             ("Step budget", self.budget), ("Seed", seed),
+                             ("Frames between steps", self.frames_every), ("World clock", self.clock),
+                             ("Watch at", self.pace)):
             form.addRow(label, field)
         for box in self._boxes().values():  # long entries must not widen the dock: they elide instead
             box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
             box.setMinimumContentsLength(8 if box in (self.paradigm, self.intervention) else 14)
         self.agent.currentTextChanged.connect(self._agent_changed)
-        self.clock.currentTextChanged.connect(lambda text: self.sig_clock_changed.emit(CLOCKS[text]))
+        self.clock.currentTextChanged.connect(self._clock_chosen)
+        self.pace.currentTextChanged.connect(lambda text: self.sig_pace_changed.emit(PACES[text]))
+        self.fixed_seed.toggled.connect(self.seed.setEnabled)
         self._agent_changed(self.agent.currentText())
 
     def _agent_changed(self, spec: str) -> None:
@@ -129,6 +151,15 @@ class LiveControls(QWidget):
         if task_ids:
             self.task.currentTextChanged.emit(self.task.currentText())
 
+    def _clock_chosen(self, text: str) -> None:
+        self.pace.setEnabled(CLOCKS[text] == "lockstep")  # a real-time world runs at its own pace
+        self.sig_clock_changed.emit(CLOCKS[text])
+
+    @property
+    def pace_rate(self) -> float | None:
+        return PACES[self.pace.currentText()]
+
+    @Slot(str)
     def add_task(self, task_id: str) -> None:
         """A task saved in the studio joins the task list (once)."""
         if self.task.findText(task_id) < 0:
@@ -146,7 +177,8 @@ class LiveControls(QWidget):
             side_views=self.side_views.isChecked(),
             reflection_every=self.reflection_every.value() if self.reflection.isChecked() else 0,
             intervention=self.intervention.currentText(), intervention_after=self.intervention_after.value(),
-            budget=self.budget.value() or None, frames_every_ticks=self.frames_every.value())
+            budget=self.budget.value() or None, frames_every_ticks=self.frames_every.value(),
+            seed=self.seed.value() if self.fixed_seed.isChecked() else None, pace=self.pace_rate)
 
     # -- settings (the window owns versioning) --------------------------------------------------
     def save(self, settings: QSettings) -> None:
@@ -170,14 +202,16 @@ class LiveControls(QWidget):
             if value is not None and str(value).lstrip("-").isdigit():
                 spin.setValue(max(spin.minimum(), min(spin.maximum(), int(value))))
         self.model_id.setText(str(settings.value("live/model_id", "") or ""))
+        self.pace.setEnabled(self.clock_mode == "lockstep")
 
     def _boxes(self) -> dict[str, QComboBox]:
         return {"task": self.task, "granularity": self.granularity, "agent": self.agent, "paradigm": self.paradigm,
-                "intervention": self.intervention, "clock": self.clock}
+                "intervention": self.intervention, "clock": self.clock, "pace": self.pace}
 
     def _checks(self) -> dict[str, QCheckBox]:
-        return {"previous_frame": self.previous_frame, "side_views": self.side_views, "reflection": self.reflection}
+        return {"previous_frame": self.previous_frame, "side_views": self.side_views, "reflection": self.reflection,
+                "fixed_seed": self.fixed_seed}
 
     def _spins(self) -> dict[str, QSpinBox]:
         return {"reflection_every": self.reflection_every, "intervention_after": self.intervention_after,
-                "budget": self.budget, "frames_every": self.frames_every}
+                "budget": self.budget, "frames_every": self.frames_every, "seed": self.seed}

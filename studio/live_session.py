@@ -3,17 +3,21 @@ driven off the GUI thread.
 
 Runner events arrive on the worker thread and are re-emitted as Qt signals, which Qt queues to
 slots of objects living in the GUI thread. Frames, samples and the pad being held are not
-signalled at all: the window pulls the newest of each on timers (latest-wins, no queues).
+signalled at all: the window pulls the newest of each on timers (latest-wins, no queues). Starting,
+restarting and closing the game run on the WorldKeeper's worker, so no call here waits for a process.
 """
 
 from __future__ import annotations
 
+import logging
+import random
 import threading
 import time
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import wait as futures_wait
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -23,12 +27,11 @@ from core.agents.actions import ActionSet
 from core.agents.base import Decision
 from core.agents.observe import ObservationOptions
 from core.backends.profile import BackendProfile, load_backend
-from core.backends.session import BackendSession
 from core.evaluation.client import EvaluatorClient
 from core.evaluation.profile import load_profile
 from core.evaluation.sample import StateSample
 from core.evaluation.tasks import Task
-from core.game.connection import Capability, GameConnection
+from core.game.connection import GameConnection
 from core.game.errors import GameError
 from core.game.pad import PadState
 from core.paths import RECORDINGS_DIR
@@ -36,34 +39,53 @@ from core.session.batch import BatchError, backend_tasks, make_agent
 from core.session.interventions import InterventionPolicy
 from core.session.runner import EpisodeRunner, RunOptions
 from studio.live_controls import LiveChoices
+from studio.paced_game import PacedGame
+from studio.world_keeper import WorldKeeper
 
+log = logging.getLogger("studio.live")
 Outline = list[tuple[str, np.ndarray]]
+CLOSE_WAIT_S = 30.0  # how long closing the studio waits for the episode's step in progress
+
+
+def recording_path(name: str) -> Path:
+    """A new file under RECORDINGS_DIR: two episodes started within the same second never share one."""
+    path, number = RECORDINGS_DIR / f"{name}.h5", 2
+    while path.exists():
+        path, number = RECORDINGS_DIR / f"{name}-{number}.h5", number + 1
+    return path
 
 
 class LiveSession(QObject):
     sig_ready = Signal(str)              # world description, once the world and evaluator are up
     sig_error = Signal(str)              # an error to show the user
+    sig_status = Signal(str)             # something the user should know that is not an error
     sig_thinking = Signal(bool)          # the agent is being asked
     sig_observation = Signal(int, dict)  # step, the images the agent is given: current/previous/left/right
     sig_step = Signal(dict)              # one executed step: numbers, record and the position after it
     sig_metrics = Signal(dict)           # running metrics after each step
-    sig_episode_started = Signal(dict)   # task id, budget, recording path
+    sig_reset = Signal(float, float, int)  # the episode's reset is done: x, y after it, and its sample index
+    sig_intervention = Signal(dict)      # an intervention's progress (a hint: queued, delivered, undelivered)
+    sig_episode_started = Signal(dict)   # task id, budget, recording path, seed, granularity
     sig_episode_end = Signal(dict)       # the result
 
-    def __init__(self, mode: str = "lockstep", backend: BackendProfile | None = None) -> None:
+    def __init__(self, mode: str = "lockstep", backend: BackendProfile | None = None,
+                 profile_path: Path | None = None) -> None:
+        """`profile_path`: read the game with this memory profile instead of the backend's own."""
         super().__init__()
         self.mode = mode
         self._use(backend or load_backend("builtin"))
-        self.parts: BackendSession | None = None
+        self.keeper = WorldKeeper(self.backend, self.sig_ready.emit, self.sig_error.emit,
+                                  evaluator_profile=profile_path)
         self.runner: EpisodeRunner | None = None
-        self.outline: Outline = []
+        self.paced: PacedGame | None = None
         self.pad_held: PadState | None = None  # written by whichever thread drives the game
         # (start, end, pad) of recent holds (time.monotonic): a lockstep hold is over in milliseconds,
         # too quick for a display timer to see in pad_held (the Memory tab plots pad input from this).
         self.pad_log: deque[tuple[float, float, PadState]] = deque(maxlen=256)
         self._thread: threading.Thread | None = None
         self._driver = ThreadPoolExecutor(max_workers=1, thread_name_prefix="studio-drive")
-        self._drives: list[Future[None]] = []
+        self._drives: list[Future[None]] = []  # everything queued on the drive thread
+        self._holds: list[Future[None]] = []   # of those, the human's driving (cancelled on key-up)
         self._samples_seen = 0
         self._last_sample: StateSample | None = None
 
@@ -74,65 +96,43 @@ class LiveSession(QObject):
         self.tasks: list[Task] = backend_tasks(backend, self.profile.flags)
 
     @property
-    def world(self) -> GameConnection | None:
-        """The game being driven (named `world` from the days when it was always the built-in one)."""
-        return self.parts.game if self.parts is not None else None
-
-    @property
-    def evaluator(self) -> EvaluatorClient | None:
-        return self.parts.evaluator if self.parts is not None else None
-
-    @property
     def is_builtin(self) -> bool:
         return self.backend.kind == "builtin"
 
-    # -- lifecycle ------------------------------------------------------------------------
-    def switch_backend(self, backend: BackendProfile) -> None:
-        """Drive another game: end the current one, load the backend's tasks, start it (GUI thread)."""
-        self._shut_down_parts()
-        self._use(backend)
-        self.connect_world()
+    # -- the game (WorldKeeper) -------------------------------------------------------------
+    @property
+    def world(self) -> GameConnection | None:
+        """The game being driven (named `world` from the days when it was always the built-in one)."""
+        return self.keeper.world
+
+    @property
+    def evaluator(self) -> EvaluatorClient | None:
+        return self.keeper.evaluator
+
+    @property
+    def outline(self) -> Outline:
+        return self.keeper.outline
 
     def connect_world(self) -> None:
-        threading.Thread(target=self._connect, name="studio-connect", daemon=True).start()
+        """Start the world and the evaluator, unless they are running or starting (returns at once)."""
+        if self.keeper.start(self.mode):
+            self._samples_seen = 0
 
-    def restart_world(self, mode: str | None = None) -> None:
-        """Start a fresh world and evaluator (after the world died, or in another clock mode)."""
-        self._shut_down_parts()
+    def restart_world(self, mode: str | None = None, backend: BackendProfile | None = None) -> None:
+        """A fresh game and evaluator (after the game died, in another clock mode, or another game chosen
+        in the Game menu). Returns at once: the episode is told to stop and the old processes are closed
+        on the keeper's worker."""
         if mode is not None:
             self.mode = mode
-        self.connect_world()
-
-    def _shut_down_parts(self) -> None:
-        if self.busy:
-            self.stop()
-            assert self._thread is not None
-            self._thread.join(timeout=30)  # the runner stops after the step (or model call) in progress
-        for drive in self._drives:
-            drive.cancel()
-        futures_wait(self._drives, timeout=30)  # a hold or a "Try it" in progress must not share the pipe
-        parts, self.parts, self.runner = self.parts, None, None
-        if parts is not None:
-            parts.close()
+        thread, drives = self._stop_everything()
         self._samples_seen = 0
+        # Off the GUI thread and out of the new game's way: the old one closes once its episode has ended.
+        self.keeper.restart(self.mode, lambda: self._wait_for(thread, drives, None), backend)
 
-    def _connect(self) -> None:
-        backend = self.backend
-        try:
-            parts = BackendSession.open(backend, mode=self.mode if backend.kind == "builtin" else None)
-        except (GameError, PermissionError, ValueError) as exc:
-            self.sig_error.emit(f"Could not start {backend.title}: {exc}")
-            return
-        if self.backend is not backend:  # the user chose another game meanwhile
-            parts.close()
-            return
-        self.parts = parts
-        world = parts.game
-        outline = getattr(world, "map_outline", None)
-        self.outline = outline() if outline is not None and Capability.MAP_OUTLINE in world.info.capabilities else []
-        self._samples_seen = len(parts.evaluator.samples) if parts.evaluator is not None else 0
-        info = world.info
-        self.sig_ready.emit(f"{info.name} (pid {info.pid}, {info.width}x{info.height}, {info.mode})")
+    def switch_backend(self, backend: BackendProfile) -> None:
+        """Drive another game: the current one is ended, the backend's tasks loaded, the new game started."""
+        self._use(backend)
+        self.restart_world(backend=backend)
 
     def status_line(self) -> str:
         """What feeds the Live view, for its status bar: the game, its frame rate and the input device."""
@@ -148,6 +148,21 @@ class LiveSession(QObject):
             device = "virtual pad over the world's socket"
         return f"{self.backend.name} · {frames} · input: {device}"
 
+    def _stop_everything(self) -> tuple[threading.Thread | None, list[Future[None]]]:
+        if self.busy and self.runner is not None:
+            self.runner.stop()
+            if self.paced is not None:
+                self.paced.stop_pacing()
+        for drive in self._drives:
+            drive.cancel()
+        return (self._thread if self.busy else None), list(self._drives)
+
+    @staticmethod
+    def _wait_for(thread: threading.Thread | None, drives: list[Future[None]], timeout: float | None) -> None:
+        if thread is not None:
+            thread.join(timeout)  # the runner stops after the step (or model call) in progress
+        futures_wait(drives, timeout=timeout)  # a hold or a "Try it" must not share a closing pipe
+
     @property
     def busy(self) -> bool:
         return self._thread is not None and self._thread.is_alive()
@@ -159,54 +174,78 @@ class LiveSession(QObject):
         """A task authored in the studio joins the list, replacing one with the same id."""
         self.tasks = [t for t in self.tasks if t.id != task.id] + [task]
 
-    def start_episode(self, choices: LiveChoices) -> None:
-        if self.world is None or self.evaluator is None:
-            self.sig_error.emit("The world is not running yet.")
-            return
+    # -- episodes ---------------------------------------------------------------------------
+    def why_not_ready(self) -> str | None:
+        """Why Start cannot run an episode now, in words for the status bar; None when it can."""
         if self.busy:
-            self.sig_error.emit("An episode is already running; stop it first.")
-            return
+            return "An episode is already running: stop it first (Ctrl+.)."
+        if self.keeper.failure:
+            return f"Cannot start: {self.keeper.failure}. Restart world (Ctrl+Shift+R) tries again."
+        if self.world is None or self.evaluator is None:
+            return "The world is still starting: press Start once the status bar says Connected."
+        state = self.evaluator.status.get("state")
+        if state in ("failed", "disconnected"):
+            return (f"Cannot start: the evaluator stopped ({self.evaluator.status.get('message') or state}); "
+                    "ground truth is unavailable. Restart world (Ctrl+Shift+R) starts a fresh pair.")
         if any(not drive.done() for drive in self._drives):
-            self.sig_error.emit("The world is still busy with a task try or your driving; start when it is done.")
+            return "The world is still busy with a task try or your driving; start when it is done."
+        return None
+
+    def start_episode(self, choices: LiveChoices) -> None:
+        problem = self.why_not_ready()
+        if problem is not None:
+            self.sig_error.emit(problem)
             return
+        assert self.world is not None and self.evaluator is not None
         task = self.task(choices.task_id)
+        seed = choices.seed if choices.seed is not None else random.SystemRandom().randrange(2**31)
         options = RunOptions(
             granularity=choices.granularity, paradigm=choices.paradigm,
             observation=ObservationOptions(previous_frame=choices.previous_frame, side_views=choices.side_views,
                                            side_view_mode=self.backend.side_views.default),
             interventions=InterventionPolicy(choices.intervention, k=choices.intervention_after),  # type: ignore[arg-type]
-            step_budget=choices.budget, frame_every_ticks=choices.frames_every_ticks,
+            step_budget=choices.budget, frame_every_ticks=choices.frames_every_ticks, seed=seed,
             settle_s=self.backend.step_settle_s)
         agent_options = {"granularity": choices.granularity, "model_id": choices.model_id,
                          "reflection_every": choices.reflection_every}
         try:
-            agent = make_agent(choices.agent_spec, self.actions, 0, choices.paradigm, agent_options)
+            agent = make_agent(choices.agent_spec, self.actions, seed, choices.paradigm, agent_options)
         except BatchError as exc:
             self.sig_error.emit(str(exc))
             return
-        stamp = time.strftime("%Y%m%d-%H%M%S")
-        path = RECORDINGS_DIR / f"{stamp}__{task.id}__{choices.granularity}__{agent.name}.h5"
-        runner = EpisodeRunner(self.world, self.evaluator, agent, self.actions, task, options, path)
-        runner.events.sig_observation.connect(self._on_observation)
-        runner.events.sig_decision.connect(self._on_decision)
-        runner.events.sig_pad.connect(self._on_pad)
-        runner.events.sig_sample.connect(self._on_sample)
-        runner.events.sig_step.connect(self._on_step)
-        runner.events.sig_metrics.connect(self.sig_metrics.emit)
+        path = recording_path(f"{time.strftime('%Y%m%d-%H%M%S')}__{task.id}__{choices.granularity}__{agent.name}")
+        # A lockstep world can be watched at a chosen pace; a real-time game runs at its own.
+        self.paced = PacedGame(self.world, choices.pace) if self.world.info.mode == "lockstep" else None  # type: ignore[arg-type]
+        game = self.paced if self.paced is not None else self.world
+        runner = EpisodeRunner(game, self.evaluator, agent, self.actions, task, options, path)  # type: ignore[arg-type]
+        events = runner.events
+        for signal, slot in ((events.sig_observation, self._on_observation), (events.sig_decision, self._on_decision),
+                             (events.sig_pad, self._on_pad), (events.sig_sample, self._on_sample),
+                             (events.sig_step, self._on_step),
+                             (events.sig_reset, self._on_reset), (events.sig_metrics, self.sig_metrics.emit),
+                             (events.sig_intervention, self.sig_intervention.emit)):
+            signal.connect(slot)
         self.runner = runner
         self.sig_episode_started.emit({"task_id": task.id, "budget": choices.budget or task.step_budget,
-                                       "recording": str(path)})
+                                       "recording": str(path), "seed": seed, "granularity": choices.granularity})
+        log.info("episode started: %s, seed %d, recording %s", task.id, seed, path)
         self._thread = threading.Thread(target=self._run, args=(runner,), name="studio-episode", daemon=True)
         self._thread.start()
 
+    def set_pace(self, rate: float | None) -> None:
+        """Watch the running lockstep episode at another rate (None: as fast as it runs)."""
+        if self.paced is not None and self.world is not None and self.world.info.mode == "lockstep":
+            self.paced.rate = rate
+
     def _run(self, runner: EpisodeRunner) -> None:
         try:
-            if self.parts is not None and not self.is_builtin:
+            session = self.keeper.session
+            if session is not None and not self.is_builtin:
                 # An external game is restarted into the task's start state; the evaluator follows the new
                 # process, and the runner must talk to that evaluator.
-                self.parts.prepare(runner.task.start_for_reset())
-                assert self.parts.evaluator is not None
-                runner.evaluator = self.parts.evaluator
+                session.prepare(runner.task.start_for_reset())
+                assert session.evaluator is not None
+                runner.evaluator = session.evaluator
                 self._samples_seen = len(runner.evaluator.samples)
             result = runner.run()
         except Exception as exc:  # noqa: BLE001 - set-up failures or bugs: the window must hear of them
@@ -220,6 +259,7 @@ class LiveSession(QObject):
         self.sig_thinking.emit(False)
         if result.get("error"):
             self.sig_error.emit(result["error"])
+        log.info("episode ended: %s after %d steps", result.get("end_reason"), result.get("steps_used", 0))
         self.sig_episode_end.emit({**result, "recording": str(runner.record_path)})
 
     # -- runner callbacks (episode thread) ---------------------------------------------------
@@ -233,52 +273,76 @@ class LiveSession(QObject):
     def _on_pad(self, pad: PadState | None) -> None:
         self.pad_held = pad
 
+    def _on_reset(self, sample: StateSample, cursor: int) -> None:
+        self.sig_reset.emit(sample.x, sample.y, cursor)
+
     def _on_sample(self, sample: StateSample) -> None:
-        self._last_sample = sample
+        self._last_sample = sample  # the sample after the step, emitted just before the step itself
 
     def _on_step(self, record: dict[str, Any]) -> None:
         after = self._last_sample
-        position = [after.x, after.y] if after is not None else None
-        self.sig_step.emit({**record, "position": position})
+        self.sig_step.emit({**record, "position": [after.x, after.y] if after is not None else None})
 
     # -- pulled by the window's timers (GUI thread) --------------------------------------------
     def latest_frame(self) -> tuple[int, np.ndarray] | None:
-        if self.world is None:
+        world = self.world
+        if world is None:
             return None
         try:
-            frame = self.world.latest_frame()
+            frame = world.latest_frame()
         except GameError:
             return None
         return frame.frame_no, frame.pixels
 
     def new_samples(self) -> list[StateSample]:
-        if self.evaluator is None:
+        evaluator = self.evaluator
+        if evaluator is None:
             return []
-        fresh, self._samples_seen, _dropped = self.evaluator.samples.since(self._samples_seen)
+        fresh, self._samples_seen, _dropped = evaluator.samples.since(self._samples_seen)
         return fresh
 
+    def samples_from(self, cursor: int) -> None:
+        """The next new_samples() starts at this sample index (the episode's reset)."""
+        self._samples_seen = cursor
+
     def latest_sample(self) -> StateSample | None:
-        return self.evaluator.latest() if self.evaluator is not None else None
+        evaluator = self.evaluator
+        return evaluator.latest() if evaluator is not None else None
 
     def evaluator_state(self) -> dict[str, Any]:
-        return dict(self.evaluator.status) if self.evaluator is not None else {"state": "starting"}
+        evaluator = self.evaluator
+        return dict(evaluator.status) if evaluator is not None else {"state": "absent"}  # the keeper says why
+
+    def state_text(self) -> str:
+        """One or two words for the status bar: what the episode (or the world) is doing now."""
+        runner = self.runner
+        if self.busy and runner is not None:
+            if runner.taken_over:
+                return "You have control"
+            if runner.paused:
+                return f"Paused after step {runner.step}" if runner.waiting else "Pausing after this step…"
+            return f"Running, step {runner.step}"
+        return {"starting": "Starting the world…", "failed": "World not ready", "closed": "Closed"}.get(
+            self.keeper.state, "Idle" if self.world is not None else "No world")
 
     # -- controls ---------------------------------------------------------------------------
     def pause(self) -> None:
-        if self.runner:
+        if self.runner and self.busy:
             self.runner.pause()
 
     def resume(self) -> None:
-        if self.runner:
+        if self.runner and self.busy:
             self.runner.resume()
 
     def step_once(self) -> None:
-        if self.runner:
+        if self.runner and self.busy:
             self.runner.step_once()
 
     def stop(self) -> None:
-        if self.runner:
+        if self.runner and self.busy:
             self.runner.stop()
+            if self.paced is not None:
+                self.paced.stop_pacing()
 
     def take_over(self) -> None:
         # Also before its thread has started: Start emits sig_episode_started first, and a human who took
@@ -287,12 +351,17 @@ class LiveSession(QObject):
             self.runner.take_over()
 
     def hand_back(self) -> None:
-        if self.runner:
+        if self.runner and self.busy:
             self.runner.resume()
 
     @property
     def taken_over(self) -> bool:
         return bool(self.runner and self.busy and self.runner.taken_over)
+
+    @property
+    def can_drive(self) -> bool:
+        """Keys drive the character: between episodes, or during one after Take control."""
+        return self.taken_over or (not self.busy and self.world is not None)
 
     def human_input(self, pad: PadState, seconds: float) -> None:
         """Drive the character: a recorded `human` step during a taken-over episode, or a plain
@@ -302,7 +371,18 @@ class LiveSession(QObject):
             self.runner.human_input(pad, seconds)
         elif not self.busy and self.world is not None:
             self._drives = [d for d in self._drives if not d.done()]
-            self._drives.append(self._driver.submit(self._hold, self.world, pad, seconds))
+            self._holds = [d for d in self._holds if not d.done()]
+            hold = self._driver.submit(self._hold, self.world, pad, seconds)
+            self._drives.append(hold)
+            self._holds.append(hold)
+
+    def cancel_human_inputs(self) -> None:
+        """The key or stick was let go: drop the driving queued but not started."""
+        if self.taken_over:
+            assert self.runner is not None
+            self.runner.cancel_human_inputs()
+        for hold in self._holds:
+            hold.cancel()  # only those not started yet; the one in progress ends on its own
 
     def run_on_world(self, job: Callable[[Any, EvaluatorClient], None]) -> Future[None]:
         """Run `job(world, evaluator)` on the drive thread between episodes, after the input already queued,
@@ -340,7 +420,7 @@ class LiveSession(QObject):
         if self.taken_over:
             assert self.runner is not None
             return self.runner.human_inputs_waiting
-        return sum(1 for d in self._drives if not d.running() and not d.done())
+        return sum(1 for d in self._holds if not d.running() and not d.done())
 
     def _hold(self, world: GameConnection, pad: PadState, seconds: float) -> None:
         self.pad_held = pad
@@ -356,7 +436,12 @@ class LiveSession(QObject):
     def intervene(self, kind: str, text: str = "") -> None:
         if self.runner and self.busy:
             self.runner.request_intervention(kind, text)
+            return
+        what = "hint" if kind == "text" else kind.replace("_", " ")
+        self.sig_status.emit(f"No episode is running: the {what} was not sent.")
 
     def close(self) -> None:
-        self._shut_down_parts()
+        """Stop the episode and close the world and evaluator (waits, bounded: the application is exiting)."""
+        thread, drives = self._stop_everything()
+        self.keeper.close(lambda: self._wait_for(thread, drives, CLOSE_WAIT_S))
         self._driver.shutdown(wait=True, cancel_futures=True)

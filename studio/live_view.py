@@ -1,24 +1,36 @@
 """The Live view: game frames, the agent's reasoning, the trajectory and the metrics of a running
 episode, with controls, human takeover and interventions. Slots turn UI events into one call on the
-LiveSession; everything heavy runs in the session's threads."""
+LiveSession; everything heavy runs in the session's threads. The world starts the first time the view
+is shown, so a studio opened on a recording (`python main.py replay FILE`) starts none."""
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import numpy as np
-from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer, Signal, Slot
-from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QDockWidget, QInputDialog, QLabel, QMainWindow, QMessageBox, QVBoxLayout, QWidget
+from PySide6.QtCore import QByteArray, QEvent, QSettings, Qt, QTimer, Signal, Slot
+from PySide6.QtWidgets import (
+    QDockWidget,
+    QInputDialog,
+    QLabel,
+    QMainWindow,
+    QMessageBox,
+    QSizePolicy,
+    QVBoxLayout,
+    QWidget,
+)
 
 from core.backends.profile import BackendProfile
-from core.game.pad import PadState
-from core.session.runner import goal_point
+from studio import live_map
 from studio.authoring_panel import AuthoringPanel
-from studio.human_control import HUMAN_STEP_S, KEY_PADS, GamepadPoller, describe_pad
-from studio.live_controls import LiveControls
+from studio.episode_messages import describe_end, describe_intervention
+from studio.human_control import HumanDriver, describe_pad, is_driving_key
+from studio.instruction_bar import InstructionBar
+from studio.live_controls import GRANULARITIES, LiveControls
 from studio.live_session import LiveSession
 from studio.live_timeline import LiveTimeline
+from studio.live_toolbar import build_toolbar
 from studio.recording_bar import RecordingBar
 from studio.task_list import TaskList
 from widgets.frame_view import FrameView
@@ -27,22 +39,10 @@ from widgets.observation_strip import ObservationStrip
 from widgets.reasoning_panel import ReasoningPanel
 from widgets.trajectory_plot import TrajectoryPlot
 
+log = logging.getLogger("studio.live")
 FRAME_POLL_MS = 15    # faster than the game's 30 fps, so no produced frame falls between two polls
 SAMPLE_POLL_MS = 100
 SOURCE_POLL_MS = 1000
-ACTIONS = (  # name, shortcut, what it does (for Help > Keyboard shortcuts)
-    ("Start", "Ctrl+R", "start an episode with the chosen settings"),
-    ("Pause", "Ctrl+P", "pause the agent after the current step"),
-    ("Resume", "Ctrl+Shift+P", "resume the agent"),
-    ("Step", "Ctrl+N", "let the agent take exactly one step"),
-    ("Stop", "Ctrl+.", "end the episode (the recording is closed cleanly)"),
-    ("Push back", "Ctrl+B", "physical intervention: walk the character back"),
-    ("Turn around", "Ctrl+T", "physical intervention: turn the camera 180°"),
-    ("Send hint…", "Ctrl+H", "text intervention: free text in the agent's next prompt"),
-    ("Take control", "Ctrl+K", "pause the agent and drive yourself (again to hand back)"),
-    ("Restart world", "Ctrl+Shift+R", "start a fresh built-in world"),
-    ("Back to live", "Esc", "after looking at an earlier step, show the game again"),
-)
 
 
 class LiveView(QMainWindow):
@@ -52,49 +52,49 @@ class LiveView(QMainWindow):
         super().__init__()
         self.session = session
         self.frame_view = FrameView()
+        self.frame_view.setFocusPolicy(Qt.FocusPolicy.ClickFocus)  # click the game, then drive with the keys
+        self.instruction = InstructionBar()
         self.observations = ObservationStrip()
         self.recording = RecordingBar()
         self.history = LiveTimeline()
         central = QWidget()
         column = QVBoxLayout(central)
         column.setContentsMargins(0, 0, 0, 0)
-        column.addWidget(self.frame_view, 1)
-        column.addWidget(self.observations)
-        column.addWidget(self.recording)
-        column.addWidget(self.history)
+        for widget, stretch in ((self.instruction, 0), (self.frame_view, 1), (self.observations, 0),
+                                (self.recording, 0), (self.history, 0)):
+            column.addWidget(widget, stretch)
         self.setCentralWidget(central)
         self.controls = LiveControls([t.id for t in session.tasks])
         self.reasoning = ReasoningPanel()
         self.trajectory = TrajectoryPlot()
         self.metrics = MetricsBar()
-        self._dock("Episode", self.controls, Qt.DockWidgetArea.LeftDockWidgetArea)
-        self._dock("Reasoning", self.reasoning, Qt.DockWidgetArea.RightDockWidgetArea)
-        self._dock("Trajectory", self.trajectory, Qt.DockWidgetArea.RightDockWidgetArea)
         self.tasks = TaskList(session.tasks)
-        self._dock("Tasks", self.tasks, Qt.DockWidgetArea.LeftDockWidgetArea)
         self.authoring = AuthoringPanel(session, self.trajectory)
-        self._dock("Author task", self.authoring, Qt.DockWidgetArea.LeftDockWidgetArea)
-        self.authoring.sig_task_added.connect(self.controls.add_task)
-        self.authoring.sig_task_added.connect(lambda _id: self.tasks.set_tasks(session.tasks))
-        episode_dock = self.findChild(QDockWidget, "dock-Episode")
-        self.tabifyDockWidget(episode_dock, self.findChild(QDockWidget, "dock-Author task"))
-        self.tabifyDockWidget(episode_dock, self.findChild(QDockWidget, "dock-Tasks"))
-        episode_dock.raise_()
-        self.resizeDocks([episode_dock, self.findChild(QDockWidget, "dock-Trajectory")], [360, 430],
-                         Qt.Orientation.Horizontal)
-        self.actions_by_name = self._build_toolbar()
-        self.status = QLabel(f"Starting {session.backend.title}…")
+        self._build_docks()
+        self.actions_by_name = build_toolbar(self, {
+            "Start": self.start, "Pause": session.pause, "Resume": session.resume, "Step": session.step_once,
+            "Stop": session.stop, "Push back": self.push_back, "Turn around": self.turn_around,
+            "Send hint…": self.send_hint, "Take control": self.toggle_control, "Restart world": self.restart_world,
+            "Back to live": self.history.back_to_live})
+        self.actions_by_name["Overlays"].toggled.connect(self.frame_view.set_overlays_visible)
+        self.status = QLabel("")
+        self.status.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.state_label = QLabel("")
+        self.state_label.setStyleSheet("font-weight: bold; padding: 0 6px")
+        self.statusBar().addWidget(self.state_label)
         self.statusBar().addWidget(self.status, 1)
         self.source = QLabel()  # the game, its capture rate and the input device
         self.source.setObjectName("source-status")
         self.statusBar().addPermanentWidget(self.source)
         self.statusBar().addPermanentWidget(self.metrics)
-        self.gamepad = GamepadPoller(session.human_input, lambda: session.human_inputs_waiting)
-        self.gamepad.sig_status.connect(self.status.setText)
+        self.driver = HumanDriver(session.human_input, lambda: session.human_inputs_waiting,
+                                  session.cancel_human_inputs)
+        self.driver.sig_status.connect(self.say)
         self._last_frame_no = -1
         self._viewing_step: int | None = None  # an earlier step shown instead of the live game
         self._step_info = ""
         self._evaluator_state = ""
+        self._awaiting_reset = False  # an episode started: the path begins after its reset
         self.frame_timer = QTimer(self)
         self.frame_timer.setTimerType(Qt.TimerType.PreciseTimer)
         self.frame_timer.timeout.connect(self._pull_frame)
@@ -105,10 +105,29 @@ class LiveView(QMainWindow):
         self.source_timer = QTimer(self)
         self.source_timer.timeout.connect(self._pull_source)
         self.source_timer.start(SOURCE_POLL_MS)
+        self._connect_signals()
+        self._show_planned()
+
+    def _build_docks(self) -> None:
+        self._dock("Episode", self.controls, Qt.DockWidgetArea.LeftDockWidgetArea)
+        self._dock("Reasoning", self.reasoning, Qt.DockWidgetArea.RightDockWidgetArea)
+        self._dock("Trajectory", self.trajectory, Qt.DockWidgetArea.RightDockWidgetArea)
+        self._dock("Tasks", self.tasks, Qt.DockWidgetArea.LeftDockWidgetArea)
+        self._dock("Author task", self.authoring, Qt.DockWidgetArea.LeftDockWidgetArea)
+        episode_dock = self.findChild(QDockWidget, "dock-Episode")
+        self.tabifyDockWidget(episode_dock, self.findChild(QDockWidget, "dock-Author task"))
+        self.tabifyDockWidget(episode_dock, self.findChild(QDockWidget, "dock-Tasks"))
+        episode_dock.raise_()
+        self.resizeDocks([episode_dock, self.findChild(QDockWidget, "dock-Trajectory")], [360, 430],
+                         Qt.Orientation.Horizontal)
+
+    def _connect_signals(self) -> None:
+        session = self.session
         for signal, slot in ((session.sig_ready, self._on_ready), (session.sig_error, self._on_error),
-                             (session.sig_thinking, self.reasoning.set_thinking),
+                             (session.sig_status, self.say), (session.sig_thinking, self.reasoning.set_thinking),
                              (session.sig_observation, self.observations.show_images),
                              (session.sig_step, self._on_step), (session.sig_metrics, self._on_metrics),
+                             (session.sig_reset, self._on_reset), (session.sig_intervention, self._on_intervention),
                              (session.sig_episode_started, self._on_episode_started),
                              (session.sig_episode_end, self._on_episode_end)):
             signal.connect(slot)
@@ -117,8 +136,13 @@ class LiveView(QMainWindow):
         self.history.sig_view_step.connect(self._view_step)
         session.sig_observation.connect(self.history.add_observation)
         self.tasks.sig_task_chosen.connect(self.controls.task.setCurrentText)
+        self.authoring.sig_task_added.connect(self.controls.add_task)
+        self.authoring.sig_task_added.connect(self._task_added)
         self.controls.task.currentTextChanged.connect(self.show_task)
+        self.controls.granularity.currentTextChanged.connect(self._show_planned)
+        self.controls.budget.valueChanged.connect(self._show_planned)
         self.controls.sig_clock_changed.connect(self._clock_changed)
+        self.controls.sig_pace_changed.connect(session.set_pace)
 
     def _dock(self, title: str, widget: QWidget, area: Qt.DockWidgetArea) -> None:
         dock = QDockWidget(title, self)
@@ -126,32 +150,24 @@ class LiveView(QMainWindow):
         dock.setWidget(widget)
         self.addDockWidget(area, dock)
 
-    def _build_toolbar(self) -> dict[str, QAction]:
-        bar = self.addToolBar("Controls")
-        bar.setObjectName("controls")
-        slots = {"Start": self.start, "Pause": self.session.pause, "Resume": self.session.resume,
-                 "Step": self.session.step_once, "Stop": self.session.stop, "Push back": self.push_back,
-                 "Turn around": self.turn_around, "Send hint…": self.send_hint, "Take control": self.toggle_control,
-                 "Restart world": self.restart_world, "Back to live": self.history.back_to_live}
-        actions = {}
-        for name, shortcut, tip in ACTIONS:
-            action = QAction(name, self)
-            action.setShortcut(QKeySequence(shortcut))
-            action.setToolTip(f"{tip} ({shortcut})")
-            action.triggered.connect(slots[name])
-            bar.addAction(action)
-            actions[name] = action
-            if name in ("Stop", "Send hint…"):
-                bar.addSeparator()
-        overlays = QAction("Overlays", self)
-        overlays.setCheckable(True)
-        overlays.setChecked(True)
-        overlays.toggled.connect(self.frame_view.set_overlays_visible)
-        bar.addAction(overlays)
-        actions["Overlays"] = overlays
-        return actions
+    def showEvent(self, event: Any) -> None:
+        super().showEvent(event)
+        if self.session.world is None and self.session.keeper.state == "idle":
+            self.say("Starting the built-in world…")
+        self.session.connect_world()  # the first time the view is shown (a no-op once running or starting)
+
+    def hideEvent(self, event: Any) -> None:
+        self.driver.release_all()  # key-up events will not reach a hidden view
+        super().hideEvent(event)
 
     # -- commands ---------------------------------------------------------------------------------
+    @Slot(str)
+    def say(self, text: str, error: bool = False) -> None:
+        """One line in the status bar (red for errors). Nothing here opens a dialog."""
+        self.status.setText(text)
+        self.status.setToolTip(text)
+        self.status.setStyleSheet("color: #b00020" if error else "")
+
     @Slot()
     def start(self) -> None:
         self.session.start_episode(self.controls.choices())
@@ -166,25 +182,35 @@ class LiveView(QMainWindow):
 
     @Slot()
     def send_hint(self) -> None:
+        if not self.session.busy:
+            self.say("No episode is running: start one before sending a hint.")
+            return
         text, ok = QInputDialog.getText(self, "Send hint", "Text for the agent's next prompt:")
         if ok and text.strip():
             self.session.intervene("text", text.strip())
 
     @Slot()
     def restart_world(self) -> None:
-        self.status.setText(f"Restarting {self.session.backend.title}…")
-        self._last_frame_no = -1
+        self.say(f"Restarting {self.session.backend.title}…")
+        self._forget_world()
         self.session.restart_world(self.controls.clock_mode)
+
+    def _forget_world(self) -> None:
+        """What belonged to the old world goes: its frame, its trail and the step overlay."""
+        self._last_frame_no = -1
+        self._step_info = ""
+        self._awaiting_reset = False
+        self.trajectory.clear_episode()
+        self.frame_view.set_overlay("top_right", "")
 
     def switch_backend(self, backend: BackendProfile) -> None:
         """Drive another game: its tasks in the form and the list, its frames in the view."""
         if self.session.busy:
-            self.status.setText("An episode is running: stop it before choosing another game.")
+            self.say("An episode is running: stop it before choosing another game.")
             return
-        self.status.setText(f"Starting {backend.title}…")
-        self._last_frame_no = -1
+        self.say(f"Starting {backend.title}…")
+        self._forget_world()
         self.session.switch_backend(backend)
-        self.trajectory.clear_episode()
         self.trajectory.set_backdrop([])
         self.controls.clock.setEnabled(self.session.is_builtin)  # external games run in real time only
         self.controls.set_tasks([t.id for t in self.session.tasks])
@@ -199,22 +225,22 @@ class LiveView(QMainWindow):
         if self.session.world is None:
             self.session.mode = mode  # applies when the world starts
         elif mode != self.session.mode:
-            self.status.setText(f"Restarting the world in {mode} mode…")
-            self._last_frame_no = -1
+            self.say(f"Restarting the world in {mode} mode…")
+            self._forget_world()
             self.session.restart_world(mode)
 
     @Slot()
     def toggle_control(self) -> None:
-        if self.actions_by_name["Take control"].text() == "Hand back":
+        if self.human_driving:
             self.session.hand_back()
-            self.gamepad.stop()
+            self.driver.close_gamepad()
             self.actions_by_name["Take control"].setText("Take control")
-            self.status.setText("Control handed back to the agent.")
+            self.say("Control handed back to the agent.")
             return
         self.session.take_over()
         self.actions_by_name["Take control"].setText("Hand back")
-        self.status.setText("You have control: WASD moves, arrows turn the camera, Space/E is A, Q is B.")
-        self.gamepad.start()
+        self.say("You have control: hold W A S D to move, the arrows turn the camera, Space/E is A, Q is B.")
+        self.driver.open_gamepad()
         self.frame_view.setFocus()
 
     @property
@@ -222,28 +248,50 @@ class LiveView(QMainWindow):
         return self.actions_by_name["Take control"].text() == "Hand back"
 
     def keyPressEvent(self, event: Any) -> None:
-        pad: PadState | None = KEY_PADS.get(event.key()) if self.human_driving else None
-        if pad is None:
-            super().keyPressEvent(event)
+        if self.session.can_drive and self.driver.key_down(event.key(), event.isAutoRepeat(), event.modifiers()):
+            event.accept()
             return
-        self.session.human_input(pad, HUMAN_STEP_S)
+        if self.session.busy and is_driving_key(event):
+            self.say("The agent is driving: Take control (Ctrl+K) to drive yourself.")
+        super().keyPressEvent(event)
+
+    def keyReleaseEvent(self, event: Any) -> None:
+        if self.driver.key_up(event.key(), event.isAutoRepeat()):
+            event.accept()
+            return
+        super().keyReleaseEvent(event)
+
+    def changeEvent(self, event: Any) -> None:
+        if event.type() == QEvent.Type.ActivationChange and not self.isActiveWindow():
+            self.driver.release_all()  # another window has the keyboard: the key-up of a held key goes there
+        super().changeEvent(event)
 
     @Slot(str)
     def show_task(self, task_id: str) -> None:
-        """The selected task's goal and reference route on the trajectory plot."""
-        if not task_id or not any(t.id == task_id for t in self.session.tasks):
+        """The selected task's start, goal and reference route on the map, and its instruction."""
+        try:
+            task = self.session.task(task_id)
+        except StopIteration:
             return
-        task = self.session.task(task_id)
-        goal = goal_point(task)
-        radius = getattr(getattr(task.success, "reach", None), "radius", 3.0)
-        route = [step.goto if hasattr(step, "goto") else step.interact.target  # type: ignore[union-attr]
-                 for step in task.reference_route]
-        if goal is not None:
-            self.trajectory.set_goal(goal[0], goal[1], radius)
-        self.trajectory.set_route(route)
-        if not self.session.outline and (route or goal is not None):
-            # No map of this game to frame the plot on: frame the task's route and goal instead.
-            self.trajectory.frame_on(np.array(route + ([goal] if goal is not None else []), float), margin=12.0)
+        # A game that gives no map outline: frame the plot on the task's own route and goal instead.
+        live_map.show_task(self.trajectory, task, frame_on_task=not self.session.outline)
+        self._show_planned()
+
+    @Slot(str)
+    def _task_added(self, _task_id: str) -> None:
+        self.tasks.set_tasks(self.session.tasks)
+
+    @Slot()
+    def _show_planned(self) -> None:
+        """Before Start: the budget and the instruction the chosen task will run with."""
+        if self.session.busy:
+            return
+        try:
+            task = self.session.task(self.controls.task.currentText())
+        except StopIteration:
+            return
+        self.metrics.show_budget(self.controls.budget.value() or task.step_budget)
+        self.instruction.show_task(task, GRANULARITIES[self.controls.granularity.currentText()], running=False)
 
     # -- pulled on timers ---------------------------------------------------------------------------
     @Slot(int, object)
@@ -254,9 +302,9 @@ class LiveView(QMainWindow):
         self._viewing_step = step
         if image is not None:
             self.frame_view.show_frame(image)
-            self.status.setText(f"Showing step {step} as the agent saw it (half size). Esc returns to live.")
+            self.say(f"Showing step {step} as the agent saw it (half size). Esc returns to live.")
         else:
-            self.status.setText(f"Step {step}'s frame is no longer kept here; open the recording in Replay.")
+            self.say(f"Step {step}'s frame is no longer kept here; open the recording in Replay.")
 
     @Slot()
     def _pull_frame(self) -> None:
@@ -272,29 +320,31 @@ class LiveView(QMainWindow):
 
     @Slot()
     def _pull_samples(self) -> None:
+        self.state_label.setText(self.session.state_text())
         state = self.session.evaluator_state()
         if state.get("state") != self._evaluator_state:
             self._evaluator_state = str(state.get("state"))
             if self._evaluator_state in ("failed", "disconnected"):
-                self.status.setText(f"Evaluator stopped: {state.get('message') or 'no reason given'}. Ground truth "
-                                    "is unavailable; Restart world (Ctrl+Shift+R) starts a fresh pair.")
+                self.say(f"Evaluator stopped: {state.get('message') or 'no reason given'}. Ground truth is "
+                         "unavailable; Restart world (Ctrl+Shift+R) starts a fresh pair.", error=True)
             elif self._evaluator_state in ("lost", "scanning") and self.session.world is not None:
-                self.status.setText(f"Evaluator: {state.get('message') or 'searching for the state block'} "
-                                    "(it rescans by itself)")
+                self.say(f"Evaluator: {state.get('message') or 'searching for the state block'} (it rescans by itself)")
             elif self._evaluator_state == "locked" and "Evaluator:" in self.status.text():
-                self.status.setText("Evaluator: state block found again.")
+                self.say("Evaluator: state block found again.")
         samples = self.session.new_samples()
         if not samples:
             return
-        self.trajectory.append_path(np.fromiter((s.x for s in samples), float, len(samples)),
-                                    np.fromiter((s.y for s in samples), float, len(samples)))
+        if not self._awaiting_reset:  # before the episode's reset, the samples are of the old place
+            self.trajectory.append_path(np.fromiter((s.x for s in samples), float, len(samples)),
+                                        np.fromiter((s.y for s in samples), float, len(samples)))
         last = samples[-1]
         self.trajectory.set_position(last.x, last.y, last.facing)
 
     # -- session signals ----------------------------------------------------------------------------
     @Slot(str)
     def _on_ready(self, description: str) -> None:
-        self.status.setText(f"Connected: {description}. Press Start.")
+        log.info("connected: %s", description)
+        self.say(f"Connected: {description}. Press Start (Ctrl+R); meanwhile W A S D drive the character.")
         self.trajectory.set_backdrop(self.session.outline)
         self.show_task(self.controls.task.currentText())
 
@@ -302,13 +352,25 @@ class LiveView(QMainWindow):
     def _on_error(self, message: str) -> None:
         died = "world process" in message
         hint = " Use Restart world (Ctrl+Shift+R) to start a new one." if died else ""
-        self.status.setText(f"Error: {message.splitlines()[0]}{hint}")
-        if self.isVisible() and not self.window().property("quiet"):
-            if died and QMessageBox.question(self, "PokeGym Studio", f"{message}\n\nRestart the world?") \
-                    == QMessageBox.StandardButton.Yes:
-                self.restart_world()
-            elif not died:
-                QMessageBox.warning(self, "PokeGym Studio", message)
+        self.say(f"{message.splitlines()[0]}{hint}", error=True)
+        # Only a dead world asks something (whether to restart it); every other message stays in the bar.
+        if died and self.isVisible() and not self.window().property("quiet") and QMessageBox.question(
+                self, "PokeGym Studio", f"{message}\n\nRestart the world?") == QMessageBox.StandardButton.Yes:
+            self.restart_world()
+
+    @Slot(float, float, int)
+    def _on_reset(self, x: float, y: float, cursor: int) -> None:
+        """The episode's reset is done: the trail starts here, from this sample on."""
+        self._awaiting_reset = False
+        self.trajectory.clear_path()
+        self.session.samples_from(cursor)
+        self.trajectory.append_path(np.array([x]), np.array([y]))
+
+    @Slot(dict)
+    def _on_intervention(self, item: dict[str, Any]) -> None:
+        text = describe_intervention(item)
+        if text:
+            self.say(text, error=item.get("status") == "undelivered")
 
     @Slot(dict)
     def _on_step(self, record: dict[str, Any]) -> None:
@@ -341,14 +403,14 @@ class LiveView(QMainWindow):
         self.history.reset()
         self._view_step(-1, None)
         self.trajectory.clear_episode()
+        self._awaiting_reset = True
         self.metrics.reset(int(info["budget"]))
-        self.show_task(info["task_id"])
+        task = self.session.task(info["task_id"])
+        live_map.show_task(self.trajectory, task)
+        self.instruction.show_task(task, info["granularity"], running=True)  # what this episode's agent reads
         self._step_info = f"step 0 / {info['budget']}"
-        first = self.session.latest_sample()
-        if first is not None:
-            self.trajectory.set_start(first.x, first.y)
         self.recording.set_recording(info["recording"], finished=False)
-        self.status.setText(f"Running {info['task_id']}.")
+        self.say(f"Running {info['task_id']} (seed {info['seed']}).")
         if self.human_driving:
             self.session.take_over()  # control was taken before Start: the human keeps it
 
@@ -357,15 +419,10 @@ class LiveView(QMainWindow):
         self.recording.set_recording(result["recording"], finished=True)
         if self.human_driving:
             self.toggle_control()
-        if result.get("error"):
-            died = "world process" in result["error"]
-            hint = " Use Restart world (Ctrl+Shift+R) to start a new one." if died else ""
-            self.status.setText(f"Episode stopped by an error after {result.get('steps_used')} steps (recording "
-                                f"kept): {result['error'].splitlines()[0]}{hint}")
-            return
-        verdict = "succeeded" if result.get("success") else f"ended ({result.get('end_reason')})"
-        self.status.setText(f"Episode {verdict} after {result.get('steps_used')} steps; "
-                            f"suggested category: {result.get('failure_category_suggestion')}")
+        self.metrics.set_outcome(bool(result.get("success")))
+        self.instruction.running = False
+        text, error = describe_end(result)
+        self.say(text, error=error)
 
     # -- settings and shutdown ------------------------------------------------------------------------
     def save_settings(self, settings: QSettings) -> None:
@@ -378,10 +435,11 @@ class LiveView(QMainWindow):
         if isinstance(state, QByteArray):
             self.restoreState(state)
         self.session.mode = self.controls.clock_mode
+        self._show_planned()
 
     def shut_down(self) -> None:
         self.frame_timer.stop()
         self.plot_timer.stop()
         self.source_timer.stop()
-        self.gamepad.stop()
+        self.driver.stop()
         self.session.close()

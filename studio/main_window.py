@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QByteArray, QSettings, Slot
+from PySide6.QtCore import QByteArray, QSettings, QTimer, Slot
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QMainWindow, QMenu, QMessageBox, QTabWidget
 
@@ -13,12 +13,14 @@ from core.backends.profile import BACKENDS_DIR, BackendFileError, known_backends
 from core.paths import RECORDINGS_DIR
 from studio.human_control import KEY_HELP
 from studio.live_session import LiveSession
-from studio.live_view import ACTIONS, LiveView
+from studio.live_toolbar import ACTIONS
+from studio.live_view import LiveView
 from studio.memory.memory_view import MemoryView
 from studio.replay.keymap import REPLAY_KEYS, load_keys, save_keys
 from studio.replay.keys_dialog import KeysDialog
 from studio.replay.replay_view import ReplayView
 from studio.results_view import ResultsView
+from studio.shortcuts_dialog import ShortcutsDialog
 
 SETTINGS_VERSION = 2
 RECENT_LIMIT = 10
@@ -46,9 +48,10 @@ class MainWindow(QMainWindow):
         self.tabs.addTab(self.memory, "Memory")
         self.setCentralWidget(self.tabs)
         self.recent_menu = QMenu("Open &recent", self)
+        self.shortcuts_dialog: ShortcutsDialog | None = None
         self._build_menus()
         self.live.sig_open_in_replay.connect(self.open_path)
-        self.replay.sig_opened.connect(self._remember)
+        self.replay.sig_opened.connect(self._remember_later)
         self.replay.sig_open_failed.connect(self.statusBar().showMessage)
         self.results.sig_status.connect(self.statusBar().showMessage)
         self._restore_settings()
@@ -152,6 +155,11 @@ class MainWindow(QMainWindow):
         return [str(item) for item in items][:RECENT_LIMIT]
 
     @Slot(str)
+    def _remember_later(self, path: str) -> None:
+        """Settings are written to disk: not in the same turn of the event loop as opening an episode."""
+        QTimer.singleShot(50, lambda: self._remember(path))
+
+    @Slot(str)
     def _remember(self, path: str) -> None:
         items = [path] + [p for p in self.recent() if p != path]
         studio_settings().setValue("recent", items[:RECENT_LIMIT])
@@ -186,7 +194,7 @@ class MainWindow(QMainWindow):
 
     def shortcut_rows(self) -> list[tuple[str, str]]:
         rows = [(shortcut, f"Live — {name}: {tip}") for name, shortcut, tip in ACTIONS]
-        rows += [(keys, f"Live, while you have control: {what}") for keys, what in KEY_HELP]
+        rows += [(keys, f"Live, between episodes or with Take control: {what}") for keys, what in KEY_HELP]
         keys = load_keys(studio_settings())
         rows += [(keys[name].toString(), f"Replay — {description}") for name, (_, description) in REPLAY_KEYS.items()]
         rows += [("Ctrl+O / Ctrl+Shift+O", "open a recording / a folder"), ("Ctrl+Q", "quit")]
@@ -194,8 +202,10 @@ class MainWindow(QMainWindow):
 
     @Slot()
     def show_shortcuts(self) -> None:
-        text = "\n".join(f"{keys}\t{what}" for keys, what in self.shortcut_rows())
-        QMessageBox.information(self, "Keyboard shortcuts", text)
+        if self.shortcuts_dialog is None:
+            self.shortcuts_dialog = ShortcutsDialog(self.shortcut_rows(), self)
+        self.shortcuts_dialog.show()
+        self.shortcuts_dialog.raise_()
 
     # -- settings ---------------------------------------------------------------------------------------
     def _restore_settings(self) -> None:
@@ -219,4 +229,6 @@ class MainWindow(QMainWindow):
         self.replay.shut_down()
         self.results.shut_down()
         self.memory.shut_down()
+        if self.shortcuts_dialog is not None:
+            self.shortcuts_dialog.close()
         super().closeEvent(event)

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import Qt, QUrl, Signal, Slot
+from PySide6.QtCore import QUrl, Signal, Slot
 from PySide6.QtGui import QDesktopServices
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSizePolicy, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QPushButton, QWidget
+
+from core.paths import RECORDINGS_DIR
+from widgets.elided_label import ElidedLabel
 
 
 class RecordingBar(QWidget):
@@ -15,10 +18,8 @@ class RecordingBar(QWidget):
 
     def __init__(self) -> None:
         super().__init__()
-        self.label = QLabel("Recording: on (every episode is written under recordings/)")
-        self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        # A long path must not set the window's minimum width: it is clipped, and whole in the tooltip.
-        self.label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        # A long path must neither widen the window nor hide the file name: it is elided in the middle.
+        self.label = ElidedLabel(f"Recording: on (every episode is written under {RECORDINGS_DIR})")
         self.open_button = QPushButton("Open in replay")
         self.folder_button = QPushButton("Show in folder")
         layout = QHBoxLayout(self)
@@ -34,8 +35,7 @@ class RecordingBar(QWidget):
     def set_recording(self, path: str, finished: bool) -> None:
         self.path = Path(path)
         state = "recorded" if finished else "recording"
-        self.label.setText(f"Episode {state} to {path}")
-        self.label.setToolTip(path)
+        self.label.set_full_text(f"Episode {state} to {path}")
         self._set_enabled(True)
 
     def _set_enabled(self, enabled: bool) -> None:

@@ -1,15 +1,20 @@
 """ResultsView: a run folder's report, the same numbers as `python main.py report FOLDER` (one computation,
 core.session.report.build_report): success rate per agent x granularity x category, movement metrics,
 the failure taxonomy (human labels where confirmed) and IM rate against success rate with Pearson r.
-Exports the numbers as CSV and the view as PNG. Problems are shown in the banner, never raised."""
+Exports the numbers as CSV and the view as PNG. Problems are shown in the banner, never raised.
+
+"Follow" watches a run that is still filling: every FOLLOW_INTERVAL_MS the loader's thread looks at the
+folder's results.jsonl and errors.jsonl, and rebuilds the report only when a row was added."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal, Slot
+from PySide6.QtCore import Qt, QTimer, Signal, Slot
 from PySide6.QtWidgets import (
+    QCheckBox,
     QFileDialog,
     QGroupBox,
     QHBoxLayout,
@@ -28,6 +33,7 @@ from widgets.results_tables import MetricsTable, SuccessTable
 from widgets.taxonomy_chart import TaxonomyChart
 
 _SHOWN_WARNINGS = 3
+FOLLOW_INTERVAL_MS = 2000
 _EMPTY: dict[str, Any] = {"sr": [], "metrics": [], "failure_sources": {}, "points": [], "correlation": None}
 
 
@@ -37,6 +43,11 @@ def _boxed(title: str, widget: QWidget) -> QGroupBox:
     layout.setContentsMargins(4, 4, 4, 4)
     layout.addWidget(widget)
     return box
+
+
+def with_extension(path: str, extension: str) -> str:
+    """`name` typed without an extension becomes name.csv (or .png): the format the dialog was for."""
+    return path if Path(path).suffix.lower() == f".{extension}" else f"{path}.{extension}"
 
 
 def summary_text(report: dict[str, Any]) -> str:
@@ -61,8 +72,16 @@ class ResultsView(QWidget):
         self.loader = ResultsLoader()
         self.loader.sig_loaded.connect(self._on_loaded)
         self.loader.sig_failed.connect(self._on_failed)
+        self.loader.sig_unchanged.connect(self._on_unchanged)
         self.open_button = QPushButton("Open run folder…")
         self.reload_button = QPushButton("Reload")
+        self.follow_box = QCheckBox("Follow")
+        self.follow_box.setToolTip("Refresh as a run that is still going adds results (looks every "
+                                   f"{FOLLOW_INTERVAL_MS // 1000} s; rebuilds only when a row was added)")
+        self.follow_timer = QTimer(self)
+        self.follow_timer.setInterval(FOLLOW_INTERVAL_MS)
+        self.follow_timer.timeout.connect(self._poll)
+        self.followed_at = ""  # when following last found the folder changed or unchanged
         self.folder_label = QLabel("No run folder open: choose one written by `python main.py run --out`.")
         self.folder_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.csv_button = QPushButton("Export CSV…")
@@ -80,13 +99,14 @@ class ResultsView(QWidget):
         self._build_layout()
         self.open_button.clicked.connect(self._ask_folder)
         self.reload_button.clicked.connect(self.reload)
+        self.follow_box.toggled.connect(self._set_following)
         self.csv_button.clicked.connect(self._ask_csv)
         self.png_button.clicked.connect(self._ask_png)
         self._show(None)
 
     def _build_layout(self) -> None:
         bar = QHBoxLayout()
-        for widget in (self.open_button, self.reload_button):
+        for widget in (self.open_button, self.reload_button, self.follow_box):
             bar.addWidget(widget)
         bar.addWidget(self.folder_label, 1)
         bar.addWidget(self.csv_button)
@@ -130,13 +150,38 @@ class ResultsView(QWidget):
             self.open_folder(self.folder)
 
     def shut_down(self) -> None:
-        """Wait for a report being built (call when the studio closes)."""
+        """Stop following and wait for a report being built (call when the studio closes)."""
+        self.follow_timer.stop()
         self.loader.wait()
+
+    @Slot(bool)
+    def _set_following(self, on: bool) -> None:
+        if on:
+            self.follow_timer.start()
+        else:
+            self.follow_timer.stop()
+            self.folder_label.setText(str(self.folder) if self.folder is not None else self.folder_label.text())
+
+    @Slot()
+    def _poll(self) -> None:
+        """On the timer: ask for a rebuild if the folder changed; never pile requests up behind a slow one."""
+        if self.folder is None or self.loader.busy:
+            return
+        self.loader.request(self.folder, since=self.loader.signature)
+
+    @Slot(int)
+    def _on_unchanged(self, request: int) -> None:
+        if request == self.loader.latest and self.folder is not None:
+            self.followed_at = time.strftime("%H:%M:%S")
+            self.folder_label.setText(f"{self.folder}  (following; no new results at {self.followed_at})")
 
     @Slot(int, object)
     def _on_loaded(self, request: int, report: dict[str, Any]) -> None:
         if request == self.loader.latest:
             self._show(report)
+            if self.follow_box.isChecked() and self.folder is not None:
+                self.followed_at = time.strftime("%H:%M:%S")
+                self.folder_label.setText(f"{self.folder}  (following; updated at {self.followed_at})")
 
     @Slot(int, str)
     def _on_failed(self, request: int, message: str) -> None:
@@ -213,15 +258,21 @@ class ResultsView(QWidget):
 
     @Slot()
     def _ask_csv(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Export the results as CSV", "results.csv", "CSV (*.csv)")
+        path = self._ask_path("Export the results as CSV", "results", "csv", "CSV (*.csv)")
         if path:
             self.export_csv(path)
 
     @Slot()
     def _ask_png(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Export the results as PNG", "results.png", "PNG image (*.png)")
+        path = self._ask_path("Export the results as PNG", "results", "png", "PNG image (*.png)")
         if path:
             self.export_png(path)
+
+    def _ask_path(self, title: str, stem: str, extension: str, file_filter: str) -> str:
+        """A save dialog opened in the run folder; the extension is added when the name has none."""
+        start = (self.folder or Path.cwd()) / f"{stem}.{extension}"
+        path, _ = QFileDialog.getSaveFileName(self, title, str(start), file_filter)
+        return with_extension(path, extension) if path else ""
 
     def closeEvent(self, event: Any) -> None:
         self.shut_down()

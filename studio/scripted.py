@@ -20,6 +20,8 @@ def open_studio(size: tuple[int, int] = (1600, 940), connect: bool = True) -> tu
     window = MainWindow(session)
     window.setProperty("quiet", True)
     window.resize(*size)
+    if not connect:
+        window.tabs.setCurrentWidget(window.replay)  # the Live view would start a world when shown
     window.show()
     if connect:
         session.connect_world()

@@ -9,7 +9,7 @@ from PySide6.QtWidgets import QAbstractItemView, QLineEdit, QTableWidget, QTable
 
 from core.evaluation.tasks import Task
 
-COLUMNS = ("Task", "Category", "Quest", "Start", "Budget", "Reference steps", "Title")
+COLUMNS = ("Task", "Title", "Category", "Quest", "Start", "Budget", "Reference steps")
 
 
 class TaskList(QWidget):
@@ -38,13 +38,14 @@ class TaskList(QWidget):
         self.table.setRowCount(len(tasks))
         for row, task in enumerate(tasks):
             start = task.start_state if isinstance(task.start_state, str) else "captured"
-            cells = (task.id, task.category, task.quest, start, task.step_budget, task.reference_steps or "",
-                     task.title)
+            cells = (task.id, task.title, task.category, task.quest, start, task.step_budget,
+                     task.reference_steps or "")
             for column, value in enumerate(cells):
                 item = QTableWidgetItem()
                 item.setData(Qt.ItemDataRole.DisplayRole, value)
                 self.table.setItem(row, column, item)
         self.table.setSortingEnabled(True)
+        self.table.sortByColumn(0, Qt.SortOrder.AscendingOrder)  # q01, q02, ... as the suite is numbered
         self.table.resizeColumnsToContents()
         self._filter(self.filter.text())
 

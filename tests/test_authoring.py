@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import subprocess
 import sys
@@ -218,7 +219,9 @@ def test_try_reports_why_a_task_fails(world, evaluator):
     draft = named(TaskDraft.for_builtin_world(), "authored_far", budget=10)
     draft.use_named_start("plaza_north")
     draft.record_goal(sample_at(56.0, 64.0))
+    draft.route.clear()  # a route that stops short of the goal (recording the goal had ended it there)
     draft.add_waypoint(sample_at(2.0, 12.0))
+    assert draft.route_gap() is not None  # Save warns about this one
     unreachable = try_task(draft.validate(), world, evaluator)
     assert not unreachable.success and unreachable.outcome == "goal_not_reached"
     assert "m from the goal (56, 64)" in unreachable.reason and unreachable.steps > 0
@@ -247,3 +250,18 @@ def test_tasks_try_command_launches_its_own_world(tmp_path):
     refused = subprocess.run([sys.executable, "main.py", "tasks", "try", str(path)], cwd=PROJECT_ROOT,
                              capture_output=True, text=True, timeout=120)
     assert refused.returncode == 1 and f"{path}:5: category: Input should be" in refused.stdout
+
+
+def test_the_recorded_goal_ends_the_reference_route():
+    draft = TaskDraft(["talked_baker"])
+    draft.add_waypoint(sample_at(0.0, 10.0))
+    draft.record_goal(sample_at(0.0, 21.0), radius=3.0)  # walked on past the last waypoint
+    assert [step.goto for step in draft.route] == [(0.0, 10.0), (0.0, 21.0)] and draft.route_gap() is None
+    draft.record_goal(sample_at(4.0, 25.0))  # recorded again: the goal's step moves with it
+    assert [step.goto for step in draft.route] == [(0.0, 10.0), (4.0, 25.0)]
+    draft.add_waypoint(sample_at(2.0, 18.0))  # added after the goal: it still comes before it
+    assert [step.goto for step in draft.route] == [(0.0, 10.0), (2.0, 18.0), (4.0, 25.0)]
+    draft.remove_route_step(2)
+    assert draft.route_gap() == pytest.approx(math.hypot(2.0, 7.0))  # the route now stops short: Save warns
+    draft.record_goal(sample_at(2.0, 18.0))  # a goal where the route already ends adds no step
+    assert [step.goto for step in draft.route] == [(0.0, 10.0), (2.0, 18.0)]

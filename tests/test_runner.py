@@ -178,3 +178,52 @@ def test_an_agent_failure_ends_the_episode_and_keeps_the_recording(world, evalua
     assert result["end_reason"] == "error" and "step 3: ConnectionError: the model API returned 503" in result["error"]
     with EpisodeReader(tmp_path / "broken.h5") as episode:
         assert episode.step_count == 2 and episode.result["end_reason"] == "error"
+
+
+def wait_for(condition, seconds: float = 30.0) -> bool:
+    """Poll a condition with a deadline (no fixed sleeps)."""
+    import time
+
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.01)
+    return condition()
+
+
+def test_an_intervention_while_paused_runs_as_one_step_and_stays_paused(world, evaluator, actions, task, tmp_path):
+    agent = WatchingAgent(actions)
+    runner = EpisodeRunner(world, evaluator, agent, actions, task, RunOptions(step_budget=6), tmp_path / "p.h5")
+    steps, hints = [], []
+    runner.events.sig_step.connect(steps.append)
+    runner.events.sig_intervention.connect(lambda item: hints.append(item) if item["kind"] == "text" else None)
+    runner.pause()
+    results = []
+    thread = threading.Thread(target=lambda: results.append(runner.run()))
+    thread.start()
+    try:
+        assert wait_for(lambda: runner.waiting), "the runner did not wait while paused"
+        runner.request_intervention("push_back")
+        assert wait_for(lambda: len(steps) == 1 and runner.waiting), "the push-back did not run as one step"
+        assert steps[0]["source"] == "intervention" and not agent.seen  # still paused: the agent was not asked
+        runner.request_intervention("text", "The site is east of the shops.")
+        assert wait_for(lambda: bool(hints) and runner.waiting)
+        assert hints[-1]["status"] == "queued" and hints[-1]["for_step"] == 2 and len(steps) == 1
+        runner.step_once()  # one agent step: its prompt carries the hint
+        assert wait_for(lambda: len(steps) == 2 and runner.waiting)
+        assert [(h["status"], h["for_step"]) for h in hints if h["status"] == "delivered"] == [("delivered", 2)]
+        assert hints[-1] == {"step": 2, "source": "human", "kind": "text", "status": "recorded",
+                             "params": {"hint": "The site is east of the shops."}}
+        assert "The site is east of the shops." in [entry.feedback for entry in agent.seen[0].history]
+        runner.request_intervention("text", "Too late: nobody reads this.")
+        assert wait_for(lambda: hints[-1]["status"] == "queued")
+    finally:
+        runner.stop()
+        thread.join(60)
+    assert [s["source"] for s in steps] == ["intervention", "agent"]
+    assert hints[-1]["status"] == "undelivered" and hints[-1]["params"]["hint"] == "Too late: nobody reads this."
+    assert results[0]["end_reason"] == "stopped"
+    assert [i["params"]["hint"] for i in results[0]["undelivered_interventions"]] == ["Too late: nobody reads this."]
+    with EpisodeReader(tmp_path / "p.h5") as episode:
+        assert episode.result["undelivered_interventions"][0]["status"] == "undelivered"

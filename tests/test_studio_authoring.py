@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pytest
 
@@ -75,11 +76,12 @@ def test_a_task_authored_by_driving_is_saved_listed_and_solved(window, qtbot, tm
     assert form.start.currentText().startswith(f"captured at ({start.x:g}, {start.y:g})")
     assert form.goal.text() == f"Goal: ({second[0]:g}, {second[1]:g}), radius 2.5 m"
     assert form.route.item(0).text() == f"1. walk to ({first[0]:g}, {first[1]:g})"
-    assert plotted_route(window) == [first, second]  # the draft's route drawn as it is captured
+    begin = tuple(panel.draft.start_state.pos)
+    assert plotted_route(window) == [begin, first, second]  # the draft's route, from its start, as it is captured
     form.add_waypoint.click()  # one too many: Remove takes the last step when none is selected
     qtbot.waitUntil(lambda: form.route.count() == 3, timeout=30_000)
     form.remove_step.click()
-    assert form.route.count() == 2 and plotted_route(window) == [first, second]
+    assert form.route.count() == 2 and plotted_route(window) == [begin, first, second]
 
     fill_in(qtbot, panel, "authored_lane")
     panel.bar.save_button.click()
@@ -91,9 +93,9 @@ def test_a_task_authored_by_driving_is_saved_listed_and_solved(window, qtbot, tm
     assert task.instruction("goal_only") == TEXTS["goal_only"] and task.step_budget == 40
     assert live.controls.task.findText("authored_lane") >= 0
     live.controls.task.setCurrentText("q08_site_navigation")
-    assert plotted_route(window) != [first, second]
-    live.controls.task.setCurrentText("authored_lane")  # selecting it shows its route again
-    assert plotted_route(window) == [first, second]
+    assert plotted_route(window) != [begin, first, second]
+    live.controls.task.setCurrentText("authored_lane")  # selecting it shows its route again, from its start
+    assert plotted_route(window) == [begin, first, second]
 
     with qtbot.waitSignal(panel.sig_tried, timeout=120_000) as tried:
         panel.bar.try_button.click()
@@ -115,16 +117,20 @@ def test_an_invalid_task_is_explained_in_the_panel_and_nothing_is_written(qtbot,
         fill_in(qtbot, panel, "authored_bad", texts={})
         panel.bar.save_button.click()
 
-        path = tmp_path / "tasks" / "authored_bad.yaml"
-        line = next(i for i, row in enumerate(panel.draft.to_yaml().splitlines(), 1) if row == "instructions: {}")
-        assert f"{path}:{line}: instructions.visual_guided: Field required" in panel.bar.message.text()
-        assert "success: Field required" in panel.bar.message.text()  # no goal and no flag either
+        message = panel.bar.message.text()
+        # The fields are named as the form names them and marked there; no file (not written yet) is named.
+        assert message.startswith("Fix the fields marked in red:") and ".yaml" not in message
+        assert "Visual-guided instructions: Field required" in message
+        assert "Goal or flags (the success condition): Field required" in message  # no goal and no flag either
         assert panel.bar.message.property("kind") == "error"
+        assert panel.form.instructions["visual_guided"].property("invalid") and panel.form.goal.property("invalid")
+        assert not panel.form.id.property("invalid")
         assert not panel.tasks_dir.exists()
 
         qtbot.keyClicks(panel.form.instructions["visual_guided"], "Go")
         panel.bar.try_button.click()  # trying checks the same way, before touching the game
-        assert "instructions.visual_guided: String should have at least 10 characters" in panel.bar.message.text()
+        assert "Visual-guided instructions: String should have at least 10 characters" in panel.bar.message.text()
+        assert panel.form.instruction_tabs.currentWidget() is panel.form.instructions["visual_guided"]
         assert panel.bar.try_result.text() == "" and panel.bar.try_button.isEnabled()
     finally:
         main.close()
@@ -172,8 +178,16 @@ def test_a_flag_set_by_talking_is_listed_and_becomes_the_success_condition(windo
 
     fill_in(qtbot, panel, "authored_talk", category="interaction", budget=30)
     chosen = tmp_path / "elsewhere"
-    monkeypatch.setattr(QFileDialog, "getExistingDirectory", lambda *args: str(chosen))  # the user picks it
+    chosen.mkdir()
+    offered = []
+
+    def save_dialog(parent, title, start, file_filter):
+        offered.append(Path(start).name)
+        return str(chosen / "authored_talk"), file_filter  # the user keeps the name, types no extension
+
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", save_dialog)
     panel.bar.save_as_button.click()
+    assert offered == ["authored_talk.yaml"]  # the dialog offered the task's id as the file name
     assert panel.bar.message.text() == f"Saved {chosen / 'authored_talk.yaml'}."
     task = load_task(chosen / "authored_talk.yaml", panel.draft.flag_names, panel.draft.start_states)
     assert task.start_state == "plaza_north" and isinstance(task.reference_route[0], Interact)
@@ -182,3 +196,52 @@ def test_a_flag_set_by_talking_is_listed_and_becomes_the_success_condition(windo
         panel.bar.try_button.click()
     assert tried.args[0].success, tried.args[0].reason
     assert panel.bar.try_result.text().startswith("Solved")
+
+
+def test_the_documented_flow_passes_try_it_because_the_goal_ends_the_route(window, qtbot, tmp_path):
+    live, panel = window.live, show_panel(window)
+    form = panel.form
+    panel.tasks_dir = tmp_path / "tasks"
+    form.capture_start.click()
+    for _ in range(4):  # between episodes the keys drive without Take control
+        qtbot.keyClick(live, Qt.Key.Key_W)
+    form.add_waypoint.click()
+    for _ in range(10):  # on past the last waypoint, then the goal
+        qtbot.keyClick(live, Qt.Key.Key_W)
+    form.record_goal.click()
+    qtbot.waitUntil(lambda: form.goal.text().startswith("Goal:") and form.route.count() == 2, timeout=30_000)
+    goal = panel.draft.goal
+    assert panel.draft.route[-1].goto == (goal.x, goal.y)  # the recorded goal ends the route
+    assert math.dist(panel.draft.route[0].goto, (goal.x, goal.y)) > 5  # well past the waypoint
+    fill_in(qtbot, panel, "authored_walk")
+    panel.bar.save_button.click()
+    assert panel.bar.message.property("kind") == "ok", panel.bar.message.text()
+    with qtbot.waitSignal(panel.sig_tried, timeout=120_000) as tried:
+        panel.bar.try_button.click()
+    assert tried.args[0].success, tried.args[0].reason
+
+    form.route.setCurrentRow(1)
+    form.remove_step.click()  # the route now stops at the waypoint, short of the goal
+    panel.bar.replace.setChecked(True)
+    panel.bar.save_button.click()
+    message = panel.bar.message.text()
+    assert message.startswith(f"Saved {tmp_path / 'tasks' / 'authored_walk.yaml'}, but the reference route ends")
+    assert "Try it will stop short" in message and panel.bar.message.property("kind") == "error"
+
+
+def test_try_it_reports_its_steps_and_can_be_cancelled(window, qtbot):
+    session, panel = window.session, show_panel(window)
+    before = session.latest_sample()
+    task = max(session.tasks, key=lambda t: t.reference_steps or 0)  # the longest route of the suite
+    panel._tried = task
+    panel.bar.progress.setRange(0, task.step_budget)
+    panel._set_trying(True)
+    panel.worker.try_out(task)
+    qtbot.waitUntil(lambda: panel.bar.progress.value() >= 5, timeout=60_000)
+    assert panel.bar.cancel_button.isVisible()
+    with qtbot.waitSignal(panel.worker.sig_try_cancelled, timeout=60_000):
+        panel.bar.cancel_button.click()
+    assert panel.bar.try_result.text().startswith("Try cancelled") and panel.bar.try_button.isEnabled()
+    qtbot.waitUntil(lambda: session.human_inputs_waiting == 0, timeout=10_000)
+    after = session.evaluator.sample_after(__import__("time").time())
+    assert math.dist((after.x, after.y), (before.x, before.y)) < 0.3  # put back where the author was

@@ -18,7 +18,7 @@ from core.labels.store import read_labels
 from core.recording.reader import EpisodeReader
 from studio.live_session import LiveSession
 from studio.main_window import MainWindow
-from studio.replay.episode_list import DAMAGED_COLOUR
+from studio.replay.episode_list import COLUMNS, DAMAGED_COLOUR
 from tests.damaged_files import DAMAGE, STEPS, damaged_copy, delete_part, record_episode, sha
 
 
@@ -81,18 +81,19 @@ def test_the_folder_list_shows_damaged_files_with_their_reason_and_lists_the_res
     episodes = window.replay.episodes
     window.open_path(str(folder))
     qtbot.waitUntil(lambda: episodes.rows == 8, timeout=20_000)
-    rows = {episodes.proxy.index(row, 0).data(): row for row in range(episodes.rows)}
+    rows = {Path(episodes.path_at(row)).name: row for row in range(episodes.rows)}
+    column = {name: COLUMNS.index(name) for name in COLUMNS}
     for damage, path in damaged.items():
-        assert episodes.proxy.index(rows[path.name], 5).data() == "damaged"  # the Result column
-        reason = episodes.proxy.index(rows[path.name], 1)  # read right after the name
+        assert episodes.proxy.index(rows[path.name], column["Result"]).data() == "damaged"
+        reason = episodes.proxy.index(rows[path.name], column["Task"])  # read first, without scrolling
         assert reason.data().startswith(f"damaged: {DAMAGE[damage][1]}: "), (damage, reason.data())
         assert str(path) in reason.data(Qt.ItemDataRole.ToolTipRole)
         assert reason.data(Qt.ItemDataRole.ForegroundRole).color() == DAMAGED_COLOUR
-    labels = episodes.proxy.index(rows[unreadable_labels.name], 7)
+    labels = episodes.proxy.index(rows[unreadable_labels.name], column["Labels"])
     assert labels.data() == "unreadable (damaged)" and "both stored copies" in labels.data(Qt.ItemDataRole.ToolTipRole)
     assert labels.data(Qt.ItemDataRole.ForegroundRole).color() == DAMAGED_COLOUR
-    assert episodes.proxy.index(rows[unreadable_labels.name], 6).data() == STEPS  # the recording itself lists
-    assert episodes.proxy.index(rows[bad_image.name], 7).data() == "unlabelled"  # one bad image: a normal episode
+    assert episodes.proxy.index(rows[unreadable_labels.name], column["Steps"]).data() == STEPS  # it still lists
+    assert episodes.proxy.index(rows[bad_image.name], column["Labels"]).data() == "unlabelled"  # a normal episode
     assert "4 episodes; 4 damaged file(s) listed in red, 1 with unreadable labels" in episodes.folder_label.text()
     opened = []
     window.replay.sig_opened.connect(opened.append)

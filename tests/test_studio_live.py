@@ -42,9 +42,10 @@ def test_a_random_episode_updates_every_panel(window, qtbot, settings_dir):
     qtbot.waitUntil(lambda: live.frame_view.overlay_text("top_right") == "step 6 / 6", timeout=2_000)  # next poll
     assert live.frame_view.overlay_text("top_left").startswith("pad:")
     assert set(live.observations.shown_kinds()) == {"previous", "left", "right"}
-    assert "Episode ended (budget) after 6 steps" in live.status.text()
+    assert "Episode failed after 6 steps: the step budget was used up" in live.status.text()
+    assert live.metrics.labels["success"].text() == "Success: failed"
     recordings = list(settings_dir.glob("*.h5"))
-    assert len(recordings) == 1 and str(recordings[0]) in live.recording.label.text()
+    assert len(recordings) == 1 and str(recordings[0]) in live.recording.label.full_text()
     assert live.recording.open_button.isEnabled()
     with EpisodeReader(recordings[0]) as episode:
         assert episode.step_count == 6 and episode.complete
@@ -209,12 +210,12 @@ def test_a_physical_gamepad_drives_the_character_as_recorded_human_steps(window,
     devices.mkdir()
     os.mkfifo(devices / "js0")  # stands in for /dev/input/js0: real js_event bytes go through it
     live = window.live
-    live.gamepad.device_dir = devices
+    live.driver.device_dir = devices
     steps = []
     window.session.sig_step.connect(steps.append)
     window.session.start_episode(LiveChoices("q08_site_navigation", budget=40))
     live.toggle_control()  # opens the gamepad (the reading end of the FIFO)
-    assert live.gamepad.active
+    assert live.driver.gamepad_active
     writer = os.open(devices / "js0", os.O_WRONLY)
     try:
         os.write(writer, struct.pack("=IhBB", 0, -32767, 0x02, 1))  # axis 1 (left stick Y) pushed fully up

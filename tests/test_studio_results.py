@@ -248,3 +248,32 @@ def test_a_missing_episode_file_keeps_the_automatic_category_and_warns(copied, v
     open_and_wait(view, qtbot, copied)
     assert view.banner.level == "warning" and "is missing" in view.banner.text()
     assert sum(sum(counts) for counts in view.taxonomy.counts().values()) == view.report["episodes"]
+
+
+def test_follow_refreshes_the_view_as_a_run_adds_results(run_folder, view, qtbot, tmp_path):
+    """A folder still filling: rows appended to results.jsonl show up without pressing Reload, and an unchanged
+    folder is only looked at, never rebuilt."""
+    live = tmp_path / "live"
+    shutil.copytree(run_folder / "episodes", live / "episodes")
+    rows = (run_folder / "results.jsonl").read_text().splitlines(keepends=True)
+    (live / "results.jsonl").write_text(rows[0])
+    open_and_wait(view, qtbot, live)
+    assert view.report["episodes"] == 1
+    view.follow_timer.setInterval(100)
+    view.follow_box.setChecked(True)
+    shown = view.report
+    with qtbot.waitSignal(view.loader.sig_unchanged, timeout=10_000):
+        pass  # the timer looked, found nothing new
+    assert view.report is shown and "following; no new results" in view.folder_label.text()
+
+    with (live / "results.jsonl").open("a") as handle:
+        handle.write(rows[1])
+    qtbot.waitUntil(lambda: view.report["episodes"] == 2, timeout=15_000)
+    with (live / "results.jsonl").open("a") as handle:
+        handle.writelines(rows[2:])
+    qtbot.waitUntil(lambda: view.report["episodes"] == len(rows), timeout=15_000)
+    assert f"{len(rows)} episodes" in view.summary.text()
+    assert "following; updated at" in view.folder_label.text()
+
+    view.follow_box.setChecked(False)
+    assert not view.follow_timer.isActive()

@@ -1,4 +1,7 @@
-"""MetricsBar: step / budget, ineffective moves, deadlock indicator, success, tokens and latency."""
+"""MetricsBar: step / budget, ineffective moves, deadlock indicator, success, tokens and latency.
+
+Success reads "Success: not yet" while an episode may still succeed, "Success: yes" once it has, and
+"Success: failed" once it ended without (set_outcome)."""
 
 from __future__ import annotations
 
@@ -25,7 +28,20 @@ class MetricsBar(QWidget):
         self._tokens = 0
         self._cost = 0.0
         self._latencies: list[float] = []
+        self._ended: bool | None = None  # None while the episode can still succeed; else whether it did
         self.update_metrics({"step": 0, "ineffective_moves": 0, "im_rate": 0.0, "consecutive": 0, "success": False})
+
+    def show_budget(self, budget: int) -> None:
+        """Before Start: the budget the chosen task and settings will run with."""
+        if self._budget != budget:
+            self.reset(budget)
+
+    def set_outcome(self, success: bool | None) -> None:
+        """The episode ended with (True) or without (False) success; None: it is still going."""
+        self._ended = success
+        if success is not None:
+            self.labels["success"].setText("Success: yes" if success else "Success: failed")
+            self.labels["success"].setStyleSheet("color: #1b7a2f; font-weight: bold" if success else "color: #c62828")
 
     @property
     def budget(self) -> int:
@@ -48,7 +64,9 @@ class MetricsBar(QWidget):
         self.labels["ims"].setText(f"IMs {metrics.get('ineffective_moves', 0)} ({rate:.0f}%)")
         self.labels["consecutive"].setText(f"Consecutive IMs {consecutive}{deadlock}")
         self.labels["consecutive"].setStyleSheet("color: #c62828; font-weight: bold" if deadlock else "")
-        self.labels["success"].setText("SUCCESS" if metrics.get("success") else "not yet")
+        if self._ended is None:
+            self.labels["success"].setText("Success: yes" if metrics.get("success") else "Success: not yet")
+            self.labels["success"].setStyleSheet("color: #1b7a2f; font-weight: bold" if metrics.get("success") else "")
         self.labels["tokens"].setText(f"Tokens {self._tokens}  ${self._cost:.3f}")
         mean = sum(self._latencies) / len(self._latencies) if self._latencies else 0.0
         self.labels["latency"].setText(f"Mean latency {mean:.2f}s")

@@ -8,6 +8,8 @@ import pyqtgraph as pg
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 KINDS = ("previous", "left", "right")
+_NOT_THE_AGENT = {"human": "a human drove (the frame shown is what they saw)",
+                  "intervention": "an intervention moved the character"}
 _TITLES = {"current": "current", "previous": "previous frame", "left": "left view", "right": "right view"}
 
 
@@ -57,15 +59,20 @@ class ObservationStrip(QWidget):
         row.addStretch(1)
         self.step = 0
 
-    def show_images(self, step: int, images: dict[str, np.ndarray | None]) -> None:
+    def show_images(self, step: int, images: dict[str, np.ndarray | None], source: str = "agent") -> None:
+        """`source` is the step's: on a human or intervention step the agent was given nothing at all."""
         self.step = step
         given = [kind for kind in self.thumbnails if images.get(kind) is not None]
         for kind, thumbnail in self.thumbnails.items():
             thumbnail.show(images.get(kind))
             thumbnail.setVisible(kind in given)
-        names = ", ".join(_TITLES[k] for k in given) or "current frame only"
-        self.caption.setText(f"Step {step}: images given to the agent besides the current frame: {names}"
-                             if given else f"Step {step}: the agent was given the current frame only")
+        names = ", ".join(_TITLES[k] for k in given)
+        if source in _NOT_THE_AGENT:
+            self.caption.setText(f"Step {step}: {_NOT_THE_AGENT[source]}; the agent was not asked")
+        elif given:
+            self.caption.setText(f"Step {step}: images given to the agent besides the current frame: {names}")
+        else:
+            self.caption.setText(f"Step {step}: the agent was given the current frame only")
 
     def shown_kinds(self) -> list[str]:
         return [kind for kind, t in self.thumbnails.items() if t.pixels is not None]

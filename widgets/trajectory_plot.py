@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections import deque
 
 import numpy as np
 import pyqtgraph as pg
@@ -13,8 +14,9 @@ from PySide6.QtCore import QPointF, Signal
 from PySide6.QtGui import QBrush, QColor, QPen, QPolygonF
 from PySide6.QtWidgets import QGraphicsPolygonItem
 
-_TAIL = 600  # samples drawn bright; older ones fade into the full path
-MIN_PATH_STEP_M = 0.01
+_TAIL = 600  # samples drawn bright, as they came (10 s at 60 Hz); older ones fade into the full path
+GRID_M, GRID_EXTENT_M = 20.0, 2000.0
+PATH_SPACING_M = 0.25  # the live full path keeps a point per quarter metre walked: finer than a pixel of the map
 LEGEND_MIN_SIZE = (420, 380)
 FULL_PATH_REFRESH_S = 0.5
 INTERVENTION_STYLE = {  # kind -> (symbol, colour)
@@ -25,6 +27,17 @@ _BACKDROP = {"solid": (QColor(205, 205, 205), QColor(160, 160, 160)),
              "water": (QColor(190, 215, 240), QColor(150, 185, 220))}
 
 
+def thin_path(xy: np.ndarray, spacing: float = PATH_SPACING_M) -> np.ndarray:
+    """A recorded path with about one point per `spacing` metres walked (first and last kept): what the
+    map can show, at a fraction of the drawing cost. Vectorised; run it off the GUI thread for long paths."""
+    xy = np.asarray(xy, dtype=float).reshape(-1, 2)
+    if len(xy) < 3:
+        return xy
+    walked = np.concatenate([[0.0], np.cumsum(np.hypot(*np.diff(xy, axis=0).T))])
+    keep = np.flatnonzero(np.diff(np.floor(walked / spacing)) > 0) + 1
+    return xy[np.unique(np.concatenate([[0], keep, [len(xy) - 1]]))]
+
+
 class TrajectoryPlot(pg.PlotWidget):
     sig_step_clicked = Signal(int)  # the step whose end position is nearest the click
 
@@ -33,7 +46,7 @@ class TrajectoryPlot(pg.PlotWidget):
         self.setBackground("w")
         self.setMinimumSize(280, 220)  # below this the map is unreadable and clicks land metres off
         self.setAspectLocked(True)
-        self.showGrid(x=True, y=True, alpha=0.2)
+        self._add_grid()
         self.setLabel("bottom", "x (m, east)")
         self.setLabel("left", "y (m, north)")
         legend = self.addLegend(offset=(-4, -4), labelTextSize="7pt", verSpacing=-6)
@@ -60,6 +73,7 @@ class TrajectoryPlot(pg.PlotWidget):
         self._path.setClipToView(True)
         self._backdrop: list[QGraphicsPolygonItem] = []
         self._path_buffer = np.zeros((0, 2))
+        self._recent: deque[tuple[float, float]] = deque(maxlen=_TAIL)
         self._path_refreshed = 0.0
         self._step_xy = np.zeros((0, 2))
         self._steps = np.zeros(0, dtype=np.int64)
@@ -67,6 +81,17 @@ class TrajectoryPlot(pg.PlotWidget):
         self._mark_points: list[dict[str, object]] = []
         self.points = 0
         self.scene().sigMouseClicked.connect(self._clicked)
+
+    def _add_grid(self) -> None:
+        """Grid lines every GRID_M metres, drawn as one static item: pyqtgraph's axis grid redraws tick
+        lines on every paint and cost most of the plot's paint time (7 of 10 ms)."""
+        ticks = np.arange(-GRID_EXTENT_M, GRID_EXTENT_M + GRID_M, GRID_M)
+        ends = np.full_like(ticks, GRID_EXTENT_M)
+        xs = np.column_stack([ticks, ticks, -ends, ends]).ravel()
+        ys = np.column_stack([-ends, ends, ticks, ticks]).ravel()
+        grid = pg.PlotCurveItem(xs, ys, connect="pairs", pen=pg.mkPen((228, 228, 228), width=1))
+        grid.setZValue(-30)  # under the backdrop and everything else
+        self.plotItem.addItem(grid, ignoreBounds=True)
 
     # -- the path -------------------------------------------------------------------------------
     def set_path(self, xs: np.ndarray, ys: np.ndarray) -> None:
@@ -76,13 +101,16 @@ class TrajectoryPlot(pg.PlotWidget):
         self._tail.setData(xs[-_TAIL:], ys[-_TAIL:])
 
     def append_path(self, xs: np.ndarray, ys: np.ndarray) -> None:
-        """Add samples to the path. Samples that did not move are dropped (a character standing still
-        adds nothing), storage grows by doubling, and the full path, whose redraw grows with its
-        length, is refreshed a few times a second while the bright tail follows every call."""
-        points = np.column_stack([xs, ys])
-        previous = self._path_buffer[self.points - 1] if self.points else np.array([np.inf, np.inf])
-        steps = np.hypot(*np.diff(np.vstack([previous, points]), axis=0).T)
-        points = points[steps >= MIN_PATH_STEP_M]
+        """Add samples to the path. The bright tail shows the last samples as they came; the full path keeps
+        one point per PATH_SPACING_M walked (a character standing still adds nothing), so a session of hours
+        stays small. Storage grows by doubling, and the full path, whose redraw grows with its length, is
+        refreshed a few times a second while the tail follows every call."""
+        if len(xs) == 0:
+            return
+        self._recent.extend(zip(np.asarray(xs, float).tolist(), np.asarray(ys, float).tolist()))
+        recent = np.asarray(self._recent)
+        self._tail.setData(recent[:, 0], recent[:, 1])
+        points = self._spaced(np.column_stack([xs, ys]))
         count, extra = self.points, len(points)
         if extra == 0:
             return
@@ -91,11 +119,20 @@ class TrajectoryPlot(pg.PlotWidget):
         self._path_buffer[count:count + extra] = points
         view = self._path_buffer[:count + extra]
         self.points = count + extra
-        self._tail.setData(view[-_TAIL:, 0], view[-_TAIL:, 1])
         now = time.monotonic()
         if now - self._path_refreshed >= FULL_PATH_REFRESH_S:
             self._path_refreshed = now
             self._path.setData(view[:, 0], view[:, 1])
+
+    def _spaced(self, points: np.ndarray) -> np.ndarray:
+        """The points at least PATH_SPACING_M from the last one kept (a slow walk still adds up)."""
+        last = self._path_buffer[self.points - 1] if self.points else None
+        kept = []
+        for x, y in points.tolist():
+            if last is None or (x - last[0]) ** 2 + (y - last[1]) ** 2 >= PATH_SPACING_M ** 2:
+                kept.append((x, y))
+                last = (x, y)
+        return np.asarray(kept, dtype=float).reshape(-1, 2)
 
     def set_position(self, x: float, y: float, heading_deg: float) -> None:
         self._position.setData([x], [y])
@@ -144,14 +181,20 @@ class TrajectoryPlot(pg.PlotWidget):
 
     def add_mark(self, step: int, kind: str) -> None:
         """An intervention or a human step at `step` (drawn where that step ended)."""
-        index = np.searchsorted(self._steps, step)
-        if index >= len(self._steps) or self._steps[index] != step:
-            return
-        symbol, colour = INTERVENTION_STYLE.get(kind, ("x", (90, 90, 90)))
-        x, y = self._step_xy[index]
-        self._mark_points.append({"pos": (x, y), "symbol": symbol, "brush": pg.mkBrush(*colour),
-                                  "data": (step, kind)})
-        self._marks.setData(self._mark_points)
+        self.add_marks([(step, kind)])
+
+    def add_marks(self, marks: list[tuple[int, str]]) -> None:
+        """Several marks with one redraw (a replayed episode brings all of its marks at once)."""
+        for step, kind in marks:
+            index = np.searchsorted(self._steps, step)
+            if index >= len(self._steps) or self._steps[index] != step:
+                continue
+            symbol, colour = INTERVENTION_STYLE.get(kind, ("x", (90, 90, 90)))
+            x, y = self._step_xy[index]
+            self._mark_points.append({"pos": (x, y), "symbol": symbol, "brush": pg.mkBrush(*colour),
+                                      "data": (step, kind)})
+        if marks:
+            self._marks.setData(self._mark_points)
 
     def marks(self) -> list[tuple[int, str]]:
         return [p["data"] for p in self._mark_points]  # type: ignore[misc]
@@ -193,9 +236,14 @@ class TrajectoryPlot(pg.PlotWidget):
     def backdrop_shapes(self) -> int:
         return len(self._backdrop)
 
-    def clear_episode(self) -> None:
+    def clear_path(self) -> None:
+        """Forget the trail (the character was reset or the world restarted)."""
         self.set_path(np.zeros(0), np.zeros(0))
+        self._recent.clear()
         self._path_buffer = np.zeros((0, 2))  # the old one was handed to the plot: never overwrite it
+
+    def clear_episode(self) -> None:
+        self.clear_path()
         self.set_steps(np.zeros(0, dtype=np.int64), np.zeros((0, 2)))
         self._mark_points = []
         self._marks.setData([])

@@ -53,6 +53,7 @@ class TaskDraft:
         self.flag_conditions: list[FlagSpec] = []
         self.combine: Combine = "all_of"  # how goal and flags combine; "sequence" keeps the picking order
         self.route: list[RouteStep] = []
+        self._goal_step: Goto | None = None  # the route's last step, put there by record_goal
         self.reference_steps: int | None = None
         self.last_capture: StateSample | None = None  # what "flags changed since the last capture" compares to
         self.header = HEADER
@@ -129,12 +130,39 @@ class TaskDraft:
 
     def record_goal(self, sample: StateSample, radius: float | None = None, on_map: bool = False) -> ReachSpec:
         """"Record goal here": success needs the character within `radius` of this spot (the last radius,
-        or 3 m, when not given). `on_map` also requires this sample's map id."""
+        or 3 m, when not given). `on_map` also requires this sample's map id. The goal also ends the
+        reference route (unless the route already ends there), so the route a try drives reaches it;
+        recording the goal again moves that last step."""
         radius = radius if radius is not None else (self.goal.radius if self.goal else DEFAULT_RADIUS_M)
         self.goal = ReachSpec(x=_round(sample.x, 1), y=_round(sample.y, 1), radius=radius,
                               map_id=sample.map_id if on_map else None)
+        if self._goal_step is not None and self.route and self.route[-1] is self._goal_step:
+            self.route.pop()
+        self._goal_step = None
+        if self.route_end() != (self.goal.x, self.goal.y):
+            self._goal_step = Goto(goto=(self.goal.x, self.goal.y))
+            self.route.append(self._goal_step)
         self._captured(sample)
         return self.goal
+
+    def route_end(self) -> tuple[float, float] | None:
+        """Where the reference route leaves the character: its last goto, or its last interaction's approach."""
+        if not self.route:
+            return None
+        last = self.route[-1]
+        if isinstance(last, Goto):
+            return (float(last.goto[0]), float(last.goto[1]))
+        point = last.interact.approach or last.interact.target
+        return (float(point[0]), float(point[1]))
+
+    def route_gap(self) -> float | None:
+        """How far outside the goal radius the route ends (metres), or None when it ends inside it (or there
+        is no goal, or no route). Saving warns about a gap: "Try it" would stop short of the goal."""
+        end = self.route_end()
+        if self.goal is None or end is None:
+            return None
+        gap = math.hypot(end[0] - self.goal.x, end[1] - self.goal.y)
+        return gap if gap > self.goal.radius else None
 
     def set_goal_radius(self, radius: float) -> None:
         if self.goal is None:
@@ -147,9 +175,10 @@ class TaskDraft:
         self.sig_changed.emit()
 
     def add_waypoint(self, sample: StateSample) -> Goto:
-        """The current position becomes the next `goto` of the reference route."""
+        """The current position becomes the next `goto` of the reference route (before the goal's step, which
+        stays last)."""
         step = Goto(goto=(_round(sample.x, 1), _round(sample.y, 1)))
-        self.route.append(step)
+        self._add_step(step)
         self._captured(sample)
         return step
 
@@ -160,9 +189,15 @@ class TaskDraft:
         target = (_round(sample.x - math.sin(heading) * ahead, 1), _round(sample.y + math.cos(heading) * ahead, 1))
         step = Interact(interact=InteractSpec(target=target, approach=(_round(sample.x, 1), _round(sample.y, 1)),
                                               presses=presses))
-        self.route.append(step)
+        self._add_step(step)
         self._captured(sample)
         return step
+
+    def _add_step(self, step: RouteStep) -> None:
+        if self._goal_step is not None and self.route and self.route[-1] is self._goal_step:
+            self.route.insert(len(self.route) - 1, step)  # the recorded goal ends the route
+        else:
+            self.route.append(step)
 
     def remove_route_step(self, index: int) -> None:
         del self.route[index]

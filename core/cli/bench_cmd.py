@@ -1,5 +1,6 @@
-"""`python main.py bench world|scan|memory|record|live|replay|parse|external`: the world, memory scanning,
-value scans, recording, the studio, the reply parser, or an external game (Minetest: capture and input).
+"""`python main.py bench world|scan|memory|record|live|replay|parse|external|rl|run`: the world, memory scanning,
+value scans, recording, the studio, the reply parser, an external game (Minetest: capture and input),
+Gymnasium environments, or whole runs (local pool and Ray).
 
 Figures are relative to baselines measured in the same run, because shared machines are noisy.
 """
@@ -19,7 +20,8 @@ from core.paths import PROJECT_ROOT
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("suite", choices=["world", "scan", "memory", "record", "live", "replay", "parse", "external"],
+    parser.add_argument("suite", choices=["world", "scan", "memory", "record", "live", "replay", "parse", "external",
+                                          "rl", "run"],
                         help="what to measure")
     parser.add_argument("--json", action="store_true", help="one JSON object per line")
     parser.add_argument("--steps", type=int, default=60, help="lockstep steps per timed block (default %(default)s)")
@@ -33,6 +35,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--corpus", type=Path,
                         help="parse: a folder of reply corpus YAML files (default: tests/data/replies)")
     parser.add_argument("--rounds", type=int, default=30, help="parse: timed passes over the corpus (default 30)")
+    parser.add_argument("--episodes", type=int, default=6, help="run: episodes per configuration (default 6)")
+    parser.add_argument("--episode-steps", type=int, default=30, help="run: steps per episode (default 30)")
 
 
 def emit(args: argparse.Namespace, name: str, value: float, unit: str, baseline: float | None = None,
@@ -121,6 +125,14 @@ def run(args: argparse.Namespace) -> int:
         from core.cli.bench_external import bench_external
 
         bench_external(args, emit)
+    elif args.suite == "rl":
+        from core.cli.bench_rl import bench_rl
+
+        bench_rl(args, emit)
+    elif args.suite == "run":
+        from core.cli.bench_run import bench_run
+
+        bench_run(args, emit)
     return 0
 
 

@@ -5,11 +5,13 @@
     OPENAI_API_KEY=... python main.py run --tasks q03* --agent model:gpt-5.2 --reflection 5 --out runs/gpt
     OPENAI_API_KEY=... python main.py run --protocol paper --agent model:gpt-5.2 --workers 2 --out runs/gpt-paper
     python main.py run --backend minetest --tasks all --agent random --out runs/minetest
+    python main.py run --protocol paper --agent random --ray auto --out runs/random   # on a Ray cluster
 
 Each episode gets its own game and evaluator processes. Ctrl+C stops cleanly: no new episodes start,
 running ones stop after their current step and are marked interrupted (not results); Ctrl+C again
 aborts at once. Rerun the same command to resume: episodes with a result (results.jsonl) are skipped,
-interrupted ones and those that ended in an infrastructure error (errors.jsonl) run again.
+interrupted ones and those that ended in an infrastructure error (errors.jsonl) run again. With --ray the
+same episodes run as Ray tasks, and their files come back to --out (docs/cluster.md).
 """
 
 from __future__ import annotations
@@ -20,17 +22,20 @@ import os
 import signal
 import sys
 import threading
-import time
 from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from core.agents.models.rate_limit import RateLimits
 from core.agents.observe import ObservationOptions
-from core.backends.profile import BackendFileError, load_backend
+from core.backends.profile import BackendFileError, BackendProfile, load_backend
+from core.cli.progress import RunProgress
 from core.game import child
-from core.session.batch import BatchError, run_batch
+from core.session.batch import BatchError, check_run, run_batch
 from core.session.batch_control import BatchControl
+from core.session.batch_driver import EpisodeExecutor
 from core.session.interventions import InterventionPolicy
+from core.session.local_pool import LocalPool
 from core.session.runner import RunOptions
 
 
@@ -58,7 +63,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--frames-every", type=int, default=0, metavar="TICKS",
                         help="also record continuous frames every TICKS ticks for smooth replay (0 = off)")
     parser.add_argument("--trials", type=int, default=1)
-    parser.add_argument("--workers", type=int, default=1, help="episodes at once (each has its own world)")
+    parser.add_argument("--workers", type=int,
+                        help="episodes at once (each has its own world; default 1). With --ray: at most this many "
+                             "handed to the cluster at once (default: as many as its CPUs take)")
     parser.add_argument("--out", type=Path, required=True, help="folder for results.jsonl and episodes/")
     parser.add_argument("--paradigm", choices=["discrete", "continuous"], default="discrete")
     parser.add_argument("--previous-frame", action="store_true", help="also show the agent the previous frame")
@@ -70,6 +77,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--intervention-k", type=int, default=3, help="consecutive ineffective moves (default 3)")
     parser.add_argument("--budget", type=int, help="override every task's step budget")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--episode-timeout", type=float, metavar="SECONDS",
+                        help="stop an episode that runs longer (a hung game or API) as an infrastructure error")
+    parser.add_argument("--retries", type=int, default=0, metavar="N",
+                        help="run an episode that ended in an infrastructure error again, up to N times (default 0: "
+                             "rerun the command to retry); every failed try stays in errors.jsonl")
+    limits = parser.add_argument_group("model request limits (per provider and server, shared by the whole run)")
+    limits.add_argument("--concurrent-requests", type=int, metavar="N", help="requests in flight at once")
+    limits.add_argument("--requests-per-minute", type=float, metavar="N",
+                        help="request starts per minute, spaced evenly")
+    cluster = parser.add_argument_group("Ray (the optional `ray` extra; docs/cluster.md)")
+    cluster.add_argument("--ray", nargs="?", const="local", metavar="ADDRESS",
+                         help="run the episodes as Ray tasks: on a private local Ray (no ADDRESS), the cluster this "
+                              "machine belongs to (auto), or the head at HOST:PORT")
+    cluster.add_argument("--cpus-per-episode", type=float, metavar="N",
+                         help="CPUs each episode reserves on a node (default 2: the game and the evaluator)")
+    cluster.add_argument("--ray-resource", action="append", default=[], metavar="NAME[=AMOUNT]",
+                         help="a custom resource each episode needs (only nodes that advertise it run episodes)")
 
 
 PAPER_PROTOCOL = {"tasks": "all", "granularity": "all", "trials": 5, "budget": None}
@@ -123,6 +147,7 @@ class StopOnInterrupt:
             return
         _say(b"\naborted: the running episodes' files are left without a result; rerun to redo them\n")
         child.kill_all()
+        self.control.abort()
         os._exit(130)
 
 
@@ -137,11 +162,57 @@ def check_arguments(args: argparse.Namespace) -> str | None:
     """The first argument that cannot work, as one line; None if all can."""
     minimum = {"--trials": (args.trials, 1), "--workers": (args.workers, 1), "--budget": (args.budget, 1),
                "--reflection": (args.reflection, 0), "--frames-every": (args.frames_every, 0),
-               "--intervention-k": (args.intervention_k, 1)}
+               "--intervention-k": (args.intervention_k, 1), "--retries": (args.retries, 0),
+               "--concurrent-requests": (args.concurrent_requests, 1)}
     for flag, (value, least) in minimum.items():
         if value is not None and value < least:
             return f"{flag} must be at least {least}, got {value}"
+    positive = {"--episode-timeout": args.episode_timeout, "--requests-per-minute": args.requests_per_minute,
+                "--cpus-per-episode": args.cpus_per_episode}
+    for flag, value in positive.items():
+        if value is not None and not value > 0:
+            return f"{flag} must be more than 0, got {value:g}"
+    if args.ray is None and (args.cpus_per_episode is not None or args.ray_resource):
+        return "--cpus-per-episode and --ray-resource apply to Ray runs; add --ray [ADDRESS]"
     return None
+
+
+def make_executor(args: argparse.Namespace, backend: BackendProfile) -> EpisodeExecutor:
+    """The local pool, or a Ray executor already connected and with every node checked (BatchError if not)."""
+    if args.ray is None:
+        return LocalPool(args.workers or 1)
+    from core.cluster.resources import episode_resources, parse_resource
+
+    try:
+        from core.cluster.ray_executor import RayExecutor
+    except ModuleNotFoundError as exc:
+        if exc.name != "ray" and not str(exc.name).startswith("ray."):
+            raise
+        raise BatchError("--ray needs Ray, which is an optional extra: pip install -e '.[ray]'") from None
+
+    try:
+        extra = dict(parse_resource(text) for text in args.ray_resource)
+    except ValueError as exc:
+        raise BatchError(str(exc)) from None
+    executor = RayExecutor(args.ray, episode_resources(backend.name, args.cpus_per_episode, extra), args.workers,
+                           needed_env=_key_variables(args.agent))
+    cluster = executor.connect()
+    where = "a private local Ray" if cluster.started_here else f"the Ray cluster at {cluster.address}"
+    print(f"running on {where} ({cluster.cpus:g} CPUs; {executor.resources.describe()})", flush=True)
+    return executor
+
+
+def _key_variables(agent: str) -> tuple[str, ...]:
+    """The API key variable a model agent reads, which every node must have (keys never travel through Ray)."""
+    if not agent.startswith("model:"):
+        return ()
+    from core.agents.models.base import ModelError, config_for
+
+    try:
+        key_env = config_for(agent.partition(":")[2]).key_env
+    except ModelError:
+        return ()  # an unknown model is reported by the run itself, in the usual words
+    return key_env[:1]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -169,38 +240,41 @@ def run(args: argparse.Namespace) -> int:
         interventions=InterventionPolicy(args.intervention, args.intervention_k), step_budget=args.budget,
         seed=args.seed, frame_every_ticks=args.frames_every,
     )
-    started = time.perf_counter()
-
-    def progress(done: int, total: int, result: dict[str, Any]) -> None:
-        width = 24
-        filled = round(width * done / total) if total else width
-        bar = "#" * filled + "-" * (width - filled)
-        if result.get("success"):
-            verdict = f"success after {result.get('steps_used', '?')} steps"
-        elif result.get("end_reason") == "error":
-            verdict = f"infrastructure error, not a result: {str(result.get('error')).splitlines()[0]}"
-        else:
-            verdict = f"{result.get('end_reason', '?')} after {result.get('steps_used', '?')} steps"
-        print(f"[{bar}] {done}/{total}  {result['key']}: {verdict} ({time.perf_counter() - started:.0f} s)",
-              flush=True)
-
-    control = BatchControl()
+    agent_options = {"model_id": args.model_id, "base_url": args.base_url, "reflection_every": args.reflection,
+                     "experience_from": args.experience_from}
     try:
-        with StopOnInterrupt(control):
-            rows = run_batch(args.tasks, args.granularity, args.agent, args.trials, args.workers, args.out,
-                             options, progress, {"model_id": args.model_id, "base_url": args.base_url,
-                                                 "reflection_every": args.reflection,
-                                                 "experience_from": args.experience_from}, control,
-                             backend=backend)
+        limits = RateLimits(args.concurrent_requests, args.requests_per_minute)
+        if args.ray is not None:  # mistakes in the command first: starting or joining Ray takes seconds
+            check_run(args.tasks, args.granularity, args.agent, args.trials, options, agent_options, backend)
+        executor = make_executor(args, backend)
     except BatchError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    display = RunProgress()
+    control = BatchControl()
+    try:
+        # After Ray's start-up, which sets its own SIGTERM handler: ours must be the one that runs.
+        with StopOnInterrupt(control):
+            rows = run_batch(args.tasks, args.granularity, args.agent, args.trials, args.workers or 1, args.out,
+                             options, display.episode, agent_options, control, executor=executor,
+                             episode_timeout_s=args.episode_timeout, retries=args.retries, limits=limits,
+                             status=display.status, backend=backend)
+    except BatchError as exc:
+        display.close()
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     except OSError as exc:  # results.jsonl became unwritable mid-run (a full disk): the batch was stopped
+        display.close()
         print(f"error: cannot write to {args.out}: {exc}; the results so far are kept. Free space or fix "
               "permissions, then run the same command again to resume.", file=sys.stderr)
         return 1
-    errors = [r for r in rows if r.get("end_reason") == "error"]
-    print(f"{len(rows) - len(errors)} episode(s) run; results in {args.out / 'results.jsonl'}")
+    finally:
+        executor.close()
+    display.close()
+    results = [r for r in rows if r.get("end_reason") != "error"]
+    resolved = {r.get("key") for r in results}  # a failed try that --retries then ran to a result
+    errors = [r for r in rows if r.get("end_reason") == "error" and r.get("key") not in resolved]
+    print(f"{len(results)} episode(s) run; results in {args.out / 'results.jsonl'}")
     if errors:
         print(f"{len(errors)} episode(s) ended in an infrastructure error; they are not results (see "
               f"{args.out / 'errors.jsonl'}). Run the same command again to retry them.", file=sys.stderr)

@@ -63,9 +63,7 @@ class FieldSpec(_Model):
     def _scalable(self) -> FieldSpec:
         if self.scale != 1.0 and self.type.startswith("flags"):
             raise ValueError("flag fields cannot be scaled")
-        if self.scale == 0 or self.scale != self.scale:
-            raise ValueError("scale must be a non-zero number")
-        return self
+        return self  # a zero scale is refused with the field's name by Profile
 
 
 class PointerRoot(_Model):

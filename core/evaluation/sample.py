@@ -8,7 +8,7 @@ from typing import Any
 SAMPLE_FORMAT_VERSION = 1
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class StateSample:
     time: float          # evaluator wall clock (time.time()), seconds
     tick: int            # the game's own tick counter, or -1 when the profile has none

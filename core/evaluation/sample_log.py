@@ -2,7 +2,10 @@
 most recent ones so that a studio left connected for days does not grow without bound.
 
 Readers keep a cursor (an absolute index) and take `log[cursor:]`; the runner does so every step
-and the live view every 100 ms, so neither comes near the retention limit in practice.
+and the live view every 100 ms. The limit is set by the longest wait between two of the runner's
+reads: one model call that times out and retries (5 attempts of 60 s plus back-off, about 5.3
+minutes). A longer pause loses only samples of a game that stood still in lockstep, and the runner
+logs how many.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from typing import overload
 
 from core.evaluation.sample import StateSample
 
-KEEP_SAMPLES = 120_000  # about 33 minutes at 60 Hz, some 30 MB
+KEEP_SAMPLES = 24_000  # 6.7 minutes at 60 Hz, about 6 MB (tests/test_long_sessions.py measures it)
 
 
 class SampleLog:

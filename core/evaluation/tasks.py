@@ -29,7 +29,12 @@ GRANULARITIES = ("visual_guided", "step_guided", "goal_only")
 
 
 class TaskFileError(ValueError):
-    """A task file that cannot be used; the message names the file and line."""
+    """A task file that cannot be used; the message names the file and line. `problems` holds the same
+    as (field, problem) pairs, e.g. ("instructions.visual_guided", "Field required"), for a form to mark."""
+
+    def __init__(self, message: str, problems: list[tuple[str, str]] | None = None) -> None:
+        super().__init__(message)
+        self.problems = problems or []
 
 
 class _Model(BaseModel):
@@ -171,27 +176,32 @@ def parse_task(text: str, path: Path, known_flags: list[str] | None = None,
     except ValidationError as exc:
         lines = [f"{path} is not a valid task (format {TASK_FORMAT_VERSION}):"]
         seen = set()
+        fields = []
         for error in exc.errors():
             location = tuple(error["loc"])
             line = _line_of(root, location)
             field = ".".join(str(p) for p in location if not str(p)[:1].isupper())
+            fields.append((field, str(error["msg"])))
             key = (line, error["msg"])
             if key in seen:
                 continue
             seen.add(key)
             lines.append(f"  {path}:{line}: {field}: {error['msg']}")
-        raise TaskFileError("\n".join(lines[:16])) from None
-    problems = []
+        raise TaskFileError("\n".join(lines[:16]), fields) from None
+    problems, fields = [], []
     if known_flags is not None:
         unknown = flags_named(task.success) - set(known_flags)
         if unknown:
             problems.append(f"success names unknown flags {sorted(unknown)}")
+            fields.append(("success", f"unknown flags {sorted(unknown)}"))
     if start_states is not None and isinstance(task.start_state, str) and task.start_state not in start_states:
         problems.append(f"start_state {task.start_state!r} is not one of {start_states}")
+        fields.append(("start_state", f"{task.start_state!r} is not one of {start_states}"))
     if task.id != path.stem:
         problems.append(f"id {task.id!r} must match the file name {path.stem!r}")
+        fields.append(("id", f"must match the file name {path.stem!r}"))
     if problems:
-        raise TaskFileError(f"{path}: " + "; ".join(problems))
+        raise TaskFileError(f"{path}: " + "; ".join(problems), fields)
     return task
 
 

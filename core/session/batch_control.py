@@ -8,6 +8,7 @@ so they never reach results.jsonl and a resume runs them again.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import Protocol
 
 INTERRUPTED = "interrupted"
@@ -24,6 +25,7 @@ class BatchControl:
         self._running: list[Stoppable] = []
         self.interrupted: list[str] = []  # keys of episodes stopped part-way
         self.not_started: list[str] = []  # keys of episodes that were still queued
+        self._abort_hooks: list[Callable[[], None]] = []
 
     @property
     def stopping(self) -> bool:
@@ -37,6 +39,15 @@ class BatchControl:
             running = list(self._running)
         for runner in running:
             runner.stop(INTERRUPTED)
+
+    def on_abort(self, hook: Callable[[], None]) -> None:
+        """Call `hook` on an abort (a second Ctrl+C): something this run started that must not outlive it,
+        such as a private Ray. Hooks run in a signal handler: quick, and taking no lock."""
+        self._abort_hooks.append(hook)
+
+    def abort(self) -> None:
+        for hook in list(self._abort_hooks):
+            hook()
 
     def start(self, runner: Stoppable) -> bool:
         """Register a runner about to run; False if the batch is stopping (then do not run it)."""

@@ -32,11 +32,15 @@ class Signal:
 
 
 class RunnerEvents:
-    """sig_observation(step, images: {"current", "previous", "left", "right"} -> array or None),
+    """sig_reset(the first sample after the episode's reset, the evaluator sample index it was read at),
+    sig_observation(step, images: {"current", "previous", "left", "right"} -> array or None),
     sig_decision(step, decision), sig_pad(pad state being held, or None when idle), sig_sample(sample),
-    sig_metrics(dict), sig_intervention(dict), sig_step(dict), sig_episode_end(result dict)."""
+    sig_metrics(dict), sig_intervention(dict: an intervention with "status": "recorded" with its
+    step; hints also "queued" / "delivered" (with "for_step") / "undelivered"), sig_step(dict),
+    sig_episode_end(result dict)."""
 
     def __init__(self) -> None:
+        self.sig_reset = Signal("reset")
         self.sig_observation = Signal("observation")
         self.sig_pad = Signal("pad")
         self.sig_decision = Signal("decision")

@@ -97,14 +97,17 @@ class EpisodeRunner:
         self.game, self.evaluator, self.agent, self.actions = game, evaluator, agent, actions
         self.task, self.options, self.record_path = task, options, record_path
         self.events = RunnerEvents()
-        self._resume = threading.Event()
-        self._resume.set()
+        self._paused = False
+        self._wake = threading.Event()  # set by every control call; the loop re-reads its state after waking
         self._single_step = False
+        self.waiting = False  # blocked until a control call: paused, or taken over and idle
         self._stop = threading.Event()
         self._stop_reason = "stopped"
+        self._stop_error: str | None = None
         self._control = threading.Lock()
         self._pending: list[tuple[str, object]] = []  # human inputs and interventions, in arrival order
         self._text_intervention: Intervention | None = None
+        self._unheard_hints: list[Intervention] = []  # hints in the agent's history that no prompt has carried yet
         self.taken_over = False
         self.step = 0
         self._images: dict[str, Any] = {}
@@ -114,24 +117,31 @@ class EpisodeRunner:
 
     # -- controls (any thread) --------------------------------------------------------------
     def pause(self) -> None:
-        self._resume.clear()
+        self._paused = True
+
+    @property
+    def paused(self) -> bool:
+        return self._paused
 
     def resume(self) -> None:
         self.taken_over = False
         self._single_step = False
-        self._resume.set()
+        self._paused = False
+        self._wake.set()
 
     def step_once(self) -> None:
         self._single_step = True
-        self._resume.set()
+        self._wake.set()
 
-    def stop(self, reason: str = "stopped") -> None:
+    def stop(self, reason: str = "stopped", error: str | None = None) -> None:
         """End the episode after the step in progress; a decision still being made is abandoned, so a
         slow model call never holds up a stop. `reason` becomes the end_reason: "stopped" (a user's
-        Stop) or "interrupted" (a batch cut short by Ctrl+C, which is not a result)."""
+        Stop), "interrupted" (a batch cut short by Ctrl+C, which is not a result) or "error" with `error`
+        saying why (an episode past its time limit)."""
         self._stop_reason = reason
+        self._stop_error = error
         self._stop.set()
-        self._resume.set()
+        self._wake.set()
 
     def take_over(self) -> None:
         self.taken_over = True
@@ -141,7 +151,14 @@ class EpisodeRunner:
         """While taken over: execute this pad input as a recorded step with source `human`."""
         with self._control:
             self._pending.append(("human", (pad, seconds)))
-        self._resume.set()
+        self._wake.set()
+
+    def cancel_human_inputs(self) -> int:
+        """Drop the human inputs not started yet (the key was let go); returns how many."""
+        with self._control:
+            kept = [command for command in self._pending if command[0] != "human"]
+            dropped, self._pending = len(self._pending) - len(kept), kept
+        return dropped
 
     @property
     def human_inputs_waiting(self) -> int:
@@ -150,10 +167,13 @@ class EpisodeRunner:
             return sum(1 for kind, _ in self._pending if kind == "human")
 
     def request_intervention(self, kind: str, text: str = "") -> None:
+        """Carried out before the agent's next step, as a recorded step of its own (a text hint: in the
+        agent's next prompt). A paused runner runs it and stays paused. sig_intervention reports a hint as
+        "queued", "delivered" once a prompt carried it, or "undelivered" if the episode ended first."""
         params = {"hint": text or DEFAULT_HINT} if kind == "text" else {}
         with self._control:
             self._pending.append(("intervention", Intervention(self.step, "human", kind, params)))  # type: ignore[arg-type]
-        self._resume.set()
+        self._wake.set()
 
     # -- the episode ------------------------------------------------------------------------
     def run(self) -> dict[str, Any]:
@@ -176,12 +196,13 @@ class EpisodeRunner:
         sample_cursor = len(self.evaluator.samples)
         if writer is not None:  # where the episode starts, even when no later sample repeats it before step 1
             writer.add_samples([position.to_json()])
+        self.events.sig_reset.emit(position, sample_cursor)
         try:
             while self.step < budget:
                 source, decision, macro, intervention = self._next_action(builder, instruction, history,
                                                                           pending_hint)
                 if source is None:
-                    end_reason = self._stop_reason
+                    end_reason, error = self._stop_reason, self._stop_error
                     break
                 pending_hint = ""
                 self.step += 1
@@ -216,7 +237,7 @@ class EpisodeRunner:
                     intervention = dataclasses.replace(intervention, step=self.step)  # the step that carries it
                     fact = dataclasses.replace(fact, intervention=True)
                     last_intervention = self.step
-                    self.events.sig_intervention.emit(intervention.to_json())
+                    self.events.sig_intervention.emit({**intervention.to_json(), "status": "recorded"})
                 facts.append(fact)
                 im_run = next_run_length(im_run, fact)
                 new_samples, sample_cursor, lost = self.evaluator.samples.since(sample_cursor)
@@ -238,12 +259,17 @@ class EpisodeRunner:
             else:
                 end_reason = "budget"
         except GameError as exc:
-            end_reason, error = "error", self._root_cause(exc)
+            end_reason, error = "error", self.root_cause(exc)
+            if self._stop_error:  # the game was killed because the episode had to end (its time limit)
+                error = f"{self._stop_error}; {error}"
         except AgentFailure as exc:
             end_reason, error = "error", str(exc)
         except Exception as exc:  # noqa: BLE001 - e.g. a full disk: end with the reason and a closed, readable file
             end_reason, error = "error", f"unexpected {type(exc).__name__}: {exc}"
         result = self._result(facts, end_reason, error, reached_goal)
+        unheard = self._report_unheard()
+        if unheard:
+            result["undelivered_interventions"] = unheard
         if writer is not None:
             try:
                 writer.finish(result)
@@ -255,7 +281,7 @@ class EpisodeRunner:
         return result
 
     # -- pieces -----------------------------------------------------------------------------
-    def _root_cause(self, exc: GameError) -> str:
+    def root_cause(self, exc: GameError) -> str:
         """When the game dies, the evaluator follows it; report the game's death, not the echo."""
         deadline = time.monotonic() + (2.0 if isinstance(exc, EvaluatorError) else 0.0)
         while True:  # the evaluator may notice the death a moment before the game client does
@@ -312,19 +338,22 @@ class EpisodeRunner:
                     # Shown to the agent in its next prompt; recorded with the next step.
                     history.append(HistoryEntry(self.step, "Hint", "", "", intervention.params["hint"]))
                     self._text_intervention = intervention
-                    self.events.sig_intervention.emit(intervention.to_json())
+                    self._unheard_hints.append(intervention)
+                    self.events.sig_intervention.emit({**intervention.to_json(), "status": "queued",
+                                                       "for_step": self.step + 1})
                     continue
                 self._images = {"current": None}
                 self._side_view_s = 0.0
                 return "intervention", None, PHYSICAL.get(intervention.kind, ()), intervention
-            if not self._resume.is_set() or self.taken_over:
-                self._resume.wait()
-                if self.taken_over and not (self._pending or self._stop.is_set()):
-                    self._resume.clear()
+            if (self._paused and not self._single_step) or self.taken_over:
+                self.waiting = True
+                self._wake.wait()
+                self._wake.clear()  # everything is checked again before the next wait: no wake-up is lost
+                self.waiting = False
                 continue
             if self._single_step:
                 self._single_step = False
-                self._resume.clear()
+                self._paused = True  # one agent step, then paused again
             entries = history + ([HistoryEntry(self.step, "Hint", "", "", hint)] if hint else [])
             observation = builder.build(self.step + 1, instruction, entries)
             self._side_view_s = builder.side_view_seconds
@@ -338,6 +367,9 @@ class EpisodeRunner:
             if decision is None:  # stopped while the agent was deciding
                 return None, None, (), None
             self.events.sig_decision.emit(self.step + 1, decision)
+            for hint in self._unheard_hints:  # this prompt carried them
+                self.events.sig_intervention.emit({**hint.to_json(), "status": "delivered", "for_step": self.step + 1})
+            self._unheard_hints = []
             macro = decision.action.macro if decision.action is not None else ()
             return ("privileged" if self.options.privileged else "agent"), decision, macro, None
 
@@ -386,6 +418,18 @@ class EpisodeRunner:
                 ticks -= piece
                 frame = self.game.latest_frame()
                 writer.add_frame(resize_for_model(frame.pixels, self.options.observation.max_width), frame.tick)
+
+    def _report_unheard(self) -> list[dict[str, Any]]:
+        """Interventions the episode ended before carrying out (a hint no prompt carried, a push-back still
+        queued): reported as "undelivered", never dropped silently."""
+        with self._control:
+            queued = [payload for kind, payload in self._pending if kind == "intervention"]
+            self._pending = []
+        unheard = [{**i.to_json(), "status": "undelivered"} for i in [*self._unheard_hints, *queued]]  # type: ignore[attr-defined]
+        self._unheard_hints = []
+        for item in unheard:
+            self.events.sig_intervention.emit(item)
+        return unheard
 
     def _apply(self, intervention: Intervention) -> str:
         if intervention.kind == "text":

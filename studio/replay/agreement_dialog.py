@@ -1,17 +1,18 @@
 """Label agreement for a folder: Cohen's kappa between two annotators, or an annotator and the
-automatic suggestions, on the failure category and on deadlock steps. Read off the GUI thread."""
+automatic suggestions, on the failure category and on deadlock steps. The folder is read on a worker
+with progress; closing the dialog cancels the read and never waits for it."""
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 
-from PySide6.QtCore import Signal, Slot
+from PySide6.QtCore import Slot
 from PySide6.QtWidgets import QComboBox, QDialog, QFormLayout, QLabel, QPushButton, QVBoxLayout
 
 from core.labels.agreement import category_agreement, step_agreement
-from core.labels.episodes import EpisodeLabels, load_folder
+from core.labels.episodes import EpisodeLabels, FolderScan
 from core.labels.model import AUTO_ANNOTATOR
+from studio.replay.folder_reader import FolderReader
 
 AUTO_TEXT = "automatic suggestion"
 
@@ -23,8 +24,6 @@ def agreement_lines(episodes: list[EpisodeLabels], a: str, b: str) -> list[str]:
 
 
 class AgreementDialog(QDialog):
-    _sig_loaded = Signal(object, object)  # (episodes, warnings) from the reading thread
-
     def __init__(self, folder: Path, parent: object = None) -> None:
         super().__init__(parent)  # type: ignore[arg-type]
         self.setWindowTitle(f"Label agreement — {folder}")
@@ -43,17 +42,26 @@ class AgreementDialog(QDialog):
         self.episodes: list[EpisodeLabels] = []
         self.compute.clicked.connect(self.show_agreement)
         self.compute.setEnabled(False)
-        self._sig_loaded.connect(self._on_loaded)
-        self._thread = threading.Thread(target=self._load, args=(folder,), name="studio-agreement", daemon=True)
-        self._thread.start()
+        self.reader = FolderReader("studio-agreement")
+        self.reader.sig_progress.connect(self._on_progress)
+        self.reader.sig_done.connect(self._on_loaded)
+        self.reader.sig_failed.connect(self._on_failed)
+        self.folder = Path(folder)
+        self.reader.start(self.folder)
 
-    def _load(self, folder: Path) -> None:
-        episodes, warnings = load_folder(folder)
-        self._sig_loaded.emit(episodes, warnings)
+    @Slot(int, int, int)
+    def _on_progress(self, _request: int, done: int, total: int) -> None:
+        self.result.setText(f"Reading the labels in {self.folder}… {done} of {total} episodes")
 
-    @Slot(object, object)
-    def _on_loaded(self, episodes: list[EpisodeLabels], warnings: list[str]) -> None:
-        self.episodes = episodes
+    @Slot(int, str)
+    def _on_failed(self, _request: int, message: str) -> None:
+        self.result.setText(f"Cannot read the folder: {message}")
+
+    @Slot(int, object, object)
+    def _on_loaded(self, request: int, scan: FolderScan, _outcome: object) -> None:
+        if request != self.reader.request:
+            return
+        episodes = self.episodes = scan.episodes
         names = sorted({name for e in episodes for name in e.document.annotators})
         for box in (self.first, self.second):
             box.addItems([*names, AUTO_TEXT])
@@ -61,6 +69,7 @@ class AgreementDialog(QDialog):
             self.second.setCurrentIndex(1)
         else:
             self.second.setCurrentText(AUTO_TEXT)
+        warnings = scan.warnings
         skipped = f" ({len(warnings)} damaged files or unreadable labels left out)" if warnings else ""
         self.result.setText(f"{len(episodes)} episodes, annotators: {', '.join(names) or 'none yet'}{skipped}.")
         self.compute.setEnabled(bool(episodes))
@@ -75,5 +84,5 @@ class AgreementDialog(QDialog):
                                        *agreement_lines(self.episodes, a, b)]))
 
     def done(self, result: int) -> None:
-        self._thread.join()
+        self.reader.cancel()  # a read in progress stops at its next file; nothing waits for it
         super().done(result)

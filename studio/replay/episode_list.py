@@ -1,35 +1,44 @@
-"""EpisodeList: a folder of episodes as a sortable, filterable table with task, agent, result and
-label status, and "next unlabelled". The folder is read in a worker thread. Damaged files are listed
-too, in red with the reason, and the rest of the folder lists as usual."""
+"""EpisodeList: a folder of episodes as a sortable, filterable table with task, result and label status
+(agent, instructions, steps, category and file name one right-click away), "next unlabelled", label
+export and agreement. A single click opens an episode. The folder is read on a worker with progress
+and a Cancel button; a slow folder can never overwrite a newer one. Damaged files are listed too, in
+red with the reason, and the rest of the folder lists as usual."""
 
 from __future__ import annotations
 
-import threading
+import os
+import tempfile
 from pathlib import Path
 
-from PySide6.QtCore import QSortFilterProxyModel, Qt, Signal, Slot
+from PySide6.QtCore import QPoint, QSortFilterProxyModel, Qt, Signal, Slot
 from PySide6.QtGui import QBrush, QColor, QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
+    QHeaderView,
     QLabel,
     QLineEdit,
+    QMenu,
     QPushButton,
+    QSizePolicy,
     QTableView,
     QVBoxLayout,
     QWidget,
 )
 
-from core.labels.episodes import EpisodeLabels, FolderScan, scan_folder
-from core.labels.export import export_labels
+from core.labels.episodes import EpisodeLabels, FolderScan
+from core.labels.export import ExportFormat, episode_rows, write_rows
 from core.recording.errors import EpisodeFileError
 from studio.replay.agreement_dialog import AgreementDialog
+from studio.replay.folder_reader import FolderReader
 
-COLUMNS = ("Episode", "Task", "Category", "Instructions", "Agent", "Result", "Steps", "Labels")
+COLUMNS = ("Task", "Result", "Labels", "Agent", "Instructions", "Steps", "Category", "Episode")
+SHOWN = ("Task", "Result", "Labels")  # what fits a narrow dock; right-click the header for the rest
 PATH_ROLE = Qt.ItemDataRole.UserRole + 1
 LABELLED_ROLE = Qt.ItemDataRole.UserRole + 2
 DAMAGED_ROLE = Qt.ItemDataRole.UserRole + 3  # 1: the file, or its labels, cannot be read (nothing to label)
 DAMAGED_COLOUR = QColor("#b3261e")
+EXPORT_FILTERS = {"CSV (*.csv)": "csv", "JSON lines (*.jsonl)": "jsonl"}
 
 
 def label_status(episode: EpisodeLabels) -> tuple[str, bool]:
@@ -44,24 +53,48 @@ def label_status(episode: EpisodeLabels) -> tuple[str, bool]:
     return (", ".join(humans) if humans else "unlabelled"), labelled
 
 
-def damaged_text(error: EpisodeFileError) -> str:
-    """The Result column of a file that is not a readable episode: the damaged part and what is wrong."""
-    return f"damaged: {error.part}: {error.problem}"
-
-
 def result_text(episode: EpisodeLabels) -> str:
     result = episode.result
     if result is None:
         return "cut short"
     if result.get("success"):
         return "success"
+    if result.get("end_reason") == "stopped":
+        return "stopped by user"
     return f"{result.get('end_reason')} · {result.get('failure_category_suggestion') or ''}".strip(" ·")
+
+
+def damaged_text(error: EpisodeFileError) -> str:
+    """What a file that is not a readable episode shows: the damaged part and what is wrong."""
+    return f"damaged: {error.part}: {error.problem}"
+
+
+def export_path(chosen: str, selected_filter: str) -> tuple[Path, ExportFormat]:
+    """The file the user chose, with the extension of the format picked added when they typed none."""
+    path = Path(chosen)
+    if path.suffix.lower() in (".csv", ".jsonl"):
+        return path, "jsonl" if path.suffix.lower() == ".jsonl" else "csv"
+    fmt: ExportFormat = EXPORT_FILTERS.get(selected_filter, "csv")  # type: ignore[assignment]
+    return path.with_name(f"{path.name}.{fmt}"), fmt
+
+
+def write_export(episodes: list[EpisodeLabels], folder: Path, path: Path, fmt: ExportFormat) -> int:
+    """Write the rows to a temporary file next to `path`, then rename it: a failed export leaves no half file."""
+    rows = [row for episode in episodes for row in episode_rows(episode, folder)]
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8", newline="") as stream:
+            count = write_rows(rows, stream, fmt)
+        os.replace(temporary, path)
+    finally:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+    return count
 
 
 class EpisodeList(QWidget):
     sig_open = Signal(str)            # an episode the user picked
     sig_status = Signal(str)
-    _sig_loaded = Signal(object)  # the FolderScan, from the folder thread
 
     def __init__(self) -> None:
         super().__init__()
@@ -69,29 +102,27 @@ class EpisodeList(QWidget):
         self.model.setHorizontalHeaderLabels(list(COLUMNS))
         self.proxy = QSortFilterProxyModel()
         self.proxy.setSourceModel(self.model)
-        self.proxy.setFilterKeyColumn(-1)
+        self.proxy.setFilterKeyColumn(-1)  # hidden columns are searched too
         self.proxy.setFilterCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
-        self.table = QTableView()
-        self.table.setModel(self.proxy)
-        self.table.setSortingEnabled(True)
-        self.table.sortByColumn(0, Qt.SortOrder.AscendingOrder)
-        self.table.setSelectionBehavior(QTableView.SelectionBehavior.SelectRows)
-        self.table.setEditTriggers(QTableView.EditTrigger.NoEditTriggers)
-        self.table.verticalHeader().hide()
+        self.table = self._build_table()
         self.filter = QLineEdit()
         self.filter.setPlaceholderText("filter: task, agent, result, annotator…")
         self.next_unlabelled = QPushButton("Next unlabelled")
         self.agreement = QPushButton("Agreement…")
         self.export = QPushButton("Export labels…")
+        self.cancel = QPushButton("Cancel")
+        self.cancel.hide()
         self.folder_label = QLabel("No folder open (File → Open folder…)")
         self.folder_label.setWordWrap(True)
+        self.folder_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         row = QHBoxLayout()
         row.addWidget(self.filter, 1)
         row.addWidget(self.next_unlabelled)
         tools = QHBoxLayout()
-        tools.addWidget(self.agreement)
-        tools.addWidget(self.export)
+        for button in (self.agreement, self.export):
+            tools.addWidget(button)
         tools.addStretch(1)
+        tools.addWidget(self.cancel)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         layout.addWidget(self.folder_label)
@@ -99,76 +130,144 @@ class EpisodeList(QWidget):
         layout.addWidget(self.table, 1)
         layout.addLayout(tools)
         self.filter.textChanged.connect(self.proxy.setFilterFixedString)
-        self.table.activated.connect(self._activated)
+        self.table.clicked.connect(self._clicked)      # one click opens an episode
+        self.table.activated.connect(self._activated)  # so does Enter
         self.next_unlabelled.clicked.connect(self.open_next_unlabelled)
         self.agreement.clicked.connect(self.show_agreement)
         self.export.clicked.connect(self.choose_export)
+        self.cancel.clicked.connect(self.cancel_work)
         for button in (self.agreement, self.export):
             button.setEnabled(False)
-        self._sig_loaded.connect(self._on_loaded)
+        self.reader = FolderReader("studio-folder")
+        self.reader.sig_progress.connect(self._on_progress)
+        self.reader.sig_done.connect(self._on_loaded)
+        self.reader.sig_failed.connect(self._on_failed)
+        self.exporter = FolderReader("studio-export")
+        self.exporter.sig_progress.connect(self._on_export_progress)
+        self.exporter.sig_done.connect(self._on_exported)
+        self.exporter.sig_failed.connect(self._on_export_failed)
         self.folder: Path | None = None
         self.current: str | None = None
-        self._thread: threading.Thread | None = None
-        self._export: threading.Thread | None = None
+        self._export_target: Path | None = None
 
+    def _build_table(self) -> QTableView:
+        table = QTableView()
+        table.setModel(self.proxy)
+        table.setSortingEnabled(True)
+        table.sortByColumn(0, Qt.SortOrder.AscendingOrder)
+        table.setSelectionBehavior(QTableView.SelectionBehavior.SelectRows)
+        table.setEditTriggers(QTableView.EditTrigger.NoEditTriggers)
+        table.verticalHeader().hide()
+        table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        header = table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Stretch)  # the columns share the dock's width
+        header.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        header.customContextMenuRequested.connect(self._choose_columns)
+        for column, name in enumerate(COLUMNS):
+            table.setColumnHidden(column, name not in SHOWN)
+        return table
+
+    @Slot(QPoint)
+    def _choose_columns(self, where: QPoint) -> None:
+        menu = QMenu(self)
+        for column, name in enumerate(COLUMNS):
+            action = menu.addAction(name)
+            action.setCheckable(True)
+            action.setChecked(not self.table.isColumnHidden(column))
+            action.toggled.connect(lambda shown, c=column: self.table.setColumnHidden(c, not shown))
+        menu.popup(self.table.horizontalHeader().mapToGlobal(where))
+
+    # -- reading a folder ---------------------------------------------------------------------------
     def open_folder(self, folder: Path) -> None:
         self.folder = Path(folder)
         self.folder_label.setText(f"Reading {folder}…")
-        self._thread = threading.Thread(target=self._load, args=(self.folder,), name="studio-folder", daemon=True)
-        self._thread.start()
+        self.folder_label.setToolTip(str(folder))
+        self.cancel.show()
+        self.reader.start(self.folder)
 
-    def wait_loaded(self) -> None:
-        for thread in (self._thread, self._export):
-            if thread is not None:
-                thread.join()
+    @Slot()
+    def cancel_work(self) -> None:
+        if self.exporter.request and self._export_target is not None:
+            self.exporter.cancel()
+            self.sig_status.emit(f"Export to {self._export_target} cancelled; nothing was written.")
+            self._export_target = None
+        self.reader.cancel()
+        self.cancel.hide()
+        if self.folder_label.text().startswith("Reading"):
+            self.folder_label.setText(f"Reading {self.folder} was cancelled.")
 
-    def _load(self, folder: Path) -> None:
-        self._sig_loaded.emit(scan_folder(folder))
+    def shut_down(self) -> None:
+        self.reader.shut_down()
+        self.exporter.shut_down()
 
-    @Slot(object)
-    def _on_loaded(self, scan: FolderScan) -> None:
+    @Slot(int, int, int)
+    def _on_progress(self, request: int, done: int, total: int) -> None:
+        if request == self.reader.request:
+            self.folder_label.setText(f"Reading {self.folder}… {done} of {total} episodes")
+
+    @Slot(int, str)
+    def _on_failed(self, request: int, message: str) -> None:
+        if request == self.reader.request:
+            self.cancel.hide()
+            self.folder_label.setText(f"Cannot read the folder: {message}")
+            self.sig_status.emit(self.folder_label.text())
+
+    @Slot(int, object, object)
+    def _on_loaded(self, request: int, scan: FolderScan, _outcome: object) -> None:
+        if request != self.reader.request:
+            return  # an older folder finishing late: the newer one is (or will be) shown
+        self.cancel.hide()
         self.model.removeRows(0, self.model.rowCount())
         for episode in scan.episodes:
-            labels, labelled = label_status(episode)
-            metadata = episode.metadata
-            agent = metadata.get("agent")
-            cells = [episode.path.name, metadata.get("task_id", "?"), metadata.get("category", "?"),
-                     metadata.get("granularity", "?"), agent.get("name", "?") if isinstance(agent, dict) else agent,
-                     result_text(episode), episode.step_count, labels]
-            error = episode.labels_error
-            # Unreadable labels: only the Labels cell is red, the recording itself is fine.
-            self._add_row(episode.path, cells, labelled, str(error) if error is not None else "",
-                          red=[len(COLUMNS) - 1])
+            self.model.appendRow(self._row(episode))
         for damaged in scan.damaged:
-            # The reason goes right after the name (where the task would be), so it is read without scrolling.
-            self._add_row(damaged.path, [damaged.path.name, damaged_text(damaged), "", "", "", "damaged", "", "—"],
-                          False, str(damaged), red=list(range(len(COLUMNS))))
-        self.table.resizeColumnsToContents()
-        self.table.setColumnWidth(1, min(self.table.columnWidth(1), 360))  # a long reason is in the tooltip
+            self.model.appendRow(self._damaged_row(damaged))
         unreadable = sum(e.labels_error is not None for e in scan.episodes)
         problems = [f"{len(scan.damaged)} damaged file(s) listed in red"] if scan.damaged else []
         problems += [f"{unreadable} with unreadable labels"] if unreadable else []
-        self.folder_label.setText(f"{self.folder}: {len(scan.episodes)} episodes"
+        count = f"{len(scan.episodes)} episode{'' if len(scan.episodes) == 1 else 's'}"
+        self.folder_label.setText(f"{self.folder}: {count}"
                                   + (f"; {', '.join(problems)} (hover a row for the reason)" if problems else ""))
         for button in (self.agreement, self.export):
             button.setEnabled(bool(scan.episodes))
         self.sig_status.emit(self.folder_label.text())
 
-    def _add_row(self, path: Path, cells: list[object], labelled: bool, problem: str, red: list[int]) -> None:
-        """One row; with a `problem`, every cell's tooltip says it and the `red` columns are drawn in red."""
+    def _row(self, episode: EpisodeLabels) -> list[QStandardItem]:
+        labels, labelled = label_status(episode)
+        metadata = episode.metadata
+        agent = metadata.get("agent")
+        cells = {"Task": metadata.get("task_id", "?"), "Result": result_text(episode), "Labels": labels,
+                 "Agent": agent.get("name", "?") if isinstance(agent, dict) else agent,
+                 "Instructions": metadata.get("granularity", "?"), "Steps": episode.step_count,
+                 "Category": metadata.get("category", "?"), "Episode": episode.path.name}
+        tip = f"{episode.path}\n" + "\n".join(f"{name}: {value}" for name, value in cells.items())
+        # Unreadable labels: only the Labels cell is red, the recording itself is fine.
+        problem = str(episode.labels_error) if episode.labels_error is not None else ""
+        return self._items(episode.path, cells, tip + (f"\n{problem}" if problem else ""), labelled,
+                           damaged=bool(problem), red=("Labels",) if problem else ())
+
+    def _damaged_row(self, error: EpisodeFileError) -> list[QStandardItem]:
+        """A file that is not a readable episode: the reason where the task would be, read without scrolling."""
+        cells = {"Task": damaged_text(error), "Result": "damaged", "Labels": "—", "Agent": "", "Instructions": "",
+                 "Steps": "", "Category": "", "Episode": error.path.name}
+        return self._items(error.path, cells, str(error), False, damaged=True, red=COLUMNS)
+
+    @staticmethod
+    def _items(path: Path, cells: dict[str, object], tip: str, labelled: bool, damaged: bool,
+               red: tuple[str, ...]) -> list[QStandardItem]:
         items = []
-        for column, value in enumerate(cells):
+        for name in COLUMNS:
             item = QStandardItem()
-            item.setData(value, Qt.ItemDataRole.DisplayRole)
+            item.setData(cells[name], Qt.ItemDataRole.DisplayRole)
+            item.setData(tip, Qt.ItemDataRole.ToolTipRole)
             item.setData(str(path), PATH_ROLE)
             item.setData(1 if labelled else 0, LABELLED_ROLE)  # an int: PySide6 mis-counts bools in roles
-            item.setData(1 if problem else 0, DAMAGED_ROLE)
-            if problem:
-                item.setToolTip(problem)
-                if column in red:
-                    item.setForeground(QBrush(DAMAGED_COLOUR))
+            item.setData(1 if damaged else 0, DAMAGED_ROLE)
+            if name in red:
+                item.setForeground(QBrush(DAMAGED_COLOUR))
             items.append(item)
-        self.model.appendRow(items)
+        return items
 
     @property
     def rows(self) -> int:
@@ -179,11 +278,12 @@ class EpisodeList(QWidget):
 
     def mark_labelled(self, path: str, annotator: str) -> None:
         """Labels were saved for `path` by `annotator` in this session: update its row."""
+        labels_column = COLUMNS.index("Labels")
         for row in range(self.model.rowCount()):
             if self.model.item(row, 0).data(PATH_ROLE) == path:
                 for column in range(len(COLUMNS)):
                     self.model.item(row, column).setData(1, LABELLED_ROLE)
-                cell = self.model.item(row, len(COLUMNS) - 1)
+                cell = self.model.item(row, labels_column)
                 names = [n for n in str(cell.data(Qt.ItemDataRole.DisplayRole)).split(", ")
                          if n and n != "unlabelled" and n.removesuffix(" (started)") != annotator]
                 cell.setData(", ".join([*names, annotator]), Qt.ItemDataRole.DisplayRole)
@@ -206,36 +306,56 @@ class EpisodeList(QWidget):
         if self.folder is not None:
             AgreementDialog(self.folder, self).exec()
 
+    # -- export ----------------------------------------------------------------------------------------
     @Slot()
     def choose_export(self) -> None:
         if self.folder is None:
             return
-        path, chosen = QFileDialog.getSaveFileName(self, "Export labels", str(self.folder / "labels.csv"),
-                                                   "CSV (*.csv);;JSON lines (*.jsonl)")
-        if path:
-            self.export_to(Path(path), "jsonl" if path.endswith(".jsonl") or "jsonl" in chosen else "csv")
+        chosen, selected = QFileDialog.getSaveFileName(self, "Export labels", str(self.folder / "labels.csv"),
+                                                       ";;".join(EXPORT_FILTERS))
+        if chosen:
+            self.export_to(*export_path(chosen, selected))
 
-    def export_to(self, path: Path, fmt: str) -> None:
+    def export_to(self, path: Path, fmt: ExportFormat) -> None:
         """Every label in the folder, one row per span and per episode category (docs/labels-format.md).
-        Reading every episode can take a while: it runs in a thread, and sig_status reports the outcome."""
+        Reading every episode takes a while: it runs on a worker with progress (and Cancel), and
+        sig_status reports the outcome."""
         assert self.folder is not None
-        self.sig_status.emit(f"Exporting the labels of {self.folder}…")
-        self._export = threading.Thread(target=self._export_labels, args=(self.folder, path, fmt),
-                                        name="studio-export", daemon=True)
-        self._export.start()
+        folder, target = self.folder, Path(path)
+        self._export_target = target
+        self.sig_status.emit(f"Exporting the labels of {folder}…")
+        self.cancel.show()
+        self.exporter.start(folder, lambda scan: write_export(scan.episodes, folder, target, fmt))
 
-    def _export_labels(self, folder: Path, path: Path, fmt: str) -> None:
-        try:
-            with path.open("w", encoding="utf-8", newline="") as stream:
-                result = export_labels(folder, stream, fmt)  # type: ignore[arg-type]
-        except OSError as exc:
-            self.sig_status.emit(f"Could not export labels to {path}: {exc.strerror or exc}")
+    @Slot(int, int, int)
+    def _on_export_progress(self, request: int, done: int, total: int) -> None:
+        if request == self.exporter.request:
+            self.sig_status.emit(f"Exporting labels… {done} of {total} episodes read")
+
+    @Slot(int, object, object)
+    def _on_exported(self, request: int, scan: FolderScan, rows: object) -> None:
+        if request != self.exporter.request or self._export_target is None:
             return
-        skipped = (f"; left out {len(result.warnings)} damaged file(s) or unreadable labels (the list says why)"
-                   if result.warnings else "")
-        self.sig_status.emit(f"Exported {result.rows} label rows from {result.episodes} episodes to {path}{skipped}")
+        target, self._export_target = self._export_target, None
+        self.cancel.setVisible(self.folder_label.text().startswith("Reading"))
+        skipped = (f"; left out {len(scan.warnings)} damaged file(s) or unreadable labels (the list says why)"
+                   if scan.warnings else "")
+        self.sig_status.emit(f"Exported {rows} label rows from {len(scan.episodes)} episodes to {target}{skipped}")
+
+    @Slot(int, str)
+    def _on_export_failed(self, request: int, message: str) -> None:
+        if request == self.exporter.request and self._export_target is not None:
+            target, self._export_target = self._export_target, None
+            self.cancel.setVisible(self.folder_label.text().startswith("Reading"))
+            self.sig_status.emit(f"Could not export labels to {target}: {message}")
+
+    @Slot(object)
+    def _clicked(self, index: object) -> None:
+        self.current = str(index.data(PATH_ROLE))  # type: ignore[attr-defined]
+        self.sig_open.emit(self.current)
 
     @Slot(object)
     def _activated(self, index: object) -> None:
-        self.current = str(index.data(PATH_ROLE))  # type: ignore[attr-defined]
-        self.sig_open.emit(self.current)
+        """Enter on the row the keyboard moved to (a double click also "activates": not opened twice)."""
+        if str(index.data(PATH_ROLE)) != self.current:  # type: ignore[attr-defined]
+            self._clicked(index)

@@ -86,10 +86,18 @@ class FrameLoader(QObject):
             self._lock.notify()
 
     def close(self) -> None:
+        """Stop serving; returns at once (the thread ends after the read in progress, if any)."""
         with self._lock:
             self._stop = True
             self._lock.notify()
-        self._thread.join(timeout=10)
+
+    def join(self, timeout: float) -> None:
+        """Wait for the thread to end (after close(); the application is closing)."""
+        self._thread.join(timeout)
+
+    @property
+    def running(self) -> bool:
+        return self._thread.is_alive()
 
     # -- the loader thread ---------------------------------------------------------------------
     def _serve(self) -> None:

@@ -2,7 +2,9 @@
 
 Every edit goes through core.labels' LabelEditor (undoable, Qt-free). A change restarts a short
 debounce timer; when it fires, an immutable snapshot of the labels is written by a single worker
-(the crash-safe slot store), and the editor is marked saved with exactly that snapshot.
+(the crash-safe slot store), and the editor is marked saved with exactly that snapshot. Switching
+episodes queues the last save on the same worker and never waits for it; its outcome is reported
+with the file's name.
 """
 
 from __future__ import annotations
@@ -12,17 +14,20 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, QTimer, Signal, Slot
 
-from core.labels.model import AnnotatorLabels, LabelEditor, SpanKind
+from core.labels.model import AnnotatorLabels, LabelDocument, LabelEditor, SpanKind
 from core.labels.store import LabelStoreError, read_labels, save_labels
 
 AUTOSAVE_MS = 1200
+NO_NAME = "(no name yet)"  # labels shown before the annotator has said who they are; never saved under it
 
 
 class LabelSession(QObject):
     sig_changed = Signal()           # the labels or the selection changed: redraw
-    sig_saved = Signal(str)          # time of the save
+    sig_saved = Signal(str)          # time of the save (of the episode open now)
+    sig_saved_file = Signal(str, str)  # file, annotator: any save that succeeded (also of an episode closed since)
     sig_error = Signal(str)          # a save or an edit was refused: say why
-    _sig_save_done = Signal(str, object, str)  # (file, snapshot saved or None, error) from the save worker
+    sig_need_annotator = Signal()    # a first edit with no annotator name: the view asks for one (synchronously)
+    _sig_save_done = Signal(str, object, str)  # (file, the snapshot, error or "") from the save worker
 
     def __init__(self) -> None:
         super().__init__()
@@ -34,6 +39,7 @@ class LabelSession(QObject):
         self.others: dict[str, AnnotatorLabels] = {}
         self._saver = ThreadPoolExecutor(max_workers=1, thread_name_prefix="studio-labels")
         self._saving: Future[None] | None = None
+        self._queued: dict[tuple[str, str], AnnotatorLabels] = {}  # (file, annotator) -> labels being saved
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.timeout.connect(self.save_soon_due)
@@ -41,16 +47,24 @@ class LabelSession(QObject):
 
     # -- opening and closing --------------------------------------------------------------------
     def open(self, path: Path, annotator: str, result: dict | None, step_count: int, writable: bool,
-             read_only_reason: str = "") -> None:
+             read_only_reason: str = "", labels: LabelDocument | LabelStoreError | None = None) -> None:
+        """`labels`: the file's labels read already (off the GUI thread), or the error reading them; None:
+        read them here."""
         self.close()
         self.path, self.selected, self.pending_start = Path(path), None, None
         self.read_only_reason = "" if writable else read_only_reason
         try:
-            document = read_labels(path)
-            self.editor = LabelEditor.for_episode(annotator, result, step_count, document)
+            if isinstance(labels, LabelStoreError):
+                raise labels
+            document = labels if labels is not None else read_labels(path)
         except LabelStoreError as exc:  # e.g. both stored copies damaged: unreadable, and never saved over
             self._unreadable(f"Labels unreadable: {exc}")
             return
+        queued = self._queued.get((str(self.path), annotator))
+        if queued is not None:  # saved a moment ago and still being written: that is what the file will hold
+            document = document.with_annotator(queued)
+        try:
+            self.editor = LabelEditor.for_episode(annotator or NO_NAME, result, step_count, document)
         except (ValueError, TypeError, KeyError) as exc:  # the suggestions in /result are not what the runner writes
             self._unreadable(f"Labels unavailable: the automatic suggestions in {path}'s /result cannot be "
                              f"read ({exc})")
@@ -67,20 +81,15 @@ class LabelSession(QObject):
         self.sig_changed.emit()
 
     def close(self) -> None:
-        """Save what is unsaved, synchronously: called when switching episodes and on exit."""
+        """Save what is unsaved, on the save worker after any save in progress; returns at once. Called
+        when switching episodes and on exit."""
         self._timer.stop()
-        if self._saving is not None:
-            self._saving.exception()  # wait for it; its outcome was already reported by signal
         if self.editor is not None and self.editor.dirty and not self.read_only_reason and self.path is not None:
-            snapshot = self.editor.labels
-            try:
-                save_labels(self.path, snapshot)
-                self.editor.mark_saved(snapshot)
-            except (LabelStoreError, OSError) as exc:
-                self.sig_error.emit(f"Labels not saved: {exc}")
+            self._submit(self.path, self.editor.labels)
         self.editor = None
 
     def shut_down(self) -> None:
+        """The application is closing: the last save is written before the worker stops."""
         self.close()
         self._saver.shutdown(wait=True)
 
@@ -103,28 +112,37 @@ class LabelSession(QObject):
         if self._saving is not None and not self._saving.done():
             self._timer.start(AUTOSAVE_MS)  # one save at a time; try again shortly
             return
-        snapshot, path = self.editor.labels, self.path
+        self._submit(self.path, self.editor.labels)
+
+    def _submit(self, path: Path, snapshot: AnnotatorLabels) -> None:
+        self._queued[(str(path), snapshot.annotator)] = snapshot
         self._saving = self._saver.submit(self._save, path, snapshot)
 
     def _save(self, path: Path, snapshot: AnnotatorLabels) -> None:
         try:
             save_labels(path, snapshot)
         except LabelStoreError as exc:
-            self._sig_save_done.emit(str(path), None, str(exc))
+            self._sig_save_done.emit(str(path), snapshot, str(exc))
             return
         except OSError as exc:  # disk full, file gone: say so; the labels stay in memory and unsaved
-            self._sig_save_done.emit(str(path), None, f"{path}: {exc.strerror or exc}")
+            self._sig_save_done.emit(str(path), snapshot, f"{path}: {exc.strerror or exc}")
             return
         self._sig_save_done.emit(str(path), snapshot, "")
 
     @Slot(str, object, str)
-    def _on_save_done(self, path: str, snapshot: AnnotatorLabels | None, error: str) -> None:
-        if self.path is None or Path(path) != self.path:
-            return  # a save of the previous episode finishing late
+    def _on_save_done(self, path: str, snapshot: AnnotatorLabels, error: str) -> None:
+        if self._queued.get((path, snapshot.annotator)) is snapshot:
+            del self._queued[(path, snapshot.annotator)]  # on disk now (or failed): the file is the truth again
+        if not error:
+            self.sig_saved_file.emit(path, snapshot.annotator)
+        if self.path is None or Path(path) != self.path or self.editor is None:
+            if error:  # the episode was closed meanwhile: say which file, since it is no longer on screen
+                self.sig_error.emit(f"Labels of {Path(path).name} not saved: {error}")
+            return
         if error:
             self.sig_error.emit(f"Labels not saved (they are kept here; edit again to retry): {error}")
             return
-        if self.editor is not None and snapshot is not None and snapshot.annotator == self.editor.labels.annotator:
+        if self.editor is not None and snapshot.annotator == self.editor.labels.annotator:
             self.editor.mark_saved(snapshot)
             self.sig_saved.emit(snapshot.updated)
 
@@ -135,6 +153,11 @@ class LabelSession(QObject):
         if self.read_only_reason:
             self.sig_error.emit(f"Labels are read-only here: {self.read_only_reason}")
             return
+        if self.editor.labels.annotator == NO_NAME:
+            self.sig_need_annotator.emit()  # the view asks, and reopens the labels under that name
+            if self.editor is None or self.editor.labels.annotator == NO_NAME:
+                self.sig_error.emit("Labels are saved with the annotator's name: enter yours in the Annotator field.")
+                return
         try:
             getattr(self.editor, action)(*args)
         except (ValueError, IndexError) as exc:

@@ -3,6 +3,7 @@ deadlock labelling. Episodes open in a worker thread; images come from a latest-
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 import time
@@ -16,6 +17,7 @@ from PySide6.QtWidgets import (
     QComboBox,
     QDockWidget,
     QHBoxLayout,
+    QInputDialog,
     QLabel,
     QMainWindow,
     QPushButton,
@@ -24,15 +26,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.labels.store import save_blocker
-from core.recording.errors import EpisodeFileError
-from core.replay.episode import ReplayEpisode, load_replay
+from core.replay.episode import ReplayEpisode
 from studio.replay.episode_list import EpisodeList
 from studio.replay.export_clip_dialog import ExportClipDialog
 from studio.replay.frame_loader import FrameLoader, StepImages, damage_note
 from studio.replay.keymap import REPLAY_KEYS, TextFieldsKeepKeys, load_keys
 from studio.replay.label_panel import LabelPanel
 from studio.replay.label_session import LabelSession
+from studio.replay.open_check import load_for_view
 from widgets.frame_view import FrameView
 from widgets.message_banner import MessageBanner
 from widgets.metrics_bar import MetricsBar
@@ -41,9 +42,11 @@ from widgets.step_details import StepDetails
 from widgets.timeline import Timeline, TimelineSpan
 from widgets.trajectory_plot import TrajectoryPlot
 
+log = logging.getLogger("studio.replay")
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
 STEPS_PER_SECOND_AT_1X = 2.0  # a step is about half a second of game time
 PLAY_TICK_MS = 15
+MAP_AFTER_MS = 1  # the map of a newly opened episode is drawn in a later turn of the event loop
 PANES_FALLBACK_MS = 60  # if the image is slow (or unreadable), update the other panes anyway
 
 
@@ -52,8 +55,8 @@ class ReplayView(QMainWindow):
     sig_open_failed = Signal(str)   # what went wrong, for the status bar
     sig_image_shown = Signal(int)   # step index whose images are now displayed
     sig_image_damaged = Signal(int, str)  # step index shown with a damaged image, what is damaged
-    _sig_loaded = Signal(int, object, str, str, str)  # (request, episode or None, path, error, why labels
-    #                                                    cannot be saved or "") from the open thread
+    # (request, (episode, labels, thinned path, why labels cannot be saved or "") or None, path, error)
+    _sig_loaded = Signal(int, object, str, str)
 
     def __init__(self) -> None:
         super().__init__()
@@ -61,7 +64,7 @@ class ReplayView(QMainWindow):
         self.loader: FrameLoader | None = None
         self.cursor = 0
         self.shown_index = -1
-        self.annotator = QSettings("PokeGym", "Studio").value("replay/annotator") or os.environ.get("USER", "annotator")
+        self.annotator = str(QSettings("PokeGym", "Studio").value("replay/annotator") or "")  # asked at the first label
         self.frame_view = FrameView()
         self.observations = ObservationStrip()
         self.sub_frames = QSlider(Qt.Orientation.Horizontal)
@@ -110,6 +113,8 @@ class ReplayView(QMainWindow):
         self._play_origin: tuple[float, int] = (0.0, 0)
         self.frames_displayed = 0
         self._open_request = 0
+        self._old_loaders: list[FrameLoader] = []  # closed, perhaps still finishing a read
+        self._map_path = np.zeros((0, 2))
         self._ticking = False
         self._panes_due = False
         self.panes_timer = QTimer(self)
@@ -163,7 +168,8 @@ class ReplayView(QMainWindow):
         self.label_panel.buttons["awareness"].clicked.connect(self.awareness_here)
         self.labels.sig_changed.connect(self._labels_changed)
         self.labels.sig_error.connect(self.statusBar().showMessage)
-        self.labels.sig_saved.connect(self._labels_saved)
+        self.labels.sig_need_annotator.connect(self._ask_annotator)
+        self.labels.sig_saved_file.connect(self.episodes.mark_labelled)  # also saves finishing after a switch
         keep_keys = TextFieldsKeepKeys(self)
         for widget in (self.label_panel.note, self.label_panel.annotator, self.episodes.filter, self.episodes.table):
             widget.installEventFilter(keep_keys)
@@ -210,30 +216,26 @@ class ReplayView(QMainWindow):
         self.episodes.open_folder(Path(folder))
 
     def _load(self, request: int, path: Path) -> None:
-        try:
-            episode = load_replay(path)
-            blocker = save_blocker(path) or ""  # opens the file, so here rather than on the GUI thread
-        except EpisodeFileError as exc:
-            self._sig_loaded.emit(request, None, str(path), str(exc), "")
-            return
-        except Exception as exc:  # noqa: BLE001 - anything unforeseen in a file must reach the user, not kill the thread
-            self._sig_loaded.emit(request, None, str(path), f"unexpected {type(exc).__name__}: {exc}. The file was "
-                                  "opened read-only and left unchanged.", "")
-            return
-        self._sig_loaded.emit(request, episode, str(path), "", blocker)
+        loaded, error = load_for_view(path)
+        self._sig_loaded.emit(request, loaded, str(path), error)
 
-    @Slot(int, object, str, str, str)
-    def _on_loaded(self, request: int, episode: ReplayEpisode | None, path: str, error: str, blocker: str) -> None:
+    @Slot(int, object, str, str)
+    def _on_loaded(self, request: int, loaded: tuple[ReplayEpisode, Any, np.ndarray, str] | None, path: str,
+                   error: str) -> None:
+        """The episode on screen, in two turns of the event loop (the frame, timeline and labels; then the
+        map), so that neither holds the GUI thread long."""
         if request != self._open_request:
             return  # an older open finishing late
-        if episode is None:
+        if loaded is None:
             self.message.setText(f"Cannot open {path}: {error.removeprefix(f'{path}: ')}")
             self.message.show()
             self.sig_open_failed.emit(error)
             return
-        self.labels.close()
+        episode, labels, self._map_path, blocker = loaded
+        self.labels.close()  # queues the save of unsaved labels; never waits for it
         if self.loader is not None:
-            self.loader.close()
+            self.loader.close()  # it stops on its own thread; its late images are ignored
+            self._old_loaders = [loader for loader in self._old_loaders if loader.running] + [self.loader]
         self.episode, self.cursor, self.shown_index = episode, 0, -1
         self.loader = FrameLoader(episode.path, episode.step_count)
         self.loader.sig_step_images.connect(self._on_images)
@@ -244,20 +246,28 @@ class ReplayView(QMainWindow):
         self.timeline.set_episode(episode.step_count, episode.steps.tolist())
         self.timeline.set_marks({kind: [episode.index_of(s) for s in steps]
                                  for kind, steps in episode.marks().items()})
-        self._show_trajectory(episode)
         budget = int(episode.metadata.get("step_budget") or episode.step_count)
         self.metrics.reset(budget)
         self.label_blocker = blocker
-        self._open_labels()
+        self._open_labels(labels)
         self.seek(0)
-        self.sig_opened.emit(str(episode.path))
+        # A timer, not a posted call: the event loop paints the frame and serves other timers in between.
+        QTimer.singleShot(MAP_AFTER_MS, lambda: self._show_map(request))
 
-    def _open_labels(self) -> None:
-        """Open the labels for the current annotator; say now, not at the first edit, if they cannot be saved."""
+    def _show_map(self, request: int) -> None:
+        if request != self._open_request or self.episode is None:
+            return  # another episode was opened meanwhile
+        self._show_trajectory(self.episode)
+        log.info("opened %s (%d steps)", self.episode.path, self.episode.step_count)
+        self.sig_opened.emit(str(self.episode.path))
+
+    def _open_labels(self, labels: Any = None) -> None:
+        """Open the labels for the current annotator (`labels`: read already on the open thread); say now,
+        not at the first edit, if they cannot be saved."""
         episode = self.episode
         assert episode is not None
         self.labels.open(episode.path, str(self.annotator), episode.result, episode.step_count,
-                         not self.label_blocker, self.label_blocker)
+                         not self.label_blocker, self.label_blocker, labels)
         if self.label_blocker:
             self.labels_banner.show_message("warning", f"Labels can't be saved for this episode, so labelling is off: "
                                             f"{self.label_blocker}")
@@ -266,18 +276,20 @@ class ReplayView(QMainWindow):
 
     def _show_trajectory(self, episode: ReplayEpisode) -> None:
         self.trajectory.clear_episode()
-        self.trajectory.set_path(episode.path_xy[:, 0], episode.path_xy[:, 1])
+        path = self._map_path if len(self._map_path) else episode.path_xy  # thinned on the open thread
+        self.trajectory.set_path(path[:, 0], path[:, 1])
         self.trajectory.set_steps(episode.steps, episode.positions)
         self.trajectory.set_backdrop(episode.map_outline())
         if len(episode.path_xy):
             self.trajectory.set_start(*episode.path_xy[0])
-            self.trajectory.frame_on(episode.path_xy, margin=12.0)
+            self.trajectory.frame_on(path, margin=12.0)
+        marks = []
         for kind, steps in episode.marks().items():
             if kind in ("intervention", "human"):
                 for step in steps:
                     record = episode.records[episode.index_of(step)]
-                    self.trajectory.add_mark(step, record["intervention"]["kind"] if kind == "intervention"
-                                             else "human")
+                    marks.append((step, record["intervention"]["kind"] if kind == "intervention" else "human"))
+        self.trajectory.add_marks(marks)
 
     # -- seeking (never waits on disk) -------------------------------------------------------------
     def _last(self) -> int:
@@ -343,7 +355,8 @@ class ReplayView(QMainWindow):
         self.frames_displayed += 1
         self._show_damage(index, loaded)
         self.sig_image_shown.emit(index)
-        self.observations.show_images(self.current_step, loaded.images)
+        source = str(self.episode.records[self.cursor].get("source", "agent")) if self.episode else "agent"
+        self.observations.show_images(self.current_step, loaded.images, source)
         self._update_panes()
 
     def _show_damage(self, index: int, loaded: StepImages) -> None:
@@ -376,6 +389,8 @@ class ReplayView(QMainWindow):
 
     @Slot(str)
     def _loader_failed(self, message: str) -> None:
+        if self.sender() is not self.loader:
+            return  # the previous episode's loader
         self.message.setText(message)
         self.message.show()
 
@@ -483,10 +498,13 @@ class ReplayView(QMainWindow):
         self.timeline.set_spans(spans, self.labels.selected)
         self.trajectory.set_deadlocks([(span.start, span.end) for span in editor.spans])
 
-    @Slot(str)
-    def _labels_saved(self, _when: str) -> None:
-        if self.episode is not None:
-            self.episodes.mark_labelled(str(self.episode.path), str(self.annotator))
+    @Slot()
+    def _ask_annotator(self) -> None:
+        """The first label of a session with no name yet: ask for it rather than saving as nobody."""
+        name, ok = QInputDialog.getText(self, "Annotator", "Labels are saved with the annotator's name.\nYour name:",
+                                        text=os.environ.get("USER", ""))
+        if ok and name.strip():
+            self.set_annotator(name.strip())
 
     @Slot(str)
     def set_annotator(self, name: str) -> None:
@@ -521,11 +539,15 @@ class ReplayView(QMainWindow):
             self.speed.setCurrentText(speed)
 
     def shut_down(self) -> None:
+        """The application is closing: unsaved labels are written and the workers stop (bounded waits)."""
         self.stop_playing()
         if self.clip_dialog is not None:
             self.clip_dialog.shut_down()
             self.clip_dialog.close()
         self.labels.shut_down()
-        self.episodes.wait_loaded()
+        self.episodes.shut_down()
         if self.loader is not None:
             self.loader.close()
+        for loader in [*self._old_loaders, self.loader]:
+            if loader is not None:
+                loader.join(10.0)

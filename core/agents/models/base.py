@@ -6,6 +6,7 @@ in recordings, in logs or in exception messages: every error text passes through
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import time
@@ -15,13 +16,23 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from core.agents.models.rate_limit import RequestLimiter, limiter_key
+
+# A permit outlives its request by this much at most; the request itself is bounded by the client's timeout.
+PERMIT_LEASE_MARGIN_S = 30.0
+
 
 class ModelError(RuntimeError):
     """The model call failed for good (after retries); the message never contains a key."""
 
 
 class RetryableError(RuntimeError):
-    """A failure worth retrying: HTTP 429 or 5xx, a timeout or a dropped connection."""
+    """A failure worth retrying: HTTP 429 or 5xx, a timeout or a dropped connection. `rate_limited`: the
+    provider said too many requests (429), so a shared limiter holds everyone back, not just this caller."""
+
+    def __init__(self, message: str, rate_limited: bool = False) -> None:
+        super().__init__(message)
+        self.rate_limited = rate_limited
 
 
 @dataclass(frozen=True)
@@ -133,23 +144,33 @@ def redact(message: str, secrets: list[str]) -> str:
 
 
 def with_retries(config: ModelConfig, call: Callable[[], ModelReply], sleep: Callable[[float], None] = time.sleep,
-                 jitter: Callable[[], float] = random.random) -> ModelReply:
+                 jitter: Callable[[], float] = random.random, limiter: RequestLimiter | None = None) -> ModelReply:
     """Run `call`, retrying RetryableError with exponential backoff (1 s, 2 s, 4 s... plus jitter).
+
+    With a `limiter`, every attempt first takes a permit (a run's shared limit on requests in flight and
+    per minute) and gives it back when the attempt ends, before any back-off sleep; a 429 also holds
+    every other holder of the limiter back for the back-off time.
 
     Whatever fails leaves as a ModelError whose text has every configured key redacted, including
     failures none of the clients anticipated (an SDK's parsing error, a transport library's own
     exception): nothing raised here can carry a key into a result, a recording or a log.
     """
     secrets = configured_secrets(config)
+    key = limiter_key(config.provider, config.base_url)
     started = time.perf_counter()
     for attempt in range(1, config.max_attempts + 1):
         try:
-            reply = call()
+            lease_s = config.timeout_s + PERMIT_LEASE_MARGIN_S
+            with limiter.permit(key, lease_s) if limiter is not None else contextlib.nullcontext():
+                reply = call()
         except RetryableError as exc:
             if attempt == config.max_attempts:
                 raise ModelError(redact(f"{config.provider} {config.model} failed after {attempt} attempts: {exc}",
                                         secrets)) from None
-            sleep(config.backoff_s * 2 ** (attempt - 1) * (1.0 + 0.25 * jitter()))
+            delay = config.backoff_s * 2 ** (attempt - 1) * (1.0 + 0.25 * jitter())
+            if limiter is not None and exc.rate_limited:
+                limiter.back_off(key, delay)
+            sleep(delay)
             continue
         except ModelError as exc:
             raise ModelError(redact(str(exc), secrets)) from None

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from core.agents.models.base import ModelClient, ModelConfig, ModelError, ModelReply, RetryableError, with_retries
+from core.agents.models.rate_limit import RequestLimiter
 from core.agents.observe import encode_image
 
 
@@ -22,8 +23,9 @@ def _need(package: str) -> Any:
 
 
 class OpenAIClient:
-    def __init__(self, config: ModelConfig) -> None:
+    def __init__(self, config: ModelConfig, limiter: RequestLimiter | None = None) -> None:
         self.config = config
+        self.limiter = limiter
         self._sdk = _need("openai")
         self._client = self._sdk.OpenAI(api_key=config.api_key(), base_url=config.base_url,
                                         timeout=config.timeout_s, max_retries=0)
@@ -40,7 +42,7 @@ class OpenAIClient:
                 response = self._client.chat.completions.create(model=self.config.model, messages=messages,
                                                                 max_completion_tokens=self.config.max_output_tokens)
             except (sdk.RateLimitError, sdk.InternalServerError, sdk.APITimeoutError, sdk.APIConnectionError) as exc:
-                raise RetryableError(f"{type(exc).__name__}: {exc}") from None
+                raise RetryableError(f"{type(exc).__name__}: {exc}", isinstance(exc, sdk.RateLimitError)) from None
             except sdk.APIStatusError as exc:
                 raise ModelError(f"OpenAI API error {exc.status_code}: {exc.message}") from None
             except sdk.APIError as exc:
@@ -53,12 +55,13 @@ class OpenAIClient:
             return ModelReply(message, getattr(usage, "prompt_tokens", 0) or 0,
                               getattr(usage, "completion_tokens", 0) or 0)
 
-        return with_retries(self.config, call)
+        return with_retries(self.config, call, limiter=self.limiter)
 
 
 class AnthropicClient:
-    def __init__(self, config: ModelConfig) -> None:
+    def __init__(self, config: ModelConfig, limiter: RequestLimiter | None = None) -> None:
         self.config = config
+        self.limiter = limiter
         self._sdk = _need("anthropic")
         self._client = self._sdk.Anthropic(api_key=config.api_key(), base_url=config.base_url,
                                            timeout=config.timeout_s, max_retries=0)
@@ -77,7 +80,7 @@ class AnthropicClient:
                                                         max_tokens=self.config.max_output_tokens,
                                                         messages=[{"role": "user", "content": content}])
             except (sdk.RateLimitError, sdk.InternalServerError, sdk.APITimeoutError, sdk.APIConnectionError) as exc:
-                raise RetryableError(f"{type(exc).__name__}: {exc}") from None
+                raise RetryableError(f"{type(exc).__name__}: {exc}", isinstance(exc, sdk.RateLimitError)) from None
             except sdk.APIStatusError as exc:
                 if exc.status_code >= 500:
                     raise RetryableError(f"HTTP {exc.status_code}") from None
@@ -91,12 +94,13 @@ class AnthropicClient:
             return ModelReply("".join(texts), getattr(usage, "input_tokens", 0) or 0,
                               getattr(usage, "output_tokens", 0) or 0)
 
-        return with_retries(self.config, call)
+        return with_retries(self.config, call, limiter=self.limiter)
 
 
 class GeminiClient:
-    def __init__(self, config: ModelConfig) -> None:
+    def __init__(self, config: ModelConfig, limiter: RequestLimiter | None = None) -> None:
         self.config = config
+        self.limiter = limiter
         genai = _need("google.genai")
         self._types = _need("google.genai.types")
         self._errors = _need("google.genai.errors")
@@ -120,7 +124,7 @@ class GeminiClient:
             except self._errors.APIError as exc:
                 code = getattr(exc, "code", 0) or 0
                 if code == 429 or code >= 500:
-                    raise RetryableError(f"HTTP {code}") from None
+                    raise RetryableError(f"HTTP {code}", rate_limited=code == 429) from None
                 raise ModelError(f"Gemini API error {code}: {getattr(exc, 'message', exc)}") from None
             except ValueError as exc:
                 raise ModelError(f"the Gemini reply could not be read: {exc}") from None
@@ -138,7 +142,7 @@ class GeminiClient:
             return ModelReply(reply_text, getattr(usage, "prompt_token_count", 0) or 0,
                               getattr(usage, "candidates_token_count", 0) or 0)
 
-        return with_retries(self.config, call)
+        return with_retries(self.config, call, limiter=self.limiter)
 
 
 def _is_transport_failure(exc: BaseException) -> bool:
@@ -148,6 +152,7 @@ def _is_transport_failure(exc: BaseException) -> bool:
                          "ConnectionError", "RemoteProtocolError"})
 
 
-def make_client(config: ModelConfig) -> ModelClient:
+def make_client(config: ModelConfig, limiter: RequestLimiter | None = None) -> ModelClient:
+    """A client for `config`; with a `limiter`, every request waits for its permit (a run's shared limit)."""
     factories = {"openai": OpenAIClient, "anthropic": AnthropicClient, "google": GeminiClient}
-    return factories[config.provider](config)
+    return factories[config.provider](config, limiter)

@@ -1,0 +1,92 @@
+"""`python main.py bench rl`: Gymnasium environment steps per second at 160x120, for 1 and 2 environments behind
+AsyncVectorEnv, and the cost of an environment step against the same step timed inside the world process.
+
+Every step is one of the four 0.5 s moves (15 ticks), so the in-process baseline (the world's `time_steps`
+request: the same pads, the same ticks, no IPC, no evaluator, no frame copy) does exactly the same game work.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Callable
+from typing import Any
+
+MOVES = ("MoveForward", "MoveLeft", "MoveBackward", "MoveRight")
+WIDTH, HEIGHT = 160, 120
+TASK = "q08_site_navigation"
+BLOCKS = 4  # interleaved blocks for the in-process comparison, so both sides see the same machine load
+
+
+def _in_process_vs_env(steps: int) -> tuple[float, float]:
+    """(seconds per env.step, seconds per step inside the world) on one environment, interleaved."""
+    from core.session.gym_env import PokeGymEnv
+
+    env = PokeGymEnv(TASK, width=WIDTH, height=HEIGHT, step_budget=10**9)
+    try:
+        actions = [env.actions.names.index(name) for name in MOVES]
+        pads = [env.actions.discrete(name).macro[0][0].to_dict() for name in MOVES]
+        ticks = env.world.ticks_for(env.actions.discrete(MOVES[0]).macro[0][1])
+        env.reset(seed=0)
+        for i in range(8):  # warm caches
+            env.step(actions[i % 4])
+        through = inside = 0.0
+        for _ in range(BLOCKS):
+            env.reset(seed=0)
+            started = time.perf_counter()
+            for i in range(steps):
+                env.step(actions[i % 4])
+            through += time.perf_counter() - started
+            env.reset(seed=0)
+            header, _ = env.world._request({"op": "time_steps", "pads": [pads[i % 4] for i in range(steps)],
+                                            "ticks": ticks})
+            inside += header["seconds"]
+    finally:
+        env.close()
+    return through / (BLOCKS * steps), inside / (BLOCKS * steps)
+
+
+def _vector_steps_per_s(steps: int) -> tuple[float, float]:
+    """Environment steps per second (all environments together) through AsyncVectorEnv with 1 and with 2
+    environments. Both stay open and are timed in alternating blocks, so a shared machine's changing load
+    falls on both alike (an idle environment's evaluator keeps sampling, a few percent of a core)."""
+    import numpy as np
+
+    from core.agents.actions import ActionSet
+    from core.evaluation.profile import load_profile
+    from core.paths import PROFILES_DIR
+    from core.session.vector_env import make_vector_env
+
+    names = ActionSet.from_profile_data(load_profile(PROFILES_DIR / "builtin_world.yaml").actions).names
+    actions = [names.index(name) for name in MOVES]  # the environments' action indices
+    vectors = {count: make_vector_env(count, TASK, WIDTH, HEIGHT, step_budget=10**9) for count in (1, 2)}
+    seconds = dict.fromkeys(vectors, 0.0)
+    try:
+        for count, envs in vectors.items():
+            envs.reset(seed=0)
+            for i in range(8):
+                envs.step(np.full(count, actions[i % 4]))
+        for _ in range(BLOCKS):
+            for count, envs in vectors.items():
+                started = time.perf_counter()
+                for i in range(steps):
+                    envs.step(np.full(count, actions[i % 4]))
+                seconds[count] += time.perf_counter() - started
+    finally:
+        for envs in vectors.values():
+            envs.close()
+    return BLOCKS * steps / seconds[1], 2 * BLOCKS * steps / seconds[2]
+
+
+def bench_rl(args: argparse.Namespace, emit: Callable[..., Any]) -> None:
+    steps = args.steps
+    per_env_step, per_world_step = _in_process_vs_env(steps)
+    one, two = _vector_steps_per_s(steps)
+    emit(args, "env_steps_per_s_1_env", one, "steps/s", 1.0 / per_world_step, "in_process_steps_per_s")
+    emit(args, "env_steps_per_s_2_envs", two, "steps/s", one, "env_steps_per_s_1_env")
+    emit(args, "vector_scaling_ratio", two / one, "ratio", one, "env_steps_per_s_1_env", ratio=two / one)
+    emit(args, "env_step_ms", per_env_step * 1000, "ms", per_world_step * 1000, "in_process_step_ms")
+    emit(args, "env_step_overhead_ratio", per_env_step / per_world_step, "ratio", per_world_step * 1000,
+         "in_process_step_ms", ratio=per_env_step / per_world_step)
+    emit(args, "vector_step_overhead_ratio", (1.0 / one) / per_world_step, "ratio", per_world_step * 1000,
+         "in_process_step_ms", ratio=(1.0 / one) / per_world_step)

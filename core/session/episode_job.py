@@ -1,0 +1,203 @@
+"""One episode of a batch run: the single code path for "run this episode into this folder and return its row".
+
+The local pool calls `play_episode` in a worker thread with the run folder itself as `root`; a Ray worker
+calls it with a private folder on its own node and then sends the files back to the driver
+(core/cluster/ray_executor.py). Everything else (which episodes, where rows are written, retries, stops)
+belongs to the driver, so serial, pool and Ray runs of the same episode give the same row.
+
+Files an episode writes, relative to `root` (and so to the run folder): `episodes/KEY.h5`, and with
+self-reflection `experience/episodes/KEY.json` (docs/reflection.md).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from core.agents.actions import ActionSet
+from core.agents.models.rate_limit import RequestLimiter
+from core.agents.reflection import ExperienceLibrary
+from core.backends.profile import BackendProfile, load_backend
+from core.backends.session import BackendSession
+from core.evaluation.profile import load_profile
+from core.game.builtin import BuiltinWorld
+from core.game.errors import GameError
+from core.session import run_folder
+from core.session.batch_control import INTERRUPTED, Stoppable
+from core.session.episodes import EpisodeSpec, make_agent
+from core.session.runner import EpisodeRunner, RunOptions
+
+EXPERIENCE_DIR = "experience"
+RESULT, SKIPPED = "result", "skipped"  # and INTERRUPTED: the three kinds of outcome
+KILL_GRACE_S = 5.0  # after a timeout, how long a clean stop may take before the game is killed
+
+
+def episode_file(key: str) -> str:
+    return f"{run_folder.EPISODES}/{key}.h5"
+
+
+def lessons_file(key: str) -> str:
+    return f"{EXPERIENCE_DIR}/episodes/{key}.json"
+
+
+@dataclass(frozen=True)
+class EpisodeJob:
+    """Everything one episode needs, in plain picklable values (a Ray task carries it to another machine)."""
+
+    spec: EpisodeSpec
+    options: RunOptions                  # the run's options; the episode's seed is derived from its trial
+    agent_options: Mapping[str, Any] = field(default_factory=dict)  # model_id, base_url, reflection_every
+    experience: ExperienceLibrary | None = None  # the library a reflecting agent starts from
+    replies: tuple[str, ...] | None = None       # a replay agent's replies, read once on the driver
+    timeout_s: float | None = None                # --episode-timeout
+    attempt: int = 1                              # this run's try of the episode (--retries)
+    backend: str = "builtin"                      # a shipped backend's name, or a backend file's path
+
+    @property
+    def key(self) -> str:
+        return self.spec.key
+
+
+@dataclass(frozen=True)
+class EpisodeOutcome:
+    """RESULT: `row` is a result or an infrastructure error; INTERRUPTED: stopped part-way (no result);
+    SKIPPED: never started because the run was stopping. `files`: what it wrote, relative to its root."""
+
+    kind: str
+    row: dict[str, Any] | None = None
+    files: tuple[str, ...] = ()
+
+
+class EpisodeControl(Protocol):
+    """The run's stop switch as an episode sees it (core/session/batch_control.py, or a Ray coordinator)."""
+
+    @property
+    def stopping(self) -> bool: ...
+
+    def start(self, runner: Stoppable) -> bool: ...
+
+    def finished(self, runner: Stoppable) -> None: ...
+
+
+def episode_options(job: EpisodeJob, backend: BackendProfile) -> RunOptions:
+    options = job.options
+    return RunOptions(granularity=job.spec.granularity, paradigm=options.paradigm, observation=options.observation,
+                      interventions=options.interventions, step_budget=options.step_budget,
+                      seed=options.seed + job.spec.trial, frame_every_ticks=options.frame_every_ticks,
+                      settle_s=max(options.settle_s, backend.step_settle_s))
+
+
+class _Watchdog:
+    """--episode-timeout: past the limit, stop the runner with an error; if it cannot stop (a game that no
+    longer answers holds it inside a request), kill the game and evaluator, which ends the request at once."""
+
+    def __init__(self, seconds: float | None) -> None:
+        self.seconds = seconds
+        self.fired = threading.Event()
+        self._done = threading.Event()
+        self._timer: threading.Timer | None = None
+
+    @property
+    def message(self) -> str:
+        return (f"the episode ran past its time limit of {self.seconds:g} s (--episode-timeout) and was stopped; "
+                "this is not a result")
+
+    def arm(self, runner: EpisodeRunner, pids: tuple[int, ...]) -> None:
+        if not self.seconds:
+            return
+
+        def fire() -> None:
+            self.fired.set()
+            runner.stop(run_folder.ERROR, error=self.message)
+            if not self._done.wait(KILL_GRACE_S):
+                for pid in pids:  # our own children, each in a session (process group) of its own
+                    with contextlib.suppress(OSError):
+                        os.killpg(pid, signal.SIGKILL)
+
+        self._timer = threading.Timer(self.seconds, fire)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def disarm(self) -> None:
+        self._done.set()
+        if self._timer is not None:
+            self._timer.cancel()
+
+
+def _error_row(job: EpisodeJob, agent_name: str, game: str, message: str) -> dict[str, Any]:
+    task = job.spec.task
+    return {"task_id": task.id, "granularity": job.spec.granularity, "agent": agent_name, "game": game,
+            "success": False, "end_reason": run_folder.ERROR, "error": message, "category": task.category,
+            "quest": task.quest}
+
+
+def _our_processes(session: BackendSession) -> tuple[int, ...]:
+    """What a timed-out episode may kill: the evaluator, and the game only where it is the built-in world we
+    launched (an external game is ended by its own lifecycle, never by a signal from here)."""
+    pids = [session.evaluator.pid] if session.evaluator is not None else []
+    if isinstance(session.game, BuiltinWorld):
+        pids.append(session.game.pid)
+    return tuple(pids)
+
+
+def play_episode(job: EpisodeJob, root: Path, control: EpisodeControl,
+                 limiter: RequestLimiter | None = None) -> EpisodeOutcome:
+    """Run `job` in its own world and evaluator processes, recording into `root`; its outcome and row.
+
+    Raises only for what is no fault of the episode (a bug, a full disk); a game or evaluator that dies or
+    cannot start, and an agent that fails for good, end as an infrastructure-error row.
+    """
+    if control.stopping:
+        return EpisodeOutcome(SKIPPED)
+    spec = job.spec
+    backend = load_backend(job.backend)
+    options = episode_options(job, backend)
+    actions = ActionSet.from_profile_data(load_profile(backend.memory_profile_path).actions)
+    written = []
+    library = None
+    if job.experience is not None:
+        library = job.experience.copy_to(root / lessons_file(job.key))
+        written.append(lessons_file(job.key))
+    agent = make_agent(spec.agent_spec, actions, options.seed, options.paradigm,
+                       {**job.agent_options, "granularity": spec.granularity, "experience": library,
+                        "limiter": limiter, "replies": job.replies})
+    path = root / episode_file(job.key)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.unlink(missing_ok=True)  # an earlier interrupted or failed try: replaced, never appended to
+    watchdog = _Watchdog(job.timeout_s)
+    start = spec.task.start_for_reset()
+    try:
+        with BackendSession.open(backend, start_state=start if isinstance(start, str) else None) as session:
+            session.prepare(start)
+            assert session.evaluator is not None
+            runner = EpisodeRunner(session.game, session.evaluator, agent, actions, spec.task, options, path)
+            if not control.start(runner):
+                return EpisodeOutcome(SKIPPED, files=tuple(written))
+            watchdog.arm(runner, _our_processes(session))
+            try:
+                result = runner.run()
+            except GameError as exc:  # it died before the first step: the runner names the cause all the same
+                cause = runner.root_cause(exc)
+                result = _error_row(job, agent.name, backend.name,
+                                    f"{watchdog.message}; {cause}" if watchdog.fired.is_set() else cause)
+            finally:
+                watchdog.disarm()
+                control.finished(runner)
+    except GameError as exc:
+        if control.stopping:  # stopped while its world was starting: not run, not an error
+            return EpisodeOutcome(SKIPPED, files=tuple(written))
+        cause = f"{watchdog.message}; {exc}" if watchdog.fired.is_set() else str(exc)
+        result = _error_row(job, agent.name, backend.name, cause)
+    if path.exists():
+        written.insert(0, episode_file(job.key))
+    if result["end_reason"] == INTERRUPTED:  # its file says so; it is no result and runs again on resume
+        return EpisodeOutcome(INTERRUPTED, files=tuple(written))
+    result.update(key=job.key, trial=spec.trial, agent_spec=spec.agent_spec,
+                  episode=episode_file(job.key) if path.exists() else None)
+    return EpisodeOutcome(RESULT, result, tuple(written))

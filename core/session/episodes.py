@@ -1,0 +1,139 @@
+"""What a batch run is made of: its episodes (task x granularity x agent x trial, each with a stable key) and
+the agent each one plays with. Shared by the driver (core/session/batch.py) and the episode function that
+runs each one, in a local worker thread or on a Ray worker (core/session/episode_job.py)."""
+
+from __future__ import annotations
+
+import fnmatch
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from core.agents.actions import ActionSet
+from core.agents.base import Agent, RandomAgent, ReplayAgent
+from core.agents.reflection import ExperienceLibrary
+from core.backends.profile import BACKENDS_DIR, BackendProfile, load_backend
+from core.evaluation.profile import load_profile
+from core.evaluation.tasks import Task, load_suite, suite_folder
+from core.recording.errors import EpisodeFileError
+from core.recording.reader import EpisodeReader
+
+GRANULARITY_NAMES = {"visual": "visual_guided", "step": "step_guided", "goal": "goal_only"}
+
+
+class BatchError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class EpisodeSpec:
+    task: Task
+    granularity: str
+    agent_spec: str
+    trial: int
+
+    @property
+    def key(self) -> str:
+        agent = self.agent_spec.replace(":", "-").replace("/", "_").replace("=", "")
+        return f"{self.task.id}__{self.granularity}__{agent}__t{self.trial}"
+
+
+def select_tasks(selector: str, tasks: list[Task]) -> list[Task]:
+    chosen: list[Task] = []
+    for part in [p.strip() for p in selector.split(",") if p.strip()]:
+        if part == "all":
+            matched = tasks
+        elif part.startswith("category:"):
+            matched = [t for t in tasks if t.category == part.split(":", 1)[1]]
+        else:
+            matched = [t for t in tasks if fnmatch.fnmatch(t.id, part) or t.quest == part]
+        if not matched:
+            raise BatchError(f"no task matches {part!r}; see `python main.py tasks list`")
+        chosen += [t for t in matched if t not in chosen]
+    return chosen
+
+
+def granularities(choice: str) -> list[str]:
+    if choice == "all":
+        return list(GRANULARITY_NAMES.values())
+    if choice in GRANULARITY_NAMES:
+        return [GRANULARITY_NAMES[choice]]
+    if choice in GRANULARITY_NAMES.values():
+        return [choice]
+    raise BatchError(f"granularity must be visual, step, goal or all, got {choice!r}")
+
+
+def replay_replies(argument: str) -> list[str]:
+    """The agent replies recorded in an episode file, for `replay:PATH`."""
+    if not Path(argument).is_file():
+        raise BatchError(f"cannot replay {argument!r}: no such file (give replay:PATH/TO/EPISODE.h5)")
+    try:
+        with EpisodeReader(Path(argument)) as episode:
+            return [r["raw_reply"] for r in episode.records() if r["source"] == "agent"]
+    except (OSError, EpisodeFileError) as exc:
+        raise BatchError(f"cannot replay {argument!r}: {exc}") from None
+
+
+def make_agent(spec: str, actions: ActionSet, seed: int, paradigm: str,
+               options: dict[str, Any] | None = None) -> Agent:
+    """The agent `spec` names. Options: model_id, base_url, reflection_every, granularity, experience (the
+    library to start from), limiter (a shared request limit), replies (a replay's replies, read already:
+    on a cluster node the file may not exist)."""
+    options = options or {}
+    name, _, argument = spec.partition(":")
+    if name == "random":
+        # a fixed SEED still varies by trial (the caller passes run seed + trial), or five trials would be one
+        return RandomAgent(actions, seed=int(argument) + seed if argument else seed, paradigm=paradigm)
+    if name == "replay":
+        replies = options.get("replies")
+        return ReplayAgent(actions, list(replies) if replies is not None else replay_replies(argument), paradigm,
+                           source=argument)
+    if name == "model":
+        from core.agents.models.base import ModelError, config_for
+        from core.agents.models.clients import make_client
+        from core.agents.vlm_agent import VLMAgent
+
+        try:
+            config = config_for(argument, model_id=options.get("model_id"), base_url=options.get("base_url"))
+            client = make_client(config, options.get("limiter"))
+        except ModelError as exc:
+            raise BatchError(str(exc)) from None
+        reflection = int(options.get("reflection_every") or 0)
+        library = options.get("experience")
+        if reflection and library is None:
+            library = ExperienceLibrary()  # never an earlier run's lessons unless the caller names them
+        return VLMAgent(client, actions, options.get("granularity", "goal_only"), paradigm,
+                        reflection_every=reflection, library=library)
+    raise BatchError(f"unknown agent {spec!r}; use random[:SEED], replay:EPISODE.h5 or model:PRESET "
+                     "(claude-sonnet-4.6, gpt-5.2, gemini-3-pro, or provider:model-id)")
+
+
+def plan_episodes(task_selector: str, granularity: str, agent_spec: str, trials: int,
+                  backend: BackendProfile | None = None, flags: list[str] | None = None) -> list[EpisodeSpec]:
+    """Every episode of a run on `backend` (the built-in world by default), in its fixed order
+    (task, granularity, trial)."""
+    backend = backend or load_backend("builtin")
+    if flags is None:
+        flags = load_profile(backend.memory_profile_path).flags
+    tasks = select_tasks(task_selector, backend_tasks(backend, flags))
+    return [EpisodeSpec(t, g, agent_spec, trial) for t in tasks for g in granularities(granularity)
+            for trial in range(trials)]
+
+
+def backend_tasks(backend: BackendProfile, flags: list[str]) -> list[Task]:
+    """The backend's task suite (assets/tasks/ or assets/tasks/BACKEND/), each checked to name this backend."""
+    folder = suite_folder(backend.name)
+    tasks = load_suite(folder, flags, backend.start_states) if folder.is_dir() else []
+    wrong = [t.id for t in tasks if t.backend != backend.name]
+    if wrong:
+        raise BatchError(f"tasks in {folder} name another backend than {backend.name!r}: {wrong}")
+    return tasks
+
+
+def backend_reference(backend: BackendProfile) -> str:
+    """How an episode finds its backend again, possibly on another machine: the name of a shipped backend
+    (assets/backends/NAME.yaml, the same on every node), else the file's path."""
+    shipped = BACKENDS_DIR / f"{backend.name}.yaml"
+    if shipped.exists() and shipped.resolve() == backend.path.resolve():
+        return backend.name
+    return str(backend.path)

@@ -1,0 +1,25 @@
+"""The training script in docs/ runs: Stable-Baselines3's PPO on the registered environment, two environments
+in subprocesses, a tiny step count. Skipped, with the reason, where the `train` extra is not installed."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+pytest.importorskip("stable_baselines3", reason="needs the train extra and PyTorch: see docs/rl.md")
+
+from core.paths import PROJECT_ROOT
+
+
+def test_the_documented_ppo_script_trains_on_two_worlds_and_saves_a_model(tmp_path):
+    done = subprocess.run([sys.executable, "docs/train_sb3.py", "--envs", "2", "--timesteps", "64", "--n-steps", "16",
+                           "--budget", "8", "--out", str(tmp_path)], cwd=PROJECT_ROOT, capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert (tmp_path / "model.zip").stat().st_size > 0
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["timesteps"] >= 64
+    assert len(summary["episode_rewards"]) >= 4  # episodes of 8 steps ended and were scored by the dense reward

@@ -1,0 +1,133 @@
+"""Issue 11 in the Live view (pytest-qt, offscreen, a real world): pause means pause, a held key drives
+for as long as it is held, and the status bar tells the truth."""
+
+from __future__ import annotations
+
+import math
+import time
+
+import pytest
+
+pytest.importorskip("pytestqt")
+
+from PySide6.QtCore import QEvent, Qt
+from PySide6.QtGui import QKeyEvent
+from PySide6.QtWidgets import QApplication
+
+from core.recording.reader import EpisodeReader
+from studio.human_control import HUMAN_STEP_S
+from studio.live_controls import LiveChoices
+
+
+@pytest.fixture
+def window(live_window):
+    return live_window
+
+
+def key(widget, kind: QEvent.Type, code: Qt.Key, repeat: bool = False) -> None:
+    QApplication.sendEvent(widget, QKeyEvent(kind, code, Qt.KeyboardModifier.NoModifier, "", repeat))
+
+
+def human_seconds(record: dict) -> float:
+    return sum(seconds for _, seconds in record["macro"])
+
+
+def test_an_intervention_while_paused_is_one_step_and_a_hint_is_queued_then_delivered(window, qtbot, settings_dir):
+    live, session = window.live, window.session
+    steps, ends = [], []
+    session.sig_step.connect(steps.append)
+    session.sig_episode_end.connect(ends.append)
+    session.start_episode(LiveChoices("q08_site_navigation", budget=50))
+    live.actions_by_name["Pause"].trigger()
+    qtbot.waitUntil(lambda: live.state_label.text().startswith("Paused after step"), timeout=30_000)
+    paused_at = len(steps)
+
+    live.actions_by_name["Push back"].trigger()
+    qtbot.waitUntil(lambda: len(steps) == paused_at + 1 and session.runner.waiting, timeout=30_000)
+    assert steps[-1]["source"] == "intervention" and steps[-1]["intervention"]["kind"] == "push_back"
+    qtbot.waitUntil(lambda: live.state_label.text() == f"Paused after step {paused_at + 1}", timeout=2_000)
+
+    session.intervene("text", "The site is east of the shops.")
+    qtbot.waitUntil(lambda: "Hint queued for step" in live.status.text(), timeout=10_000)
+    assert f"Hint queued for step {paused_at + 2}" in live.status.text()
+    assert len(steps) == paused_at + 1 and session.runner.waiting  # a hint is no reason to resume
+
+    live.actions_by_name["Step"].trigger()
+    qtbot.waitUntil(lambda: "Hint delivered" in live.status.text(), timeout=30_000)
+    assert f"prompt for step {paused_at + 2} carried" in live.status.text()
+    qtbot.waitUntil(lambda: len(steps) == paused_at + 2 and session.runner.waiting, timeout=30_000)
+    assert steps[-1]["source"] == "agent"
+
+    session.intervene("text", "Sent too late to be read.")
+    live.actions_by_name["Stop"].trigger()
+    qtbot.waitUntil(lambda: bool(ends), timeout=30_000)
+    assert ends[0]["end_reason"] == "stopped" and len(steps) == paused_at + 2
+    qtbot.waitUntil(lambda: "stopped by user" in live.status.text(), timeout=5_000)
+    assert "Lost" not in live.status.text()
+    assert ends[0]["undelivered_interventions"][0]["params"]["hint"] == "Sent too late to be read."
+
+
+def test_a_held_key_drives_only_while_held_and_auto_repeats_add_nothing(window, qtbot, settings_dir):
+    live, session = window.live, window.session
+    steps = []
+    session.sig_step.connect(steps.append)
+    session.start_episode(LiveChoices("q08_site_navigation", budget=400))
+    live.toggle_control()
+    qtbot.waitUntil(lambda: session.runner.waiting, timeout=30_000)
+    before = len(steps)
+
+    pressed = time.monotonic()
+    key(live, QEvent.Type.KeyPress, Qt.Key.Key_W)
+    for _ in range(60):  # what X sends while a key is held: auto-repeated press and release pairs
+        key(live, QEvent.Type.KeyRelease, Qt.Key.Key_W, repeat=True)
+        key(live, QEvent.Type.KeyPress, Qt.Key.Key_W, repeat=True)
+    qtbot.waitUntil(lambda: sum(s["source"] == "human" for s in steps[before:]) >= 4, timeout=30_000)
+    key(live, QEvent.Type.KeyRelease, Qt.Key.Key_W)
+    held = time.monotonic() - pressed
+    qtbot.waitUntil(lambda: session.runner.waiting and session.human_inputs_waiting == 0, timeout=30_000)
+    assert live.driver.held is None  # nothing held, nothing queued, the runner idle: the walking has ended
+    human = [s for s in steps[before:] if s["source"] == "human"]
+    walked = sum(human_seconds(s) for s in human)
+    # At the rate it was held: one 0.25 s step per 0.25 s held (the one in progress may finish).
+    assert walked <= held + 2 * HUMAN_STEP_S, (walked, held, len(human))
+    assert all(s["macro"][0][0]["left_y"] == 1.0 for s in human)
+    live.toggle_control()
+    session.stop()
+
+
+def test_keys_drive_between_episodes_without_take_control(window, qtbot):
+    live, session = window.live, window.session
+    assert not live.human_driving
+    start = session.latest_sample()
+    key(live.frame_view, QEvent.Type.KeyPress, Qt.Key.Key_W)  # into the game view; the view passes it up
+    qtbot.waitUntil(lambda: math.dist((start.x, start.y), (session.latest_sample().x, session.latest_sample().y))
+                    > 1.0, timeout=20_000)
+    key(live.frame_view, QEvent.Type.KeyRelease, Qt.Key.Key_W)
+    qtbot.waitUntil(lambda: session.human_inputs_waiting == 0 and session.pad_held is None, timeout=10_000)
+    assert "Take control" in live.authoring.form.driving_help.text()
+
+
+def test_the_status_bar_tells_the_truth_before_during_and_after(window, qtbot, settings_dir):
+    live, session = window.live, window.session
+    live.controls.budget.setValue(0)
+    live.controls.task.setCurrentText("q03_pier_navigation")
+    task = session.task("q03_pier_navigation")
+    assert live.metrics.labels["step"].text() == f"Step 0 / {task.step_budget}"  # before Start
+    live.controls.budget.setValue(7)
+    assert live.metrics.labels["step"].text() == "Step 0 / 7"
+    assert live.metrics.labels["success"].text() == "Success: not yet"
+    qtbot.waitUntil(lambda: live.state_label.text() == "Idle", timeout=2_000)
+
+    ends = []
+    session.sig_episode_end.connect(ends.append)
+    live.start()
+    qtbot.waitUntil(lambda: live.state_label.text().startswith("Running"), timeout=10_000)
+    said = live.status.text()
+    live.start()  # pressed again during the episode: said in the status bar, no dialog
+    assert QApplication.activeModalWidget() is None
+    assert "already running" in live.status.text()
+    qtbot.waitUntil(lambda: bool(ends), timeout=60_000)
+    assert live.metrics.labels["success"].text() == "Success: failed"
+    assert "Episode failed after 7 steps" in live.status.text()
+    with EpisodeReader(next(settings_dir.glob("*.h5"))) as episode:
+        assert f"(seed {episode.metadata['options']['seed']})" in said

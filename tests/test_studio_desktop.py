@@ -1,0 +1,178 @@
+"""The studio as a user starts it on a desktop: `python main.py` in a real X server (Xvfb) with Qt's xcb
+platform plugin, not offscreen. The window maps, the world connects, a replay starts no world, and a
+key held down with xdotool (so X auto-repeats it) walks for as long as it is held.
+
+Screenshots are written to the test's folder, or to $POKEGYM_SCREENSHOT_DIR when set, to look at.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from core.game.child import pid_alive
+from core.paths import PROJECT_ROOT
+from core.recording.reader import EpisodeReader
+from core.replay.synthetic import write_long_episode
+from tests.xserver import find_window, map_state, screenshot, screenshot_when, tool, x_env, xvfb
+
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="an X server is a Linux desktop here")
+
+
+class Studio:
+    """`python main.py ARGS` under an X display, its log lines collected as they come."""
+
+    def __init__(self, display: str, home: Path, *args: str) -> None:
+        env = x_env(display, HOME=str(home), XDG_CONFIG_HOME=str(home / "config"),
+                    POKEGYM_RECORDINGS=str(home / "recordings"))
+        self.process = subprocess.Popen([sys.executable, "main.py", *args], cwd=PROJECT_ROOT, env=env,
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        self.lines: list[str] = []
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.process.stderr is not None
+        for line in self.process.stderr:
+            self.lines.append(line.rstrip())
+
+    def wait_for_line(self, pattern: str, seconds: float = 90) -> re.Match[str]:
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            for line in list(self.lines):
+                found = re.search(pattern, line)
+                if found:
+                    return found
+            if self.process.poll() is not None and not self._reader.is_alive():
+                break
+            time.sleep(0.05)
+        raise AssertionError(f"no log line matching {pattern!r}; the studio said:\n" + "\n".join(self.lines[-40:]))
+
+    def children(self) -> list[str]:
+        """Command lines of this studio's child processes (the world and the evaluator, when running)."""
+        found = []
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                status = (entry / "status").read_text()
+                if f"\nPPid:\t{self.process.pid}\n" in status:
+                    found.append((entry / "cmdline").read_text().replace("\0", " "))
+            except OSError:
+                continue
+        return found
+
+    def close(self, display: str, window: str) -> int:
+        tool(display, "xdotool", "windowfocus", "--sync", window)
+        tool(display, "xdotool", "key", "--clearmodifiers", "ctrl+q")
+        try:
+            return self.process.wait(60)
+        except subprocess.TimeoutExpired:
+            self.process.send_signal(signal.SIGKILL)
+            self.process.wait()
+            raise AssertionError("the studio did not quit on Ctrl+Q within 60 s") from None
+
+
+def screenshot_path(tmp_path: Path, name: str) -> Path:
+    folder = Path(os.environ.get("POKEGYM_SCREENSHOT_DIR") or tmp_path)
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / name
+
+
+def colour_count(image: np.ndarray, low: int, high: int) -> int:
+    """Grey pixels (r == g == b) with a value in [low, high]."""
+    grey = (image[..., 0] == image[..., 1]) & (image[..., 1] == image[..., 2])
+    return int((grey & (image[..., 0] >= low) & (image[..., 0] <= high)).sum())
+
+
+def focus(display: str, window: str) -> None:
+    """Pointer over the game view and input focus on the window (no window manager runs here)."""
+    geometry = tool(display, "xdotool", "getwindowgeometry", window)
+    width, height = (int(v) for v in re.search(r"Geometry: (\d+)x(\d+)", geometry).groups())
+    tool(display, "xdotool", "mousemove", "--window", window, str(width // 2), str(height // 2))
+    tool(display, "xdotool", "click", "1")
+    tool(display, "xdotool", "windowfocus", "--sync", window)
+
+
+def test_the_studio_opens_in_a_real_x_server_connects_and_quits_cleanly(tmp_path):
+    with xvfb() as display:
+        studio = Studio(display, tmp_path)
+        try:
+            window = find_window(display, "PokeGym Studio")
+            assert map_state(display, window) == "IsViewable"
+            world_pid = int(studio.wait_for_line(r"world ready: .*, pid (\d+)").group(1))
+            assert pid_alive(world_pid)
+            studio.wait_for_line(r"studio\.live: connected")  # the window has heard of it
+            focus(display, window)
+            # The town's water (the backdrop's blue) on the map: the window shows the connected world.
+            screenshot_when(display, screenshot_path(tmp_path, "desktop_live.png"),
+                            lambda image: int((image == (190, 215, 240)).all(axis=-1).sum()) > 2_000)
+            assert studio.close(display, window) == 0
+        finally:
+            if studio.process.poll() is None:
+                studio.process.kill()
+    assert not pid_alive(world_pid)
+    assert "Aborted" not in "\n".join(studio.lines)
+
+
+def test_replaying_a_file_on_the_desktop_starts_no_world(tmp_path):
+    episode = write_long_episode(tmp_path / "episode.h5", 30, [np.full((72, 128, 3), 40 + i, np.uint8)
+                                                               for i in range(30)])
+    with xvfb() as display:
+        studio = Studio(display, tmp_path, "replay", str(episode))
+        try:
+            window = find_window(display, "PokeGym Studio|synthetic")
+            studio.wait_for_line(r"studio\.replay: opened .*episode\.h5 \(30 steps\)")
+            assert map_state(display, window) == "IsViewable"
+            assert studio.children() == []  # no world, no evaluator
+            # The recording's first frame (grey 40) in the frame view.
+            screenshot_when(display, screenshot_path(tmp_path, "desktop_replay.png"),
+                            lambda image: colour_count(image, 40, 40) > 50_000)
+            assert studio.close(display, window) == 0
+        finally:
+            if studio.process.poll() is None:
+                studio.process.kill()
+    assert not any("world ready" in line for line in studio.lines)
+
+
+def test_a_key_held_down_in_x_walks_for_as_long_as_it_is_held(tmp_path):
+    hold_s = 2.0
+    with xvfb() as display:
+        studio = Studio(display, tmp_path)
+        try:
+            window = find_window(display, "PokeGym Studio")
+            studio.wait_for_line(r"world ready")
+            focus(display, window)
+            tool(display, "xdotool", "key", "ctrl+r")  # Start: the random agent plays
+            studio.wait_for_line(r"episode started: .*recording (\S+)")
+            tool(display, "xdotool", "key", "ctrl+k")  # Take control: the agent pauses
+            focus(display, window)
+            tool(display, "xdotool", "keydown", "w")
+            time.sleep(hold_s)  # the user holding the key: X auto-repeats it meanwhile
+            tool(display, "xdotool", "keyup", "w")
+            screenshot(display, screenshot_path(tmp_path, "desktop_control.png"))
+            tool(display, "xdotool", "key", "ctrl+period")  # Stop
+            studio.wait_for_line(r"episode ended: stopped")
+            assert studio.close(display, window) == 0
+        finally:
+            if studio.process.poll() is None:
+                studio.process.kill()
+    recording = Path(studio.wait_for_line(r"episode started: .*recording (\S+)").group(1))
+    with EpisodeReader(recording) as episode:
+        human = [r for r in episode.records() if r["source"] == "human"]
+    walked = sum(seconds for r in human for _, seconds in r["macro"])
+    assert all(r["macro"][0][0]["left_y"] == 1.0 for r in human)
+    # One 0.25 s step per 0.25 s held (give or take the step in progress at each end); X's auto-repeat
+    # (about 25 presses a second after 0.66 s) adds nothing.
+    assert hold_s - 0.75 <= walked <= hold_s + 0.5, (walked, len(human))
+    shutil.rmtree(tmp_path / "recordings", ignore_errors=True)

@@ -1,0 +1,222 @@
+"""Issue 11 in the Replay view (pytest-qt, offscreen, real HDF5 files): switching episodes never waits
+for a label save, a slow folder never overwrites a newer one, the folder list fits and opens on one
+click, a non-recording is named as such, captions are right on human steps, paths keep their file
+name, exports land where expected, and the first label asks who is labelling."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("pytestqt")
+
+from PySide6.QtCore import QSettings, Qt, QTimer
+from PySide6.QtWidgets import QApplication, QFileDialog, QInputDialog
+
+from core.labels.store import read_labels
+from core.recording.writer import EpisodeWriter
+from core.replay.synthetic import write_long_episode
+from studio.live_session import LiveSession
+from studio.main_window import MainWindow
+from studio.recording_bar import RecordingBar
+
+
+def frames(count: int = 40, base: int = 10) -> list[np.ndarray]:
+    return [np.full((36, 64, 3), base + i, np.uint8) for i in range(count)]
+
+
+@pytest.fixture
+def settings(tmp_path):
+    QSettings.setPath(QSettings.Format.NativeFormat, QSettings.Scope.UserScope, str(tmp_path / "settings"))
+    QSettings("PokeGym", "Studio").setValue("replay/annotator", "alice")
+
+
+@pytest.fixture
+def window(qtbot, settings):
+    main = MainWindow(LiveSession())
+    main.setProperty("quiet", True)
+    qtbot.addWidget(main)
+    main.tabs.setCurrentWidget(main.replay)  # no world: replay needs none
+    main.show()
+    yield main
+    main.close()
+
+
+def open_episode(window, qtbot, path: Path) -> None:
+    with qtbot.waitSignal(window.replay.sig_opened, timeout=20_000):
+        window.open_path(str(path))
+
+
+def test_switching_episodes_never_waits_for_a_label_save(window, qtbot, tmp_path, monkeypatch):
+    first = write_long_episode(tmp_path / "a.h5", 40, frames(), seed=1)
+    second = write_long_episode(tmp_path / "b.h5", 40, frames(), seed=2)
+    import studio.replay.label_session as label_session
+
+    disk_free = threading.Event()  # a slow disk: a save waits until the test lets it through
+    real_save = label_session.save_labels
+    monkeypatch.setattr(label_session, "save_labels", lambda path, labels: (disk_free.wait(30),
+                                                                            real_save(path, labels)))
+    threading.Timer(20, disk_free.set).start()  # never hang the suite, even on a regression
+    open_episode(window, qtbot, first)
+    replay = window.replay
+    replay.labels.set_category("Lost")  # an edit; its save is now held up by the disk
+    assert replay.labels.editor.dirty
+    open_episode(window, qtbot, second)  # the switch: the first episode's labels are saved behind it
+    assert not disk_free.is_set(), "the switch waited for the label save"
+    assert replay.episode.path == second
+    disk_free.set()
+    qtbot.waitUntil(lambda: "alice" in read_labels(first).annotators, timeout=20_000)
+    assert read_labels(first).annotators["alice"].failure_category == "Lost"
+
+
+def test_a_slow_folder_never_overwrites_a_newer_one(window, qtbot, tmp_path, monkeypatch):
+    slow, fast = tmp_path / "slow", tmp_path / "fast"
+    for index in range(3):
+        write_long_episode(slow / f"s{index}.h5", 20, frames(20), seed=index)
+    write_long_episode(fast / "f0.h5", 20, frames(20), seed=9)
+    import studio.replay.folder_reader as folder_reader
+
+    slow_done = threading.Event()
+    real_load = folder_reader.load_episode
+
+    def load(path):
+        if Path(path).parent == slow:
+            slow_done.wait(30)  # the slow folder: held until the fast one is shown
+        return real_load(path)
+
+    monkeypatch.setattr(folder_reader, "load_episode", load)
+    threading.Timer(20, slow_done.set).start()
+    episodes = window.replay.episodes
+    window.open_path(str(slow))
+    window.open_path(str(fast))
+    qtbot.waitUntil(lambda: episodes.rows == 1, timeout=20_000)
+    slow_done.set()
+    qtbot.waitUntil(lambda: not any(t.is_alive() for t in episodes.reader._threads), timeout=20_000)
+    QApplication.processEvents()
+    assert episodes.rows == 1 and Path(episodes.path_at(0)).name == "f0.h5"
+    assert str(fast) in episodes.folder_label.text()
+
+
+def test_the_folder_list_fits_its_dock_and_one_click_opens_an_episode(window, qtbot, tmp_path):
+    folder = tmp_path / "a_run_folder_with_a_rather_long_name"
+    for index in range(3):
+        write_long_episode(folder / f"20261201-101010__synthetic_long__goal_only__random_{index}.h5", 20,
+                           frames(20), seed=index)
+    episodes = window.replay.episodes
+    window.open_path(str(folder))
+    qtbot.waitUntil(lambda: episodes.rows == 3, timeout=20_000)
+    shown = [episodes.model.headerData(c, Qt.Orientation.Horizontal) for c in range(episodes.model.columnCount())
+             if not episodes.table.isColumnHidden(c)]
+    assert shown == ["Task", "Result", "Labels"]
+    assert not episodes.table.horizontalScrollBar().isVisible()
+    rect = episodes.table.visualRect(episodes.proxy.index(1, 0))
+    with qtbot.waitSignal(window.replay.sig_opened, timeout=20_000) as opened:
+        qtbot.mouseClick(episodes.table.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    assert Path(opened.args[0]) == Path(episodes.path_at(1))
+
+
+def test_a_file_that_is_not_a_recording_is_named_as_such(window, qtbot, tmp_path):
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes on the run\n")
+    with qtbot.waitSignal(window.replay.sig_open_failed, timeout=20_000) as failed:
+        window.open_path(str(notes))
+    assert "notes.txt is not a PokeGym recording" in failed.args[0]
+    assert "notes.txt is not a PokeGym recording" in window.replay.message.text()
+
+
+def human_episode(path: Path) -> Path:
+    """Three steps, as the runner records them: the agent's, a human's, an intervention's."""
+    writer = EpisodeWriter(path, {"task_id": "t", "granularity": "goal_only", "agent": "random", "step_budget": 3},
+                           (36, 64, 3))
+    for step, source in enumerate(("agent", "human", "intervention"), 1):
+        record = {"action": "MoveForward" if source == "agent" else "HumanInput", "action_params": {},
+                  "raw_reply": "", "thought": "", "self_assessment": "", "parse_error": None, "macro": [],
+                  "usage": {}, "intervention": None, "memory": "", "reflection": "", "movement": source != "agent"}
+        numbers = {"step": step, "time": float(step), "tick_before": step * 10, "tick_after": step * 10 + 10,
+                   "latency_s": 0.0, "displacement": 1.0, "ineffective": 0, "source": source}
+        writer.add_samples([{"time": float(step), "tick": step * 10, "map_id": 1, "x": float(step), "y": 0.0,
+                             "z": 0.0, "facing": 0.0, "camera_yaw": 0.0, "camera_pitch": -12.0, "flags": 0,
+                             "dialogue_active": 0}])
+        writer.add_step(numbers, record, {"current": np.full((36, 64, 3), 30 * step, np.uint8)})
+    writer.finish({"success": False, "steps_used": 3, "end_reason": "stopped", "error": None})
+    return path
+
+
+def test_the_step_caption_is_right_on_human_and_intervention_steps(window, qtbot, tmp_path):
+    open_episode(window, qtbot, human_episode(tmp_path / "h.h5"))
+    replay = window.replay
+    captions = []
+    for index in range(3):
+        replay.seek(index)
+        qtbot.waitUntil(lambda i=index: replay.shown_index == i, timeout=10_000)
+        captions.append(replay.observations.caption.text())
+    assert captions[0] == "Step 1: the agent was given the current frame only"
+    assert captions[1].startswith("Step 2: a human drove") and "the agent was not asked" in captions[1]
+    assert captions[2].startswith("Step 3: an intervention moved the character")
+
+
+def test_a_long_recording_path_keeps_its_file_name_visible(qtbot, tmp_path):
+    bar = RecordingBar()
+    qtbot.addWidget(bar)
+    bar.resize(420, 40)
+    bar.show()
+    path = "/home/someone/projects/pokegym/" + "very_long_folder_name/" * 6 + "20261201-101010__q08_site.h5"
+    bar.set_recording(path, finished=True)
+    shown = bar.label.text()
+    assert shown.endswith("q08_site.h5") and "…" in shown and bar.label.toolTip().endswith(path)
+    bar.close()
+
+
+def test_exports_open_in_the_run_folder_and_add_the_extension(window, qtbot, tmp_path, monkeypatch):
+    folder = tmp_path / "run"
+    episode = write_long_episode(folder / "e.h5", 20, frames(20), seed=4)
+    open_episode(window, qtbot, episode)
+    window.replay.labels.set_category("Lost")
+    episodes = window.replay.episodes
+    window.open_path(str(folder))
+    qtbot.waitUntil(lambda: episodes.rows == 1 and episodes.export.isEnabled(), timeout=20_000)
+    asked = []
+
+    def save_dialog(parent, title, start, filters):
+        asked.append(start)
+        return str(folder / "my_labels"), "JSON lines (*.jsonl)"  # typed without an extension
+
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", save_dialog)
+    with qtbot.waitSignal(episodes.sig_status, check_params_cb=lambda text: text.startswith("Exported"),
+                          timeout=20_000):
+        episodes.export.click()
+    assert Path(asked[0]).parent == folder
+    assert (folder / "my_labels.jsonl").exists() and not (folder / "my_labels").exists()
+
+
+def test_the_first_label_asks_for_the_annotators_name(qtbot, tmp_path, monkeypatch):
+    QSettings.setPath(QSettings.Format.NativeFormat, QSettings.Scope.UserScope, str(tmp_path / "settings"))
+    monkeypatch.setenv("USER", "")
+    main = MainWindow(LiveSession())
+    main.setProperty("quiet", True)
+    qtbot.addWidget(main)
+    main.tabs.setCurrentWidget(main.replay)
+    main.show()
+    try:
+        episode = write_long_episode(tmp_path / "e.h5", 20, frames(20), seed=4)
+        open_episode(main, qtbot, episode)
+        replay = main.replay
+        assert replay.label_panel.annotator.text() == ""
+
+        def answer() -> None:
+            dialog = QApplication.activeModalWidget()
+            assert isinstance(dialog, QInputDialog)
+            dialog.setTextValue("bea")
+            dialog.accept()
+
+        QTimer.singleShot(0, answer)
+        replay.labels.set_category("Lost")  # the first label: who is labelling?
+        assert replay.label_panel.annotator.text() == "bea"
+        qtbot.waitUntil(lambda: "bea" in read_labels(episode).annotators, timeout=20_000)
+        assert "annotator" not in read_labels(episode).annotators
+        assert QSettings("PokeGym", "Studio").value("replay/annotator") == "bea"
+    finally:
+        main.close()
