@@ -69,6 +69,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--backend", default="builtin", metavar="NAME|PATH",
                         help="the game the studio opens on: builtin (default), minetest, ryujinx, or a backend file")
+    parser.add_argument("--attach", nargs="?", const="auto", metavar="PID|FILE",
+                        help="the studio drives a game already running (an external game's pid, or nothing to find "
+                             "it by the backend's attach section; the built-in world's connection file) and leaves "
+                             "it running")
     subparsers = parser.add_subparsers(title="commands", metavar="COMMAND")
     for name, module_name, help_text in _COMMANDS:
         _add(subparsers, name, module_name, help_text)
@@ -99,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
     if handler is None:
         from studio.app import run_studio
 
-        return run_studio(backend=args.backend)
+        return run_studio(backend=args.backend, attach=args.attach)
     try:
         return int(handler(args) or 0)
     except BrokenPipeError:

@@ -14,7 +14,7 @@ import sys
 from studio.desktop_check import platform_problem
 
 
-def run_studio(open_path: str | None = None, backend: str = "builtin") -> int:
+def run_studio(open_path: str | None = None, backend: str = "builtin", attach: str | None = None) -> int:
     problem = platform_problem()
     if problem is not None:
         print(problem.message(), file=sys.stderr)
@@ -31,19 +31,20 @@ def run_studio(open_path: str | None = None, backend: str = "builtin") -> int:
     except BackendFileError as exc:
         print(f"PokeGym Studio: {exc}", file=sys.stderr)
         return 2
-    window = build_studio(open_path, chosen)
+    window = build_studio(open_path, chosen, attach)
     code = int(app.exec())
     del window
     return code
 
 
-def build_studio(open_path: str | None = None, backend: object = None) -> object:
+def build_studio(open_path: str | None = None, backend: object = None, attach: str | None = None) -> object:
     """The main window, shown: on the Replay view when a path is given (no game is started for it),
-    else on the Live view, which starts the game (the built-in world unless `backend` says otherwise)."""
+    else on the Live view, which starts the game (the built-in world unless `backend` says otherwise),
+    or with `attach` drives the one already running."""
     from studio.live_session import LiveSession
     from studio.main_window import MainWindow
 
-    window = MainWindow(LiveSession(backend=backend))  # type: ignore[arg-type]
+    window = MainWindow(LiveSession(backend=backend, attach=attach))  # type: ignore[arg-type]
     if open_path is not None:
         window.open_path(open_path)  # before show(): the Live view stays hidden, so no world starts
     window.show()

@@ -27,6 +27,7 @@ from core.agents.actions import ActionSet
 from core.agents.base import Decision
 from core.agents.observe import ObservationOptions
 from core.backends.profile import BackendProfile, load_backend
+from core.backends.session import BackendSession
 from core.evaluation.client import EvaluatorClient
 from core.evaluation.profile import load_profile
 from core.evaluation.sample import StateSample
@@ -45,6 +46,16 @@ from studio.world_keeper import WorldKeeper
 log = logging.getLogger("studio.live")
 Outline = list[tuple[str, np.ndarray]]
 CLOSE_WAIT_S = 30.0  # how long closing the studio waits for the episode's step in progress
+
+
+def attach_opener(target: str) -> Callable[..., BackendSession]:
+    """How the keeper "opens" a game that is already running: it attaches (and leaves the game running)."""
+    def open_session(backend: BackendProfile, with_evaluator: bool = True, mode: str | None = None,
+                     evaluator_profile: Path | None = None) -> BackendSession:
+        return BackendSession.attach_to(backend, target, with_evaluator=with_evaluator,
+                                        evaluator_profile=evaluator_profile)
+
+    return open_session
 
 
 def recording_path(name: str) -> Path:
@@ -69,12 +80,14 @@ class LiveSession(QObject):
     sig_episode_end = Signal(dict)       # the result
 
     def __init__(self, mode: str = "lockstep", backend: BackendProfile | None = None,
-                 profile_path: Path | None = None) -> None:
-        """`profile_path`: read the game with this memory profile instead of the backend's own."""
+                 profile_path: Path | None = None, attach: str | None = None) -> None:
+        """`profile_path`: read the game with this memory profile instead of the backend's own; `attach`:
+        drive the game already running (BackendSession.attach_to) instead of launching one."""
         super().__init__()
         self.mode = mode
         self._use(backend or load_backend("builtin"))
         self.keeper = WorldKeeper(self.backend, self.sig_ready.emit, self.sig_error.emit,
+                                  open_session=attach_opener(attach) if attach else BackendSession.open,
                                   evaluator_profile=profile_path)
         self.runner: EpisodeRunner | None = None
         self.paced: PacedGame | None = None
@@ -130,8 +143,10 @@ class LiveSession(QObject):
         self.keeper.restart(self.mode, lambda: self._wait_for(thread, drives, None), backend)
 
     def switch_backend(self, backend: BackendProfile) -> None:
-        """Drive another game: the current one is ended, the backend's tasks loaded, the new game started."""
+        """Drive another game: the current one is ended (or, attached, left running), the backend's tasks
+        loaded, the new game launched."""
         self._use(backend)
+        self.keeper.open_session = BackendSession.open
         self.restart_world(backend=backend)
 
     def status_line(self) -> str:

@@ -52,7 +52,8 @@ class WorldKeeper:
         self.backend = backend
         self.evaluator_profile = evaluator_profile
         self.lock_timeout_s = LOCK_TIMEOUT_S
-        self._on_ready, self._on_error, self._open = on_ready, on_error, open_session
+        self._on_ready, self._on_error = on_ready, on_error
+        self.open_session = open_session  # how a game is started (BackendSession.open), or attached to
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="studio-world")
         self._lock = threading.Lock()
         self._generation = 0
@@ -135,7 +136,7 @@ class WorldKeeper:
     def _start(self, generation: int, mode: str, backend: BackendProfile) -> None:
         what = game_name(backend)
         try:
-            session = self._open(backend, with_evaluator=False, mode=mode if backend.kind == "builtin" else None,
+            session = self.open_session(backend, with_evaluator=False, mode=mode if backend.kind == "builtin" else None,
                                  evaluator_profile=self.evaluator_profile)
         except Exception as exc:  # noqa: BLE001 - any failure (a busy socket, a timeout...) must reach the user
             self._fail(generation, f"Could not start {what}: {describe(exc)}")

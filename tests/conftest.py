@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import faulthandler
 import os
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -58,6 +59,25 @@ def world() -> Iterator[BuiltinWorld]:
 @pytest.fixture(scope="module")
 def truth(world: BuiltinWorld, builtin_profile: Profile) -> GroundTruth:
     return attach_ground_truth(world, builtin_profile)
+
+
+# pytest-timeout's signal method raises only when Python code runs. A test blocked inside C (a Qt
+# nested event loop, a native wait) never returns to it, and a hung run eats the whole CI budget in
+# silence. This watchdog runs on its own C thread: past the limit it prints every thread's stack and
+# ends the run, so a hang fails fast and says where it was.
+HARD_LIMIT_S = 420
+_watchdog_fd: list[int] = []
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None, None, None]:
+    if not _watchdog_fd:  # between tests pytest's capture is suspended: fd 2 is the real stderr here
+        _watchdog_fd.append(os.dup(2))
+    faulthandler.dump_traceback_later(HARD_LIMIT_S, exit=True, file=_watchdog_fd[0])
+    try:
+        yield
+    finally:
+        faulthandler.cancel_dump_traceback_later()
 
 
 @pytest.fixture(autouse=True)

@@ -76,9 +76,28 @@ class BackendSession:
         return session
 
     @classmethod
+    def attach_to(cls, backend: BackendProfile, target: str, with_evaluator: bool = True,
+                  evaluator_profile: Path | None = None) -> BackendSession:
+        """`--attach TARGET` as the command line gives it: for the built-in world the connection file that
+        `python main.py world` printed; for an external game its pid, or "auto" to find it by the backend's
+        `attach` section (process name or window title)."""
+        if backend.kind == "builtin":
+            if target == "auto":
+                raise GameStartError("attaching to the built-in world needs the connection file that "
+                                     "`python main.py world` printed: --attach PATH")
+            return cls.attach(backend, connection_file=Path(target), with_evaluator=with_evaluator,
+                              evaluator_profile=evaluator_profile)
+        if target != "auto" and not target.isdigit():
+            raise GameStartError(f"--attach takes the {backend.name} game's pid, or nothing to find it by the "
+                                 f"backend's attach section; got {target!r}")
+        return cls.attach(backend, pid=None if target == "auto" else int(target), with_evaluator=with_evaluator,
+                          evaluator_profile=evaluator_profile)
+
+    @classmethod
     def attach(cls, backend: BackendProfile, pid: int | None = None, connection_file: Path | None = None,
-               with_evaluator: bool = True) -> BackendSession:
-        """Drive a game that is already running. Its memory must be readable by us (see the message if not)."""
+               with_evaluator: bool = True, evaluator_profile: Path | None = None) -> BackendSession:
+        """Drive a game that is already running. Its memory must be readable by us (see the message if not).
+        Closing the session leaves the game running: we did not start it."""
         game: GameConnection
         if backend.kind == "builtin":
             from core.game.builtin import BuiltinWorld
@@ -92,7 +111,7 @@ class BackendSession:
 
             assert backend.external is not None
             game = ExternalGame.attach(backend.external, backend.name, backend.directory, pid)
-        session = cls(backend, game, with_evaluator)
+        session = cls(backend, game, with_evaluator, evaluator_profile=evaluator_profile)
         try:
             check_readable(game.pid)
             if with_evaluator:

@@ -63,6 +63,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--frames-every", type=int, default=0, metavar="TICKS",
                         help="also record continuous frames every TICKS ticks for smooth replay (0 = off)")
     parser.add_argument("--trials", type=int, default=1)
+    parser.add_argument("--attach", nargs="?", const="auto", metavar="PID|FILE",
+                        help="drive a game that is already running instead of launching one: an external game's "
+                             "pid (or nothing: found by the backend's attach section), or for the built-in world "
+                             "the connection file `python main.py world` printed. One episode at a time; the game "
+                             "is left running; start states are reached by the backend's macros only")
     parser.add_argument("--workers", type=int,
                         help="episodes at once (each has its own world; default 1). With --ray: at most this many "
                              "handed to the cluster at once (default: as many as its CPUs take)")
@@ -174,6 +179,8 @@ def check_arguments(args: argparse.Namespace) -> str | None:
             return f"{flag} must be more than 0, got {value:g}"
     if args.ray is None and (args.cpus_per_episode is not None or args.ray_resource):
         return "--cpus-per-episode and --ray-resource apply to Ray runs; add --ray [ADDRESS]"
+    if args.attach is not None and (args.ray is not None or (args.workers or 1) > 1):
+        return "--attach drives the one game already running, one episode at a time: leave out --ray and --workers"
     return None
 
 
@@ -233,6 +240,10 @@ def run(args: argparse.Namespace) -> int:
     except BackendFileError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    if args.attach == "auto" and backend.kind == "builtin":
+        print("error: attaching to the built-in world needs the connection file that `python main.py world` "
+              "printed: --attach PATH", file=sys.stderr)
+        return 2
     mode = backend.side_views.default if args.side_views in (None, "default") else args.side_views
     options = RunOptions(
         paradigm=args.paradigm, observation=ObservationOptions(args.previous_frame, args.side_views is not None,
@@ -258,7 +269,7 @@ def run(args: argparse.Namespace) -> int:
             rows = run_batch(args.tasks, args.granularity, args.agent, args.trials, args.workers or 1, args.out,
                              options, display.episode, agent_options, control, executor=executor,
                              episode_timeout_s=args.episode_timeout, retries=args.retries, limits=limits,
-                             status=display.status, backend=backend)
+                             status=display.status, backend=backend, attach=args.attach)
     except BatchError as exc:
         display.close()
         print(f"error: {exc}", file=sys.stderr)

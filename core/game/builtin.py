@@ -103,6 +103,11 @@ class BuiltinWorld:
         ring = FrameRing.attach(Path(header["frames_path"]))
         return cls(conn, info, ring, process, runtime_dir, stderr_tail, header.get("camera"))
 
+    @property
+    def launched_here(self) -> bool:
+        """Whether this process started the world (and may end it), rather than attached to it."""
+        return self._process is not None
+
     # -- GameConnection -------------------------------------------------------------------
     @property
     def info(self) -> GameInfo:

@@ -94,10 +94,11 @@ def run_batch(task_selector: str, granularity: str, agent_spec: str, trials: int
               agent_options: dict[str, Any] | None = None, control: BatchControl | None = None, *,
               executor: EpisodeExecutor | None = None, episode_timeout_s: float | None = None, retries: int = 0,
               limits: RateLimits | None = None, status: Callable[[BatchStatus], None] | None = None,
-              backend: BackendProfile | None = None) -> list[dict[str, Any]]:
+              backend: BackendProfile | None = None, attach: str | None = None) -> list[dict[str, Any]]:
     """Run what `out` has no result for yet; returns the rows written (results and errors) by this call.
 
-    `backend` is the game (the built-in world by default); `executor` is where episodes run (default: a local
+    `backend` is the game (the built-in world by default), launched for each episode, or with `attach`
+    the one already running (BackendSession.attach_to); `executor` is where episodes run (default: a local
     pool of `workers` threads). An episode that ends in an
     infrastructure error is tried again up to `retries` times in this call; `limits` cap the run's model
     requests; `status` hears where the run stands (done, running, ETA) several times a second.
@@ -117,7 +118,7 @@ def run_batch(task_selector: str, granularity: str, agent_spec: str, trials: int
     for_agent = {name: agent_options[name] for name in ("model_id", "base_url", "reflection_every")
                  if agent_options.get(name) is not None}
     jobs = [EpisodeJob(spec, options, for_agent, experience, replies, episode_timeout_s,
-                       backend=backend_reference(backend)) for spec in specs if spec.key not in finished]
+                       backend=backend_reference(backend), attach=attach) for spec in specs if spec.key not in finished]
     rows = drive(jobs, executor or LocalPool(workers), out, control, len(specs), retries, limits, progress, status)
     if experience is not None:
         done = run_folder.finished_keys(out)  # interrupted and failed episodes run again: not their lessons

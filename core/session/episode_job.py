@@ -58,6 +58,7 @@ class EpisodeJob:
     timeout_s: float | None = None                # --episode-timeout
     attempt: int = 1                              # this run's try of the episode (--retries)
     backend: str = "builtin"                      # a shipped backend's name, or a backend file's path
+    attach: str | None = None                     # drive a game already running (--attach): see BackendSession
 
     @property
     def key(self) -> str:
@@ -139,9 +140,10 @@ def _error_row(job: EpisodeJob, agent_name: str, game: str, message: str) -> dic
 
 def _our_processes(session: BackendSession) -> tuple[int, ...]:
     """What a timed-out episode may kill: the evaluator, and the game only where it is the built-in world we
-    launched (an external game is ended by its own lifecycle, never by a signal from here)."""
+    launched (an external game is ended by its own lifecycle, never by a signal from here; a game we
+    attached to is never ours to end)."""
     pids = [session.evaluator.pid] if session.evaluator is not None else []
-    if isinstance(session.game, BuiltinWorld):
+    if isinstance(session.game, BuiltinWorld) and session.game.launched_here:
         pids.append(session.game.pid)
     return tuple(pids)
 
@@ -173,7 +175,9 @@ def play_episode(job: EpisodeJob, root: Path, control: EpisodeControl,
     watchdog = _Watchdog(job.timeout_s)
     start = spec.task.start_for_reset()
     try:
-        with BackendSession.open(backend, start_state=start if isinstance(start, str) else None) as session:
+        opened = BackendSession.attach_to(backend, job.attach) if job.attach is not None else \
+            BackendSession.open(backend, start_state=start if isinstance(start, str) else None)
+        with opened as session:
             session.prepare(start)
             assert session.evaluator is not None
             runner = EpisodeRunner(session.game, session.evaluator, agent, actions, spec.task, options, path)
