@@ -404,17 +404,31 @@ class LiveSession(QObject):
         so it never talks to the world at the same time as the human's driving (the authoring panel
         captures and tries tasks this way). The job reports its own results and errors. Raises
         RuntimeError, with a message for the user, while an episode runs or before the world is up."""
+        if not self.is_builtin and self.world is not None:
+            raise RuntimeError("Authoring tasks needs the built-in world (it places the character at captured "
+                               f"starts); {self.backend.title} takes named start states only.")
+        return self.run_on_game(job)
+
+    def run_on_game(self, job: Callable[[Any, EvaluatorClient], None]) -> Future[None]:
+        """As run_on_world, for any backend's game (the Memory tab's finder drives Minetest this way)."""
         if self.busy:
             raise RuntimeError("An episode is running: stop it first.")
         if self.world is None or self.evaluator is None:
             raise RuntimeError("The world is not running yet.")
-        if not self.is_builtin:
-            raise RuntimeError("Authoring tasks needs the built-in world (it places the character at captured "
-                               f"starts); {self.backend.title} takes named start states only.")
         self._drives = [d for d in self._drives if not d.done()]
         future = self._driver.submit(job, self.world, self.evaluator)
         self._drives.append(future)
         return future
+
+    def restart_game(self) -> int:
+        """A fresh process of the current external game, in its default start state; the evaluator
+        follows it. Call it from a job on the drive thread (run_on_game). Returns the new pid."""
+        if self.parts is None:
+            raise GameError("the game is not running")
+        pid = self.parts.restart()
+        assert self.parts.evaluator is not None
+        self._samples_seen = len(self.parts.evaluator.samples)  # the new evaluator's samples start afresh
+        return pid
 
     @property
     def human_inputs_waiting(self) -> int:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import math
 import os
-import shutil
 import threading
 import time
 from collections.abc import Iterator
@@ -32,30 +31,19 @@ from core.backends.profile import load_backend
 from core.backends.session import BackendSession
 from core.evaluation.driver import ScriptedDriver
 from core.evaluation.tasks import load_suite, load_task, suite_folder
-from core.game.external.launcher import find_executable
-from core.game.external.spec import FileCopy
 from core.game.pad import PadState
 from core.recording.reader import EpisodeReader
 from core.session.runner import EpisodeRunner, RunOptions
+from tests.minetest_support import minetest_missing, require_minetest_in_ci, truth_mod
 
-TRUTH_MOD = Path(__file__).resolve().parent / "data" / "minetest_truth"
 AT_REST_NODES = 0.05
 MOVING_NODES = 0.25
 TRAIL_S = 0.6
 LEAD_S = 0.3
 
 
-def _minetest_missing() -> bool:
-    try:
-        find_executable("minetest", ["/usr/games"])
-    except Exception:  # noqa: BLE001 - any reason it cannot be found
-        return True
-    return shutil.which("Xvfb") is None
-
-
-if _minetest_missing() and os.environ.get("POKEGYM_REQUIRE_MINETEST"):
-    raise RuntimeError("POKEGYM_REQUIRE_MINETEST is set but minetest or Xvfb is missing (.ci/run installs them)")
-pytestmark = pytest.mark.skipif(_minetest_missing(), reason="minetest and Xvfb are not installed (.ci/run does it)")
+require_minetest_in_ci()
+pytestmark = pytest.mark.skipif(minetest_missing(), reason="minetest and Xvfb are not installed (.ci/run does it)")
 
 
 class Truth:
@@ -96,8 +84,7 @@ def session() -> Iterator[BackendSession]:
     with pytest.MonkeyPatch.context() as patch:
         patch.delenv("DISPLAY", raising=False)  # our own Xvfb, even on a desktop
         backend = load_backend("minetest")
-        mod = FileCopy(**{"from": str(TRUTH_MOD), "to": "{runtime}/world/worldmods/pokegym_truth"})
-        with BackendSession.open(backend, extra_files=[mod]) as opened:
+        with BackendSession.open(backend, extra_files=[truth_mod()]) as opened:
             yield opened
 
 

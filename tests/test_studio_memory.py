@@ -73,7 +73,7 @@ def test_find_position_then_a_signature_saved_verified_and_tried(window, qtbot, 
     assert finder.try_button.isEnabled()
     finder.verify_button.click()
     qtbot.waitUntil(lambda: finder.find_button.isEnabled(), timeout=120_000)
-    assert finder.status.text().startswith("Verified on a fresh world")
+    assert finder.status.text().startswith("Verified on a fresh game process")
     finder.try_button.click()
     assert not finder.find_button.isEnabled()
     qtbot.waitUntil(lambda: finder.find_button.isEnabled(), timeout=120_000)
@@ -89,3 +89,19 @@ def test_a_search_can_be_cancelled(window, qtbot):
     finder.cancel_button.click()
     qtbot.waitUntil(lambda: finder.find_button.isEnabled(), timeout=60_000)
     assert "cancelled" in finder.status.text() and memory.found is None
+
+
+def test_candidates_of_an_old_process_are_dropped_when_the_game_restarts(window, qtbot):
+    """Addresses mean nothing in another process: after a restart the tab follows the new one."""
+    session, memory, panel = window.session, window.memory, window.memory.scan_panel
+    old_pid = session.world.pid
+    panel.type.setCurrentText("f32")
+    panel.first_kind.setCurrentIndex(0)  # exact value
+    qtbot.keyClicks(panel.first_value, "1")
+    panel.first_button.click()
+    qtbot.waitUntil(lambda: "first scan" in panel.status.text() or "rror" in panel.status.text(), timeout=60_000)
+    assert memory.table.rowCount() > 0, panel.status.text()
+    session.restart_world()
+    qtbot.waitUntil(lambda: "process changed" in panel.status.text(), timeout=60_000)
+    assert session.world.pid != old_pid and f"pid {session.world.pid}" in memory.attached.text()
+    assert memory.rows == [] and memory.table.rowCount() == 0 and not panel.next_button.isEnabled()

@@ -8,10 +8,10 @@ Value scans (Cheat Engine's first and next scans), kept in a session folder betw
     python main.py memory list --session s --show 20
 
 Driving the game with our own pad (docs/finding-memory.md):
-    python main.py memory find-position --backend builtin --json
+    python main.py memory find-position --backend builtin --json    # or --backend minetest, or a backend file
     python main.py memory find-flag --pid PID                      # mark interactions as they happen
-    python main.py memory signature --backend builtin --out my_game.yaml
-    python main.py memory verify --profile my_game.yaml --backend builtin
+    python main.py memory signature --backend minetest --out my_game.yaml --scale 0.1 --units nodes
+    python main.py memory verify --profile my_game.yaml --backend minetest --restarts 2
     python main.py memory pointers --backend builtin --out my_game_pointers.yaml
 
 Nothing here writes into the game: reads only, through process_vm_readv or /proc/PID/mem.
@@ -82,6 +82,7 @@ def run(args: argparse.Namespace) -> int:
     from core.cli import memory_find_cmd
     from core.finder.backends import BackendError
     from core.finder.motion import FinderCancelled, FinderError
+    from core.game.errors import GameError
     from core.memory.scan_session import SessionError
 
     handlers = {"scan": _first, "next": _next, "undo": _undo, "list": _list}
@@ -90,6 +91,8 @@ def run(args: argparse.Namespace) -> int:
         return int(handler(args))
     except (ScanValueError, SessionError, BackendError, FinderError) as exc:
         return fail(str(exc))
+    except GameError as exc:  # the game could not start, died, or refused a request
+        return fail(str(exc), 4)
     except ProcessLookupError as exc:
         return fail(f"{exc}" if str(exc) else "the game process has exited")
     except MemoryAccessError as exc:

@@ -1,17 +1,19 @@
 """The `memory` subcommands that drive the game: find-position, find-flag, signature, verify, pointers.
 
-They start the game through its backend (`--backend builtin` today; backend files for external
-games plug in through core/finder/backends.py), or attach to a built-in world already running
-(`--attach CONNECTION_FILE`, printed by `python main.py world`).
+They start the game through its backend (`--backend builtin`, `--backend minetest`, or a backend
+file's path: core/finder/backends.py), restarting it through the backend's lifecycle when they need
+fresh processes, or attach to a built-in world already running (`--attach CONNECTION_FILE`, printed
+by `python main.py world`).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +40,7 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
     signature.add_argument("--name", help="profile name (default: the file name)")
     signature.add_argument("--game-version", help="the game build this is for (default: the backend's)")
     signature.add_argument("--processes", type=int, default=2, help="processes to build from (default 2)")
-    signature.add_argument("--verify", type=int, default=1, help="fresh processes to verify on (default 1)")
+    signature.add_argument("--verify", type=int, default=2, help="fresh processes to verify on (default 2)")
     signature.add_argument("--scale", type=float, default=1.0, help="sample = stored value × scale (Minetest: 0.1)")
     signature.add_argument("--units", help="what the scaled position is in (m, nodes, ...)")
     signature.add_argument("--flag-offset", type=int, help="flags word, bytes from the position (from find-flag)")
@@ -64,10 +66,10 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
 
 def _game_options(parser: argparse.ArgumentParser, attach: bool = True) -> None:
     group = parser.add_mutually_exclusive_group(required=True)
-    group.add_argument("--backend", help="'builtin', or a backend file (.yaml) once external games are available")
+    group.add_argument("--backend", help="a backend name (builtin, minetest, ...) or a backend file (.yaml)")
     if attach:
         group.add_argument("--attach", type=Path, help="connection file of a running `python main.py world`")
-    parser.add_argument("--start", default="plaza", help="built-in world start state (default plaza)")
+    parser.add_argument("--start", help="start state of every fresh process (default: the backend's; builtin: plaza)")
 
 
 def _region_options(parser: argparse.ArgumentParser) -> None:
@@ -88,14 +90,27 @@ def _progress(args: argparse.Namespace) -> Callable[[str, float, int], None]:
     return show
 
 
-def _open_game(args: argparse.Namespace) -> Any:
+@contextlib.contextmanager
+def _open_game(args: argparse.Namespace) -> Iterator[Any]:
+    """The game to drive: attached to, or launched through its backend (and ended afterwards)."""
     if getattr(args, "attach", None) is not None:
         from core.game.builtin import BuiltinWorld
 
-        return BuiltinWorld.attach(args.attach)
+        world = BuiltinWorld.attach(args.attach)
+        try:
+            yield world
+        finally:
+            world.close()
+        return
     from core.finder.backends import resolve
 
-    return resolve(args.backend, args.start).launch()
+    with resolve(args.backend, args.start) as backend:
+        _progress(args)(f"starting {backend.game}", 0.0, 0)
+        game = backend.launch()
+        try:
+            yield game
+        finally:
+            game.close()
 
 
 def _find_position(args: argparse.Namespace) -> int:
@@ -116,15 +131,12 @@ def _find_position(args: argparse.Namespace) -> int:
         tolerance = max(typed_tolerance(p) for p in parts if p)
         typed = Typed(values, tolerance, args.scale)  # type: ignore[arg-type]
     options = FinderOptions(plan=MotionPlan(rounds=args.rounds), region_filter=_filter(args), top=args.top)
-    game = _open_game(args)
-    try:
+    with _open_game(args) as game:
         finder = PositionFinder(game, options=options)
         try:
             result = finder.run(_progress(args), typed=typed)
         finally:
             finder.close()
-    finally:
-        game.close()
     if args.json:
         print(json.dumps({"pid": game.pid, **result.to_json()}))
         return 0
@@ -196,7 +208,8 @@ def _signature(args: argparse.Namespace) -> int:
                            game_version=args.game_version or backend.game_version, processes=args.processes,
                            verify=args.verify, scale=args.scale, units=args.units, flags=flags, plan=backend.plan,
                            finder=FinderOptions(plan=backend.plan, region_filter=_filter(args)))
-    result = SignatureBuilder(backend.launch, options, _progress(args)).build()
+    with backend:
+        result = SignatureBuilder(backend.launch, options, _progress(args)).build()
     if result.ok and result.profile_data is not None and result.draft is not None:
         profile_writer.write(args.out, result.profile_data, result.draft)
     if args.json:
@@ -219,16 +232,16 @@ def _verify(args: argparse.Namespace) -> int:
     except ProfileError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    backend = resolve(args.backend, args.start)
     results = []
-    for index in range(args.restarts):
-        _progress(args)(f"starting fresh process {index + 1} of {args.restarts}", index / args.restarts, 0)
-        started = time.perf_counter()
-        game = backend.launch()
-        try:
-            results.append((verify_profile(game, profile, backend.plan), time.perf_counter() - started))
-        finally:
-            game.close()
+    with resolve(args.backend, args.start) as backend:
+        for index in range(args.restarts):
+            _progress(args)(f"starting fresh process {index + 1} of {args.restarts}", index / args.restarts, 0)
+            started = time.perf_counter()
+            game = backend.launch()
+            try:
+                results.append((verify_profile(game, profile, backend.plan), time.perf_counter() - started))
+            finally:
+                game.close()
     ok = all(r.ok for r, _ in results)
     if args.json:
         print(json.dumps({"ok": ok, "profile": str(args.profile),
@@ -245,9 +258,9 @@ def _pointers(args: argparse.Namespace) -> int:
     from core.finder.pointer_search import search
     from core.finder.position import FinderOptions
 
-    backend = resolve(args.backend, args.start)
-    report = search(backend.launch, FinderOptions(plan=backend.plan, region_filter=_filter(args)),
-                    fresh=args.fresh, depth=args.depth, max_offset=args.max_offset, progress=_progress(args))
+    with resolve(args.backend, args.start) as backend:
+        report = search(backend.launch, FinderOptions(plan=backend.plan, region_filter=_filter(args)),
+                        fresh=args.fresh, depth=args.depth, max_offset=args.max_offset, progress=_progress(args))
     wrote = None
     if args.out is not None and report.surviving:
         draft = profile_writer.ProfileDraft(args.name or args.out.stem, backend.game, backend.game_version, None,

@@ -47,8 +47,8 @@ class ScriptedDriver:
 
     `reads_camera` / `reads_dialogue`: whether the evaluator's profile has camera_yaw and
     dialogue_active fields. A profile made by the memory finder may hold the position only: then
-    the camera's heading is measured by walking forward a moment after each reset (the driver never
-    turns the camera), and an interaction presses A as often as the task says."""
+    the camera's heading is measured by walking forward a moment after each reset and kept up to date
+    by the turns the driver makes itself, and an interaction presses A as often as the task says."""
 
     def __init__(self, game: GameConnection, evaluator: EvaluatorClient, steering: str = "stick",
                  arrive: float = ARRIVE_M, settle_s: float = 0.0, reads_camera: bool = True,
@@ -114,6 +114,10 @@ class ScriptedDriver:
                     self.steps += 1
                     self.evaluator.mark_step(self.steps)
                     self.game.turn_camera(right)
+                    if not self.reads_camera:
+                        # Turning right lowers the yaw (counter-clockwise from +y); with no camera field to
+                        # read, the heading measured at the start is kept up to date by the turns made.
+                        self._measured_yaw = yaw - right
                     continue
                 self._act(PadState(left_y=1.0), seconds)
             else:

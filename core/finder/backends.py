@@ -1,25 +1,33 @@
 """Which game the finder drives: a backend name or file, turned into a launcher.
 
-Today `builtin` (the built-in world, started in lockstep with the software renderer) is the one
-backend that can be launched and restarted from here. Backend files (YAML, from the external-
-games work: Minetest under Xvfb, Ryujinx) will plug in through the same `GameLauncher`: a
-callable returning a fresh connection with `pid` and `hold(pad, seconds)`.
+    with resolve("minetest") as backend:       # or "builtin", or a path to a backend file
+        game = backend.launch()                # a fresh game process: pid and hold(pad, seconds)
+        ...
+        game = backend.launch()                # another fresh process (the game is restarted)
+
+The built-in world is launched anew for each process (it starts in about a second, headless).
+Any other backend runs under its own lifecycle through one BackendSession: the first launch
+starts the game as the backend file says (in our own Xvfb when there is no display), every further
+launch restarts it (`BackendSession.restart`: a fresh process with the start state restored, on
+the same display), and input goes through the backend's own mapping (for Minetest, XTEST keys for
+the left stick and mouse motion for the camera). The finder needs no evaluator, so none is started.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-from pathlib import Path
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
 from core.finder.motion import Closable, GameLauncher, MotionPlan
+from core.game.pad import PadState
 
 
 class BackendError(ValueError):
     """A backend that cannot be used from here; the message says why and what to use instead."""
 
 
-@dataclass(frozen=True)
+@dataclass
 class Backend:
     name: str
     game: str
@@ -27,16 +35,29 @@ class Backend:
     launch: GameLauncher
     plan: MotionPlan
     start_state: str | None = None
+    realtime: bool = False
+    _close: Callable[[], None] = field(default=lambda: None, repr=False)
+
+    def close(self) -> None:
+        """End whatever game process the launcher still runs (and its display, if it started one)."""
+        self._close()
+
+    def __enter__(self) -> Backend:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
-def _builtin_launcher(start_state: str | None) -> Callable[[], Closable]:
+def _builtin_launcher(start_state: str | None, world: Any = None) -> Callable[[], Closable]:
     def launch() -> Closable:
         from core.game.builtin import BuiltinWorld
 
-        world = BuiltinWorld.launch(renderer="software")
+        kwargs = {"world": world} if world is not None else {}
+        game = BuiltinWorld.launch(renderer="software", **kwargs)
         if start_state:
-            world.reset(start_state)
-        return world
+            game.reset(start_state)
+        return game
 
     return launch
 
@@ -50,15 +71,96 @@ def builtin_version() -> str:
         return "pokegym-studio (source tree)"
 
 
-def resolve(spec: str, start_state: str | None = "plaza") -> Backend:
-    if spec == "builtin":
-        return Backend("builtin", "Harborvale (the built-in PokeGym world)", builtin_version(),
-                       _builtin_launcher(start_state), MotionPlan(), start_state)
-    path = Path(spec)
-    if path.suffix in (".yaml", ".yml"):
-        if not path.exists():
-            raise BackendError(f"backend file {path} does not exist")
-        raise BackendError(f"{path}: launching external games from a backend file is not available in this build "
-                           "yet (it arrives with external-game support: Minetest under Xvfb, Ryujinx). Use "
-                           "--backend builtin, or attach to a running game with --pid for value scans")
-    raise BackendError(f"unknown backend {spec!r}: use 'builtin' or a backend file (.yaml)")
+class SessionProcess:
+    """One process of a game run by a BackendSession, as the finder sees it. Closing it releases it
+    (the next launch restarts the game); driving it after the game was restarted is refused."""
+
+    def __init__(self, session: Any) -> None:
+        self._session = session
+        self._pid = int(session.game.pid)
+        self.closed = False
+
+    @property
+    def pid(self) -> int:
+        return self._pid
+
+    @property
+    def game(self) -> Any:
+        return self._session.game
+
+    def hold(self, pad: PadState, seconds: float) -> Any:
+        from core.game.errors import GameError
+
+        if self.closed or self._session.game.pid != self._pid:
+            raise GameError(f"game process {self._pid} was released or restarted; drive the current one")
+        return self._session.game.hold(pad, seconds)
+
+    def close(self) -> None:
+        self.closed = True
+
+
+class SessionLauncher:
+    """Fresh game processes from one BackendSession: the first call starts the game, each further call
+    restarts it. close() ends the game (and our Xvfb, if we started one)."""
+
+    def __init__(self, backend: Any, start_state: str | None = None, extra_files: Sequence[Any] = ()) -> None:
+        self.backend = backend
+        self.start_state = start_state
+        self.extra_files = tuple(extra_files)
+        self.session: Any = None
+        self.current: SessionProcess | None = None
+        self.launches = 0
+
+    def __call__(self) -> SessionProcess:
+        from core.backends.session import BackendSession
+
+        if self.session is None:
+            self.session = BackendSession.open(self.backend, start_state=self.start_state, with_evaluator=False,
+                                               extra_files=self.extra_files)
+        else:
+            if self.current is not None:
+                self.current.close()
+            self.session.restart(self.start_state)
+        self.launches += 1
+        self.current = SessionProcess(self.session)
+        return self.current
+
+    def close(self) -> None:
+        session, self.session = self.session, None
+        if session is not None:
+            session.close()
+
+
+def resolve(spec: str, start_state: str | None = None, extra_files: Sequence[Any] = ()) -> Backend:
+    """A backend by name ('builtin', 'minetest', ...: assets/backends/NAME.yaml) or backend file path.
+
+    `start_state`: where each fresh process starts (default: the backend's default start state; the
+    built-in world's plaza). `extra_files`: more files to copy into place before every launch of an
+    external game (the tests add their ground-truth world mod this way)."""
+    from core.backends.profile import BackendFileError, load_backend
+
+    try:
+        profile = load_backend(spec)
+    except BackendFileError as exc:
+        raise BackendError(str(exc)) from None
+    if profile.kind == "builtin":
+        if extra_files:
+            raise BackendError("extra files are copied for external games only")
+        start = start_state or "plaza"
+        world = profile.resolve(profile.builtin_spec.world)
+        return Backend(profile.name, "Harborvale (the built-in PokeGym world)", builtin_version(),
+                       _builtin_launcher(start, world), MotionPlan(), start)
+    external = profile.external
+    assert external is not None
+    if external.launch is None:
+        raise BackendError(f"the {profile.name} backend has no `launch` section, so the finder cannot start or "
+                           "restart its game; start the game yourself and scan it with --pid (find-flag, scan)")
+    start = start_state or external.default_start
+    if start is not None and start not in external.start_states:
+        raise BackendError(f"unknown start state {start!r} for {profile.name}; the backend defines "
+                           f"{sorted(external.start_states)}")
+    version = external.launch.version.expect if external.launch.version is not None else None
+    launcher = SessionLauncher(profile, start, extra_files)
+
+    return Backend(profile.name, profile.title, version, launcher, MotionPlan(), start, realtime=True,
+                   _close=launcher.close)

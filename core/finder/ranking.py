@@ -196,8 +196,9 @@ def rank(addresses: np.ndarray, now: np.ndarray, moves: list[MoveRecord], move_s
     order = np.argsort(-base, kind="stable")[:pool]
     order = _one_window_per_struct(addresses, base, order)
     pooled = [m.select(order) for m in moves]
-    lead = _lead(pooled, vertical[order])
-    steady = _steadiness(pooled, vertical[order])
+    with np.errstate(invalid="ignore"):  # a value sampled mid-move may be a signalling NaN (not a position)
+        lead = _lead(pooled, vertical[order])
+        steady = _steadiness(pooled, vertical[order])
     directions = _directions(moves, order, vertical[order])
     agree = directions @ directions.T > 0.98
     np.fill_diagonal(agree, False)

@@ -5,8 +5,11 @@ processes. A byte stays literal only if it was the same in every one of them and
   the value itself (or another field the profile reads, such as flags);
   part of a pointer-like qword (it points into the process's mappings, or looks like a user
   address): heap and module addresses move between runs;
-and zero bytes are kept out of the pattern unless it cannot be unique without them (a zero is
-often a field not set yet: a flag word before any quest, a timer before it starts).
+and "weak" bytes are kept out of the pattern unless it cannot be unique without them: zeros, 0xFF
+and the 0x7FFF of a 16-bit maximum. Those are the values of fields not set yet (a flag word before
+any quest, a timer before it starts, a node position initialised to 32767), which flip in some
+runs: on Minetest a window of such sentinels next to the player's position matched in 2 of 5
+fresh processes.
 
 Of the sub-windows that start and end on a literal byte, the one chosen is unique in every
 process it was built from (checked in saved images of their memory, core/memory/image.py) and
@@ -158,9 +161,18 @@ def pattern_text(values: np.ndarray, literal: np.ndarray) -> str:
     return " ".join(f"{v:02X}" if keep else "??" for v, keep in zip(values.tolist(), literal.tolist()))
 
 
+def weak_bytes(values: np.ndarray) -> np.ndarray:
+    """Bytes that look like an unset field's value: 0x00, 0xFF, and the 0x7F of a little-endian 0x7FFF."""
+    weak = (values == 0) | (values == 0xFF)
+    weak[1:] |= (values[1:] == 0x7F) & (values[:-1] == 0xFF)
+    return weak
+
+
 def candidate_windows(model: WindowModel, allow_zero: bool) -> list[tuple[float, int, int, np.ndarray]]:
-    literal = model.literal & (True if allow_zero else model.values != 0)
-    nonzero_byte = (model.values != 0).tolist()
+    """Sub-windows worth trying, best first; `allow_zero`: weak bytes (weak_bytes) may be literals."""
+    strong = ~weak_bytes(model.values)
+    literal = model.literal & (True if allow_zero else strong)
+    nonzero_byte = strong.tolist()
     keep = literal.tolist()
     found = []
     for a in np.flatnonzero(literal).tolist():
@@ -188,16 +200,18 @@ def choose(model: WindowModel, observations: list[Observation], tries: int = 40)
     """The best-scoring pattern that is unique, and where expected, in every observed process."""
     seen: set[str] = set()
     for allow_zero in (False, True):
+        tried = 0  # each pass has its own budget: weak bytes get their chance when strong ones are not enough
         for score, a, b, mask in candidate_windows(model, allow_zero)[:tries * 4]:
             text = pattern_text(model.values[a:b], mask)
             if text in seen:
                 continue
             seen.add(text)
+            tried += 1
             pattern = parse_pattern(text)
             start = a + model.low
             if all(_unique_at(pattern, o, o.address + start) for o in observations):
                 return Pick(pattern, start, int(mask.sum()), len(pattern.anchor), score)
-            if len(seen) >= tries:
+            if tried >= tries:
                 break
     return None
 

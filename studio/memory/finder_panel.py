@@ -1,16 +1,23 @@
 """The Memory tab's finder controls: find the position with progress and cancel, then make a
-signature, verify it, save the profile and try it; the tried profile's trajectory is drawn."""
+signature (in the units chosen here), verify it, save the profile (or open one) and try it; the
+tried profile's trajectory is drawn. Laid out to fit a third of a 1280x720 window: buttons in a
+grid, text that wraps, and lists and plots that give up height first."""
 
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
+    QDoubleSpinBox,
+    QGridLayout,
     QGroupBox,
     QHBoxLayout,
     QLabel,
+    QLineEdit,
     QListWidget,
+    QListWidgetItem,
     QProgressBar,
     QPushButton,
+    QSizePolicy,
     QVBoxLayout,
 )
 
@@ -24,6 +31,7 @@ class FinderPanel(QGroupBox):
     sig_sign = Signal()
     sig_verify = Signal()
     sig_save = Signal()
+    sig_open = Signal()
     sig_try = Signal()
 
     def __init__(self) -> None:
@@ -38,25 +46,43 @@ class FinderPanel(QGroupBox):
         self.sign_button = QPushButton("Make signature")
         self.verify_button = QPushButton("Verify")
         self.save_button = QPushButton("Save profile…")
+        self.open_button = QPushButton("Open profile…")
         self.try_button = QPushButton("Try profile")
+        self.scale = QDoubleSpinBox()
+        self.scale.setDecimals(4)
+        self.scale.setRange(0.0001, 10000.0)
+        self.scale.setValue(1.0)
+        self.scale.setToolTip("The profile reports stored value × this (Minetest keeps nodes × 10: 0.1)")
+        self.units = QLineEdit()
+        self.units.setPlaceholderText("units (m, nodes…)")
         self.signature = QLabel("Signature: none yet.")
         self.signature.setWordWrap(True)
         self.signature.setTextInteractionFlags(self.signature.textInteractionFlags()
                                                | Qt.TextInteractionFlag.TextSelectableByMouse)
+        # A 96-byte pattern wraps to several lines: never let it widen the column.
+        self.signature.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.status.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.trajectory = TrajectoryPlot()
-        self.trajectory.setMinimumHeight(180)
+        self.trajectory.setMinimumSize(200, 150)
+        self.candidates.setMinimumHeight(60)
         top = QHBoxLayout()
         top.addWidget(self.find_button, 1)
         top.addWidget(self.cancel_button)
-        actions = QHBoxLayout()
-        for button in (self.sign_button, self.verify_button, self.save_button, self.try_button):
-            actions.addWidget(button)
+        units = QHBoxLayout()
+        units.addWidget(QLabel("Profile scale"))
+        units.addWidget(self.scale)
+        units.addWidget(self.units, 1)
+        actions = QGridLayout()
+        for index, button in enumerate((self.sign_button, self.verify_button, self.save_button, self.open_button,
+                                        self.try_button)):
+            actions.addWidget(button, index // 3, index % 3)
         layout = QVBoxLayout(self)
         layout.addLayout(top)
         layout.addWidget(self.progress)
         layout.addWidget(self.status)
         layout.addWidget(QLabel("Ranked candidates (x, y, z)"))
         layout.addWidget(self.candidates, 1)
+        layout.addLayout(units)
         layout.addLayout(actions)
         layout.addWidget(self.signature)
         layout.addWidget(QLabel("Tried profile: the positions its evaluator read"))
@@ -66,23 +92,37 @@ class FinderPanel(QGroupBox):
         self.sign_button.clicked.connect(self.sig_sign)
         self.verify_button.clicked.connect(self.sig_verify)
         self.save_button.clicked.connect(self.sig_save)
+        self.open_button.clicked.connect(self.sig_open)
         self.try_button.clicked.connect(self.sig_try)
         self.set_state(busy=False, found=False, built=False, saved=False)
 
     def set_state(self, busy: bool, found: bool, built: bool, saved: bool) -> None:
+        """`saved`: a profile file is at hand (saved here or opened), to verify or try."""
         self.find_button.setEnabled(not busy)
         self.cancel_button.setEnabled(busy)
         self.sign_button.setEnabled(not busy and found)
-        self.verify_button.setEnabled(not busy and built)
+        self.verify_button.setEnabled(not busy and (built or saved))
         self.save_button.setEnabled(not busy and built)
+        self.open_button.setEnabled(not busy)
         self.try_button.setEnabled(not busy and saved)
+
+    def set_units(self, scale: float, units: str | None) -> None:
+        self.scale.setValue(scale)
+        self.units.setText(units or "")
+
+    def chosen_units(self) -> tuple[float, str | None]:
+        return self.scale.value(), self.units.text().strip() or None
 
     def show_candidates(self, candidates: list[RankedTriple]) -> None:
         self.candidates.clear()
         for index, c in enumerate(candidates, 1):
-            values = ", ".join(f"{v:.2f}" for v in c.values)
-            self.candidates.addItem(f"{index}. {c.address:#x}  ({values})  {c.up} up  score {c.score:.2f}  "
-                                    f"{c.speed:.1f}/s  {c.copies} copies")
+            values = ", ".join(f"{v:.1f}" for v in c.values)
+            item = QListWidgetItem(f"{index}. {c.address:#x}  ({values})  {c.up} up  {c.score:.2f}")
+            terms = ", ".join(f"{k} {v:.2f}" for k, v in c.terms.items())
+            item.setToolTip(f"{c.address:#x}: ({', '.join(f'{v:.3f}' for v in c.values)}), {c.up} up\n"
+                            f"score {c.score:.3f}, walking {c.speed:.2f} units/s, {c.copies} agreeing copies, "
+                            f"lead {c.lead:.2f}\n{terms}")
+            self.candidates.addItem(item)
         if candidates:
             self.candidates.setCurrentRow(0)
 

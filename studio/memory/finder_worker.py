@@ -1,9 +1,11 @@
 """The Memory tab's long jobs: find the position, make a signature, verify it, try a profile.
 
-Jobs that drive the live world run on the session's drive thread (LiveSession.run_on_world), so
-they never drive at the same time as a person; the ones that need fresh game processes (verify)
-start their own headless worlds on a separate thread. Progress, results and errors come back as
-signals, which Qt queues to the view's bound slots; cancel is an Event checked between steps.
+Jobs that drive the live game run on the session's drive thread (LiveSession.run_on_game), so
+they never drive at the same time as a person. Fresh game processes (a signature's further
+processes, verification) are headless worlds of their own for the built-in world, and restarts of
+the live game for an external one (Minetest): its backend's lifecycle, the same display, and the
+Live view keeps showing it. Progress, results and errors come back as signals, which Qt queues to
+the view's bound slots; cancel is an Event checked between steps.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -18,33 +21,35 @@ from PySide6.QtCore import QObject, Signal
 
 from core.evaluation.client import EvaluatorClient, EvaluatorError
 from core.evaluation.profile import Profile, ProfileError, load_profile
-from core.finder.backends import resolve
+from core.finder.backends import Backend, BackendError, resolve
 from core.finder.build import BuildOptions, SignatureBuilder
 from core.finder.motion import FinderCancelled, FinderError, MotionPlan
 from core.finder.position import FinderOptions, PositionFinder
 from core.finder.ranking import RankedTriple
 from core.finder.verify import verify_profile
-from core.game.builtin import BuiltinWorld
+from core.game.connection import GameConnection
 from core.game.errors import GameError
 from core.game.pad import PadState
 from core.memory.regions import MemoryAccessError
 from studio.live_session import LiveSession
 
-_FAILURES = (FinderError, GameError, EvaluatorError, MemoryAccessError, ProcessLookupError, ProfileError, OSError)
+_FAILURES = (FinderError, GameError, EvaluatorError, MemoryAccessError, ProcessLookupError, ProfileError, OSError,
+             BackendError)
 TRY_WALK = [PadState(left_y=1.0), PadState(left_x=1.0), PadState(left_y=-1.0), PadState(left_x=-1.0)]
 
 
 class LiveGame:
-    """The live world as the finder sees it: holds show as the pad input in the studio, and closing
-    it does nothing (the studio owns the world)."""
+    """The live game as the finder sees it: holds show as the pad input in the studio, and closing
+    it does nothing (the studio owns the game)."""
 
-    def __init__(self, world: BuiltinWorld, session: LiveSession) -> None:
+    def __init__(self, world: GameConnection, session: LiveSession) -> None:
         self.world = world
         self.session = session
+        self._pid = world.pid  # this process: a restart makes a new LiveGame
 
     @property
     def pid(self) -> int:
-        return self.world.pid
+        return self._pid
 
     def hold(self, pad: PadState, seconds: float) -> Any:
         self.session.pad_held = pad
@@ -57,6 +62,26 @@ class LiveGame:
 
     def close(self) -> None:
         pass
+
+
+class LiveRestarts:
+    """Fresh processes of the live external game for the signature builder: each call restarts it."""
+
+    def __init__(self, session: LiveSession) -> None:
+        self.session = session
+
+    def __call__(self) -> LiveGame:
+        self.session.restart_game()
+        assert self.session.world is not None
+        return LiveGame(self.session.world, self.session)
+
+
+@dataclass(frozen=True)
+class Units:
+    """How the profile reports the position: sample value = stored value x scale."""
+
+    scale: float = 1.0
+    units: str | None = None
 
 
 class FinderWorker(QObject):
@@ -94,17 +119,17 @@ class FinderWorker(QObject):
         """Run job(world) on the drive thread; RuntimeError (an episode runs) goes to the user."""
         self.cancel.clear()
         try:
-            future: Future[None] = self.session.run_on_world(lambda world, _: self._run(name, lambda: job(world)))
+            future: Future[None] = self.session.run_on_game(lambda world, _: self._run(name, lambda: job(world)))
         except RuntimeError as exc:
             self.sig_failed.emit(name, str(exc))
             self.sig_finished.emit(name)
             return
-        future.add_done_callback(lambda done: (self.sig_failed.emit(name, "cancelled: the world was restarted"),
+        future.add_done_callback(lambda done: (self.sig_failed.emit(name, "cancelled: the game was restarted"),
                                                self.sig_finished.emit(name)) if done.cancelled() else None)
 
     # -- jobs ------------------------------------------------------------------------------------
     def find_position(self, rounds: int = 3) -> None:
-        def job(world: BuiltinWorld) -> None:
+        def job(world: GameConnection) -> None:
             options = FinderOptions(plan=MotionPlan(rounds=rounds))
             finder = PositionFinder(LiveGame(world, self.session), options=options)
             try:
@@ -114,36 +139,59 @@ class FinderWorker(QObject):
 
         self._on_world("find", job)
 
-    def make_signature(self, candidate: RankedTriple, name: str) -> None:
-        backend = resolve("builtin", start_state=None)
+    def _backend(self) -> Backend:
+        return resolve(str(self.session.backend.path))
 
-        def job(world: BuiltinWorld) -> None:
-            options = BuildOptions(name=name, game=backend.game, game_version=backend.game_version)
-            builder = SignatureBuilder(backend.launch, options, self._progress, self.cancel)
-            self.sig_built.emit(builder.build(LiveGame(world, self.session), candidate.address, candidate.vertical,
-                                              candidate.speed))
+    def make_signature(self, candidate: RankedTriple, name: str, units: Units) -> None:
+        """From the live game's candidate, then further processes: fresh headless worlds for the built-in
+        one, restarts of the live game for an external one."""
+        backend = self._backend()
+        launcher = backend.launch if not backend.realtime else LiveRestarts(self.session)
+
+        def job(world: GameConnection) -> None:
+            options = BuildOptions(name=name, game=backend.game, game_version=backend.game_version,
+                                   scale=units.scale, units=units.units, plan=backend.plan,
+                                   finder=FinderOptions(plan=backend.plan))
+            builder = SignatureBuilder(launcher, options, self._progress, self.cancel)
+            try:
+                self.sig_built.emit(builder.build(LiveGame(world, self.session), candidate.address,
+                                                  candidate.vertical, candidate.speed))
+            finally:
+                backend.close()
 
         self._on_world("signature", job)
 
     def verify(self, profile: Profile) -> None:
-        """On a fresh world: the live one proves nothing about restarts."""
-        backend = resolve("builtin")
+        """On a fresh process: the live one proves nothing about restarts. A fresh headless world for the
+        built-in world; a restart of the live game for an external one."""
+        backend = self._backend()
+        if backend.realtime:
+            def on_live(world: GameConnection) -> None:
+                self.sig_progress.emit("restarting the game to verify on a fresh process", 0.1, 0)
+                LiveRestarts(self.session)()
+                assert self.session.world is not None
+                self.sig_verified.emit(verify_profile(LiveGame(self.session.world, self.session), profile,
+                                                      backend.plan))
+
+            self._on_world("verify", on_live)
+            return
 
         def job() -> None:
             self.sig_progress.emit("starting a fresh world to verify on", 0.1, 0)
-            game = backend.launch()
-            try:
-                self.sig_verified.emit(verify_profile(game, profile, backend.plan))
-            finally:
-                game.close()
+            with backend:
+                game = backend.launch()
+                try:
+                    self.sig_verified.emit(verify_profile(game, profile, backend.plan))
+                finally:
+                    game.close()
 
         self.cancel.clear()
         self._fresh.submit(self._run, "verify", job)
 
     def try_profile(self, path: Path) -> None:
-        """Run the evaluator with the profile on the live world while the character walks a square, and
+        """Run the evaluator with the profile on the live game while the character walks a square, and
         hand back the positions it read."""
-        def job(world: BuiltinWorld) -> None:
+        def job(world: GameConnection) -> None:
             load_profile(path).check_usable()
             with EvaluatorClient.launch(world.pid, profile=path) as evaluator:
                 evaluator.wait_locked(timeout=30)

@@ -1,9 +1,11 @@
 """The Memory tab: find where the live game keeps its state, build a signature, save and try a profile.
 
-Attached to the live session's game process. Value scans and live candidate values run on the
-scan worker's threads; the finder's jobs drive the live world on the session's drive thread (or
-start fresh worlds to verify on). The GUI thread only lays out results: every slot turns one
-event into one call.
+Attached to the live session's game process, whichever backend it runs (the built-in world, or
+Minetest after Game -> Minetest); when that process changes (another game, a restart) the tab
+follows it and drops value-scan candidates that belonged to the old one. Value scans and live
+candidate values run on the scan worker's threads; the finder's jobs drive the live game on the
+session's drive thread. The GUI thread only lays out results: every slot turns one event into one
+call.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from core.evaluation.profile import ProfileError, load_profile
 from core.finder import profile_writer
 from core.finder.build import BuildResult
 from core.finder.position import PositionResult
@@ -32,7 +35,7 @@ from core.finder.verify import VerifyResult
 from core.memory.values import Condition
 from studio.live_session import LiveSession
 from studio.memory.finder_panel import FinderPanel
-from studio.memory.finder_worker import FinderWorker
+from studio.memory.finder_worker import FinderWorker, Units
 from studio.memory.scan_panel import ScanPanel
 from studio.memory.scan_worker import ScanWorker
 from widgets.value_plot import ValuePlot
@@ -76,6 +79,8 @@ class MemoryView(QWidget):
         self.saved: Path | None = None
         self._busy = False
         self._job: str | None = None
+        self._attached_pid: int | None = None
+        self._units_for: str | None = None
         self._started = time.monotonic()
         self._last_reading = self._started
         self._connect()
@@ -97,6 +102,7 @@ class MemoryView(QWidget):
         self.finder_panel.sig_sign.connect(self.make_signature)
         self.finder_panel.sig_verify.connect(self.verify)
         self.finder_panel.sig_save.connect(self.choose_profile_file)
+        self.finder_panel.sig_open.connect(self.choose_profile_to_open)
         self.finder_panel.sig_try.connect(self.try_profile)
         self.finder.sig_progress.connect(self._on_progress)
         self.finder.sig_found.connect(self._on_found)
@@ -110,7 +116,31 @@ class MemoryView(QWidget):
     # -- value scans ----------------------------------------------------------------------------
     @Slot(str)
     def _on_ready(self, description: str) -> None:
+        self._follow_process()
         self.attached.setText(f"Attached to {description} — reads only; nothing is ever written to the game.")
+        if self.session.backend.name != self._units_for:
+            # The backend's own profile says how its positions are stored (Minetest: nodes x 10); a new
+            # game starts at 1.0 until its user knows better.
+            self._units_for = self.session.backend.name
+            x = self.session.profile.fields.get("x")
+            self.finder_panel.set_units(x.scale if x is not None else 1.0, x.units if x is not None else None)
+
+    def _follow_process(self) -> None:
+        """The game's process changed (restarted, or another game): candidates of the old one are void."""
+        world = self.session.world
+        pid = world.pid if world is not None else None
+        if pid is None or pid == self._attached_pid:
+            return
+        old, self._attached_pid = self._attached_pid, pid
+        self.attached.setText(f"Attached to {self.session.backend.title} (pid {pid}) — reads only; nothing is "
+                              "ever written to the game.")
+        if self.rows and old is not None:
+            self.rows, self.selected = [], None
+            self.table.setRowCount(0)
+            self.plot.clear()
+            self.scan_panel.status.setText(f"The game process changed ({old} → {pid}): its memory is new, so the "
+                                           "candidates were dropped. Start with a first scan.")
+            self.scan_panel.set_scanned(False, False)
 
     @Slot(str, bool, object)
     def first_scan(self, type_name: str, aligned: bool, condition: Condition) -> None:
@@ -156,6 +186,7 @@ class MemoryView(QWidget):
 
     @Slot()
     def _tick(self) -> None:
+        self._follow_process()
         addresses = [address for address, _ in self.rows[:LIVE_ROWS]]
         if self.selected is not None and self.selected not in addresses:
             addresses.append(self.selected)
@@ -208,20 +239,47 @@ class MemoryView(QWidget):
         if self.found is None or not self.found.candidates:
             return
         row = max(0, self.finder_panel.candidates.currentRow())
+        scale, units = self.finder_panel.chosen_units()
         self._set_busy(True, "signature")
-        self.finder.make_signature(self.found.candidates[row], "found_builtin")
+        self.finder.make_signature(self.found.candidates[row], f"found_{self.session.backend.name}",
+                                   Units(scale, units))
 
     @Slot()
     def verify(self) -> None:
-        if self.built is not None and self.built.profile is not None:
+        """The profile just built, or else the one saved or opened."""
+        profile = self.built.profile if self.built is not None and self.built.ok else None
+        if profile is None and self.saved is not None:
+            try:
+                profile = load_profile(self.saved)
+            except ProfileError as exc:
+                self._on_failed("verify", str(exc))
+                return
+        if profile is not None:
             self._set_busy(True, "verify")
-            self.finder.verify(self.built.profile)
+            self.finder.verify(profile)
 
     @Slot()
     def choose_profile_file(self) -> None:
         path, _ = QFileDialog.getSaveFileName(self, "Save profile", "found_profile.yaml", "Profiles (*.yaml)")
         if path:
             self.save_profile(Path(path))
+
+    @Slot()
+    def choose_profile_to_open(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Open a profile to verify or try", "", "Profiles (*.yaml)")
+        if path:
+            self.open_profile(Path(path))
+
+    def open_profile(self, path: Path) -> None:
+        """A profile file made elsewhere (`memory signature --out`, a colleague's): verify or try it here."""
+        try:
+            load_profile(path).check_usable()
+        except ProfileError as exc:
+            self._on_failed("open", str(exc))
+            return
+        self.saved = path
+        self.finder_panel.status.setText(f"Opened {path}. Verify it on a fresh process, or try it on this one.")
+        self._set_busy(False)
 
     def save_profile(self, path: Path) -> None:
         if self.built is None or self.built.profile_data is None or self.built.draft is None:
@@ -259,8 +317,8 @@ class MemoryView(QWidget):
 
     @Slot(object)
     def _on_verified(self, result: VerifyResult) -> None:
-        self.finder_panel.status.setText(("Verified on a fresh world: " if result.ok else "Verification failed: ")
-                                         + result.message)
+        self.finder_panel.status.setText((f"Verified on a fresh game process ({result.pid}): " if result.ok else
+                                          "Verification failed: ") + result.message)
 
     @Slot(object)
     def _on_path(self, points: list) -> None:
