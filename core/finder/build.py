@@ -63,7 +63,8 @@ class BuildResult:
     draft: ProfileDraft | None = None
     pick: Pick | None = None
     processes: list[dict] = field(default_factory=list)
-    verifications: list[VerifyResult] = field(default_factory=list)
+    verifications: list[VerifyResult] = field(default_factory=list)  # of the signature returned
+    rejected: list[VerifyResult] = field(default_factory=list)  # earlier patterns' failed checks
     wildcards: dict[str, int] = field(default_factory=dict)
 
     @property
@@ -75,6 +76,7 @@ class BuildResult:
                 "pattern": self.pick.pattern.text if self.pick else None,
                 "pattern_start": self.pick.start if self.pick else None,
                 "processes": self.processes, "verifications": [v.to_json() for v in self.verifications],
+                "rejected": [v.to_json() for v in self.rejected],
                 "wildcards": self.wildcards}
 
 
@@ -144,6 +146,7 @@ class SignatureBuilder:
                 data = build(draft)
                 profile = validate(data)
                 failed = None
+                result.verifications = []  # only the checks of the pattern that is returned count
                 for index in range(options.verify):
                     self._report(f"verifying on fresh process {index + 1}", (len(observations) + index) / total)
                     game = self.launcher()
@@ -153,6 +156,7 @@ class SignatureBuilder:
                     result.verifications.append(check)
                     if not check.ok:
                         failed = check
+                        result.rejected.append(check)
                         break
                     game.close()
                     game = None
@@ -163,6 +167,9 @@ class SignatureBuilder:
                     result.ok, result.message = True, (f"signature of {len(pick.pattern)} bytes ({pick.literals} "
                                                        f"literal) unique in {len(observations)} processes and "
                                                        f"verified on {options.verify} more")
+                    if result.rejected:
+                        result.message += (f" (an earlier pattern failed on {len(result.rejected)} fresh "
+                                           "process(es), which were added to the build)")
                     return result
                 if len(observations) >= options.max_processes:
                     result.message = f"the signature failed on a fresh process: {failed.message}"

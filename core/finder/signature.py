@@ -1,7 +1,7 @@
 """Building an AOB signature around a found value that survives a restart of the game.
 
-A window of bytes around the value is read in several movement states of at least two game
-processes. A byte stays literal only if it was the same in every one of them and is not:
+A window of bytes around the value is read in several movement states (at rest and mid-move) of
+at least two game processes. A byte stays literal only if it was the same in every one of them and is not:
   the value itself (or another field the profile reads, such as flags);
   part of a pointer-like qword (it points into the process's mappings, or looks like a user
   address): heap and module addresses move between runs;
@@ -79,7 +79,11 @@ def observe(game: Drivable, reader: MemoryReader, address: int, plan: MotionPlan
     low, high = _window_bounds(regions, address)
     windows = [reader.read(address + low, high - low)]
     for pad, seconds in observation_steps(plan):
-        game.hold(pad, seconds)
+        # Read once in motion too: a speed or animation field is the same at rest in every process
+        # (zero) and would pass as literal, then break the pattern the moment the player walks.
+        game.hold(pad, seconds / 2)
+        windows.append(reader.read(address + low, high - low))
+        game.hold(pad, seconds / 2)
         game.hold(PadState(), plan.settle_seconds)
         windows.append(reader.read(address + low, high - low))
     size = min(len(w) for w in windows)
