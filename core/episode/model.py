@@ -94,6 +94,8 @@ class Episode:
         self.reached_goal_area = reached_goal_area
         self._steps: list[StepRecord] = []
         self._totals: list[StepTotals] = []
+        self._numbers: np.ndarray | None = None
+        self._positions: np.ndarray | None = None
         self._sample_chunks: list[np.ndarray] = []  # SAMPLE_DTYPE rows (docs/episode-format.md)
         self._sample_table: np.ndarray | None = None  # the chunks joined, until the next append
         self._frame_ticks: list[int] = []
@@ -216,8 +218,11 @@ class Episode:
 
     @property
     def step_numbers(self) -> np.ndarray:
+        """The 1-based step numbers, by position (cached until the next append)."""
         with self._lock:
-            return np.fromiter((s.step for s in self._steps), np.int64, len(self._steps))
+            if self._numbers is None or len(self._numbers) != len(self._steps):
+                self._numbers = np.fromiter((s.step for s in self._steps), np.int64, len(self._steps))
+            return self._numbers
 
     def index_of(self, step: int) -> int:
         """The position of step number `step` (the nearest one at or after it, clamped to the episode)."""
@@ -269,7 +274,10 @@ class Episode:
     def positions(self) -> np.ndarray:
         """(n, 2): where each step ended (NaN where unknown)."""
         with self._lock:
-            return np.array([s.position_after or (np.nan, np.nan) for s in self._steps], dtype=float).reshape(-1, 2)
+            if self._positions is None or len(self._positions) != len(self._steps):
+                self._positions = np.array([s.position_after or (np.nan, np.nan) for s in self._steps],
+                                           dtype=float).reshape(-1, 2)
+            return self._positions
 
     @property
     def frame_ticks(self) -> np.ndarray:
