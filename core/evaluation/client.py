@@ -116,12 +116,13 @@ class EvaluatorClient:
     def sample_for(self, tick: int | None, moment: float, timeout: float = 10.0) -> StateSample:
         """The sample for a step that ended at game tick `tick`: the newest sample once one with that tick or a
         later one has been read (core/evaluation/stepping.py). With `tick` None (the game's ticks are not the
-        state block's), the first sample read after `moment` (time.time()) instead."""
-        if tick is None:
-            return self.sample_after(moment, timeout)
+        state block's) or a profile that reads no tick, the first sample read after `moment` (time.time())."""
         with self._changed:
-            if self.samples and self.samples[-1].tick >= tick:
-                return self.samples[-1]  # already read: no round trip
+            latest = self.samples[-1] if self.samples else None
+        if tick is None or latest is None or latest.tick < 0:  # a profile that reads no tick: by the clock
+            return self.sample_after(moment, timeout)
+        if latest.tick >= tick:
+            return latest  # already read (and any success it brought, which comes first): no round trip
         self._send({"op": "sample_now"})
         self.wait_until(lambda: bool(self.samples) and self.samples[-1].tick >= tick, timeout,
                         f"a sample at game tick {tick} or later")
