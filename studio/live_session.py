@@ -100,7 +100,6 @@ class LiveSession(QObject):
         self._drives: list[Future[None]] = []  # everything queued on the drive thread
         self._holds: list[Future[None]] = []   # of those, the human's driving (cancelled on key-up)
         self._samples_seen = 0
-        self._last_sample: StateSample | None = None
 
     def _use(self, backend: BackendProfile) -> None:
         self.backend = backend
@@ -235,8 +234,7 @@ class LiveSession(QObject):
         runner = EpisodeRunner(game, self.evaluator, agent, self.actions, task, options, path)  # type: ignore[arg-type]
         events = runner.events
         for signal, slot in ((events.sig_observation, self._on_observation), (events.sig_decision, self._on_decision),
-                             (events.sig_pad, self._on_pad), (events.sig_sample, self._on_sample),
-                             (events.sig_step, self._on_step),
+                             (events.sig_pad, self._on_pad), (events.sig_step, self.sig_step.emit),
                              (events.sig_reset, self._on_reset), (events.sig_metrics, self.sig_metrics.emit),
                              (events.sig_intervention, self.sig_intervention.emit)):
             signal.connect(slot)
@@ -290,13 +288,6 @@ class LiveSession(QObject):
 
     def _on_reset(self, sample: StateSample, cursor: int) -> None:
         self.sig_reset.emit(sample.x, sample.y, cursor)
-
-    def _on_sample(self, sample: StateSample) -> None:
-        self._last_sample = sample  # the sample after the step, emitted just before the step itself
-
-    def _on_step(self, record: dict[str, Any]) -> None:
-        after = self._last_sample
-        self.sig_step.emit({**record, "position": [after.x, after.y] if after is not None else None})
 
     # -- pulled by the window's timers (GUI thread) --------------------------------------------
     def latest_frame(self) -> tuple[int, np.ndarray] | None:

@@ -15,13 +15,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from core.episode import load_episode as load_model
 from core.labels.episodes import load_episode, load_folder, scan_folder
 from core.labels.model import AnnotatorLabels
 from core.labels.store import LabelStoreError, read_labels, save_blocker, save_labels
 from core.paths import PROJECT_ROOT
 from core.recording.errors import EpisodeFileError
 from core.recording.reader import EpisodeReader
-from core.replay.episode import load_replay
 from tests.damaged_files import DAMAGE, STEPS, damaged_copy, delete_part, labels, record_episode, set_attribute, sha
 
 PER_STEP = ("image chunk", "step record")  # damage that costs one step, not the episode
@@ -59,9 +59,9 @@ def test_every_reader_failure_is_an_episode_file_error_naming_the_file_and_the_p
     elif damage in PER_STEP:
         readers = [_read_everything]
     elif damage in RECORDING_ONLY:
-        readers = [_read_everything, load_replay, load_episode]
+        readers = [_read_everything, load_model, load_episode]
     else:
-        readers = [_read_everything, load_replay, load_episode, read_labels, lambda p: save_labels(p, labels("carol"))]
+        readers = [_read_everything, load_model, load_episode, read_labels, lambda p: save_labels(p, labels("carol"))]
     for reader in readers:
         with pytest.raises(Exception) as raised:  # any type: the test is which one arrives
             reader(path)
@@ -78,11 +78,12 @@ def test_every_reader_failure_is_an_episode_file_error_naming_the_file_and_the_p
 
 def test_a_damaged_step_costs_only_that_step_in_the_replay_model(recording, tmp_path):
     path = damaged_copy(recording, tmp_path, "step record")
-    episode = load_replay(path)
-    assert episode.step_count == STEPS and list(episode.damaged_records) == [0]
-    assert "damaged record at step 1" in episode.records[0]["thought"]
+    episode = load_model(path)
+    assert len(episode) == STEPS and list(episode.damaged_records) == [0]
+    assert "damaged record at step 1" in episode.step(0).to_json()["thought"]
     with EpisodeReader(recording) as original:
-        assert episode.records[1:] == original.records()[1:]
+        stored = original.records()[1:]
+    assert [step.record_json() | {"source": step.source} for step in episode.steps(1)] == stored
 
 
 @pytest.mark.parametrize("case", ["no /steps", "no /steps and no /labels", "no /images", "no format marker",

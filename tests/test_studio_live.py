@@ -51,7 +51,7 @@ def test_a_random_episode_updates_every_panel(window, qtbot, settings_dir):
     with qtbot.waitSignal(window.replay.sig_opened, timeout=20_000):
         live.recording.open_button.click()  # "Open in replay"
     assert window.tabs.currentWidget() is window.replay
-    assert window.replay.episode.step_count == 6 and window.replay.trajectory.backdrop_shapes > 10
+    assert len(window.replay.episode) == 6 and window.replay.trajectory.backdrop_shapes > 10
 
 
 def test_model_agents_are_offered_only_when_their_key_is_set(qtbot, settings_dir, monkeypatch):

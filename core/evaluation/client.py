@@ -113,6 +113,23 @@ class EvaluatorClient:
         assert latest is not None
         return latest
 
+    def sample_for(self, tick: int | None, moment: float, timeout: float = 10.0) -> StateSample:
+        """The sample for a step that ended at game tick `tick`: the newest sample once one with that tick or a
+        later one has been read (core/evaluation/stepping.py). With `tick` None (the game's ticks are not the
+        state block's) or a profile that reads no tick, the first sample read after `moment` (time.time())."""
+        with self._changed:
+            latest = self.samples[-1] if self.samples else None
+        if tick is None or latest is None or latest.tick < 0:  # a profile that reads no tick: by the clock
+            return self.sample_after(moment, timeout)
+        if latest.tick >= tick:
+            return latest  # already read (and any success it brought, which comes first): no round trip
+        self._send({"op": "sample_now"})
+        self.wait_until(lambda: bool(self.samples) and self.samples[-1].tick >= tick, timeout,
+                        f"a sample at game tick {tick} or later")
+        latest = self.latest()
+        assert latest is not None
+        return latest
+
     def wait_locked(self, timeout: float = 60.0) -> None:
         self.wait_until(lambda: self.status.get("state") == "locked" and bool(self.samples), timeout,
                         "the state block to be found")

@@ -12,8 +12,9 @@ import time
 from dataclasses import dataclass, field
 
 from core.evaluation.client import EvaluatorClient
+from core.evaluation.stepping import StepProtocol
 from core.evaluation.tasks import Goto, Interact, Task
-from core.game.connection import GameConnection
+from core.game.connection import GameConnection, StepResult
 from core.game.pad import Button, PadState
 
 ARRIVE_M = 0.6
@@ -63,21 +64,20 @@ class ScriptedDriver:
         self.steps = 0
         self.positions: list[tuple[float, float]] = []
         self._measured_yaw = 0.0
+        self.protocol = StepProtocol(game, evaluator, settle_s)  # the runner's step protocol
+        self._answer: StepResult | None = None  # the game's answer to the last input (its tick keys the sample)
 
     def _now(self) -> tuple[float, float, float, bool]:
-        if self.settle_s > 0:
-            time.sleep(self.settle_s)
-        sample = self.evaluator.sample_after(time.time())
+        sample = self.protocol.end(self._answer)
         yaw = sample.camera_yaw if self.reads_camera else self._measured_yaw
         return sample.x, sample.y, yaw, sample.dialogue_active
 
     def measure_camera(self) -> None:
         """Walk forward along the camera a moment and back: the heading of that step is the camera's.
         Not counted as steps: it is the driver's calibration, not part of the route."""
-        before = self.evaluator.sample_after(time.time())
-        self.game.hold(PadState(left_y=1.0), CALIBRATION_S)
-        after = self.evaluator.sample_after(time.time())
-        self.game.hold(PadState(left_y=-1.0), CALIBRATION_S)
+        before = self.evaluator.sample_after(time.time())  # just after a reset: keyed by the wall clock
+        after = self.protocol.end(self.game.hold(PadState(left_y=1.0), CALIBRATION_S))
+        self._answer = self.game.hold(PadState(left_y=-1.0), CALIBRATION_S)
         dx, dy = after.x - before.x, after.y - before.y
         if math.hypot(dx, dy) < 1e-3:
             raise RouteBlocked("could not measure the camera's heading: walking forward did not move the "
@@ -86,10 +86,10 @@ class ScriptedDriver:
 
     def _act(self, pad: PadState, seconds: float) -> None:
         self.steps += 1
-        self.evaluator.mark_step(self.steps)  # before acting, so success is credited to this step
-        self.game.hold(pad, seconds)
+        self.protocol.begin(self.steps)  # before acting, so success is credited to this step
+        self._answer = self.game.hold(pad, seconds)
         if pad.buttons:
-            self.game.hold(PadState(), 1.0 / 30.0)  # release, so the next press counts
+            self._answer = self.game.hold(PadState(), 1.0 / 30.0)  # release, so the next press counts
 
     def _stick_towards(self, x: float, y: float, tx: float, ty: float, camera_yaw: float,
                        magnitude: float = 1.0) -> PadState:
@@ -112,8 +112,9 @@ class ScriptedDriver:
                 right = (yaw - heading + 180.0) % 360.0 - 180.0
                 if abs(right) > TURN_TOLERANCE_DEG:
                     self.steps += 1
-                    self.evaluator.mark_step(self.steps)
+                    self.protocol.begin(self.steps)
                     self.game.turn_camera(right)
+                    self._answer = None  # no answer with a tick: the sample is keyed by the game's tick now
                     if not self.reads_camera:
                         # Turning right lowers the yaw (counter-clockwise from +y); with no camera field to
                         # read, the heading measured at the start is kept up to date by the turns made.
@@ -144,11 +145,12 @@ class ScriptedDriver:
 
     def drive(self, task: Task) -> DriveResult:
         self.game.reset(task.start_for_reset())
+        self._answer = None
         message, blocked = "", False
         try:
             if not self.reads_camera:
                 self.measure_camera()
-            self.evaluator.set_task(task.success.model_dump(exclude_none=True), step=0)
+            self.protocol.start(task.success.model_dump(exclude_none=True))
             for step in task.reference_route:
                 if isinstance(step, Goto):
                     self.goto(*step.goto)
@@ -158,7 +160,7 @@ class ScriptedDriver:
                     break
         except RouteBlocked as exc:
             message, blocked = str(exc), True
-        self.evaluator.sample_after(time.time())
+        self.protocol.end(self._answer, settle=False)  # the last step's sample, so its success is in
         success = bool(self.evaluator.successes)
         step = self.evaluator.successes[0]["step"] if success else None
         if not success and not message:

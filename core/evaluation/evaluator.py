@@ -167,12 +167,13 @@ class EvaluatorServer:
                                     "scan_seconds": status.last_scan_s}
                 self.broadcast(self.last_status)
             if sample is not None:
-                self.broadcast({"type": "sample", **sample.to_json()}, samples_only=True)
                 task = self.task
                 if task is not None and not task.reported and task.judge.update(sample):
                     task.reported = True
+                    # Before the sample that met the condition: a client that has the sample has its success too.
                     self.broadcast({"type": "success", "step": task.step, "time": sample.time,
                                     "elapsed": sample.time - task.started, "tick": sample.tick})
+                self.broadcast({"type": "sample", **sample.to_json()}, samples_only=True)
             deadline += period
             delay = deadline - time.perf_counter()
             if delay > 0:

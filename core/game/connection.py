@@ -26,6 +26,7 @@ class Capability(str, Enum):
     LIVE_INPUT = "live_input"      # real time: set_pad() applies until changed
     MAP_OUTLINE = "map_outline"    # footprints for the studio's map backdrop (never shown to agents)
     TURN_CAMERA = "turn_camera"    # turn_camera(degrees): side views by turning the camera, costing game time
+    STATE_TICK = "state_tick"      # StepResult and frame ticks are the tick the evaluator reads from memory
 
 
 @dataclass(frozen=True)

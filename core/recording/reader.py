@@ -235,6 +235,11 @@ class EpisodeReader:
         with self._part(f"/frames/pixels at frame {index}"):
             return _read_image(self._file["frames"]["pixels"], index)
 
+    def sample_table(self) -> np.ndarray:
+        """/samples/table as it is stored (a structured array, fields SAMPLE_FIELDS)."""
+        with self._part("/samples/table"):
+            return self._file["samples"]["table"][:]
+
     def samples(self) -> dict[str, np.ndarray]:
         with self._part("/samples/table"):
             table = self._file["samples"]["table"][:]

@@ -129,8 +129,10 @@ class EpisodeWriter:
         self._append_image(frames["pixels"], pixels)
         self._append(frames["tick"], np.array([tick], "i8"))
 
-    def add_step(self, numbers: dict[str, Any], record: dict[str, Any], images: dict[str, np.ndarray | None]) -> None:
-        """Append one step and flush: after this returns, the step survives a kill -9."""
+    def add_step(self, numbers: dict[str, Any], record: dict[str, Any], images: dict[str, np.ndarray | None],
+                 flush: bool = True) -> None:
+        """Append one step and flush: after this returns, the step survives a kill -9. (flush=False: the
+        caller flushes, after a batch of steps: core/episode/recorder.py.)"""
         steps = self._file["steps"]
         row = tuple(SOURCES.index(numbers[name]) if name == "source" else numbers[name] for name, _ in STEP_NUMBERS)
         self._append(steps["table"], np.array([row], dtype=STEP_DTYPE))
@@ -145,6 +147,11 @@ class EpisodeWriter:
                 image = np.zeros(group[name].shape[1:], np.uint8)  # this step had none (documented)
             self._append_image(group[name], image)
         self.steps_written += 1
+        if flush:
+            self._file.flush()
+
+    def flush(self) -> None:
+        """Make everything appended so far survive a kill -9."""
         self._file.flush()
 
     # -- finishing --------------------------------------------------------------------------

@@ -34,9 +34,10 @@ class Signal:
 class RunnerEvents:
     """sig_reset(the first sample after the episode's reset, the evaluator sample index it was read at),
     sig_observation(step, images: {"current", "previous", "left", "right"} -> array or None),
-    sig_decision(step, decision), sig_pad(pad state being held, or None when idle), sig_sample(sample),
+    sig_decision(step, decision), sig_pad(pad state being held, or None when idle),
     sig_metrics(dict), sig_intervention(dict: an intervention with "status": "recorded" with its
-    step; hints also "queued" / "delivered" (with "for_step") / "undelivered"), sig_step(dict),
+    step; hints also "queued" / "delivered" (with "for_step") / "undelivered"), sig_step(StepRecord.to_json():
+    the step's numbers, record and "position" after it; the typed record is runner.episode's last),
     sig_episode_end(result dict)."""
 
     def __init__(self) -> None:
@@ -44,7 +45,6 @@ class RunnerEvents:
         self.sig_observation = Signal("observation")
         self.sig_pad = Signal("pad")
         self.sig_decision = Signal("decision")
-        self.sig_sample = Signal("sample")
         self.sig_metrics = Signal("metrics")
         self.sig_intervention = Signal("intervention")
         self.sig_step = Signal("step")

@@ -8,7 +8,6 @@ that becomes set, plus 10 on success. Reward comes from evaluator samples; the o
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import gymnasium as gym
@@ -18,6 +17,7 @@ from core.agents.actions import ActionSet
 from core.evaluation.client import EvaluatorClient
 from core.evaluation.profile import load_profile
 from core.evaluation.sample import StateSample
+from core.evaluation.stepping import StepProtocol
 from core.evaluation.tasks import Task, load_task
 from core.game.builtin import BuiltinWorld
 from core.paths import PROFILES_DIR, TASKS_DIR
@@ -40,6 +40,7 @@ class PokeGymEnv(gym.Env):
         self.world = BuiltinWorld.launch(width=width, height=height, renderer="software")
         self.evaluator = EvaluatorClient.launch(self.world.pid)
         self.evaluator.wait_locked()
+        self.protocol = StepProtocol(self.world, self.evaluator)
         self.observation_space = gym.spaces.Box(0, 255, (height, width, 3), np.uint8)
         self.action_space = gym.spaces.Discrete(len(self.actions.names))
         self._steps = 0
@@ -51,8 +52,8 @@ class PokeGymEnv(gym.Env):
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:
         super().reset(seed=seed)
         self.world.reset(self.task.start_for_reset())
-        self.evaluator.set_task(self.task.success.model_dump(exclude_none=True), step=0)
-        self._steps, self._last = 0, _reading(self.evaluator.sample_after(time.time()))
+        self._steps = 0
+        self._last = _reading(self.protocol.start(self.task.success.model_dump(exclude_none=True)))
         return self._observe(), {"step": 0}
 
     def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict]:
@@ -60,10 +61,11 @@ class PokeGymEnv(gym.Env):
             raise ValueError(f"action must be an integer in [0, {self.action_space.n}), got {action!r}")
         chosen = self.actions.discrete(self.actions.names[int(action)])
         self._steps += 1
-        self.evaluator.mark_step(self._steps)
+        self.protocol.begin(self._steps)  # the runner's step protocol: the sample is keyed by the game's tick
+        answer = None
         for pad, seconds in chosen.macro:
-            self.world.hold(pad, seconds)
-        after = _reading(self.evaluator.sample_after(time.time()))
+            answer = self.world.hold(pad, seconds)
+        after = _reading(self.protocol.end(answer))
         success = bool(self.evaluator.successes)
         reward = step_reward(self.reward_spec, self._last, after, success)
         self._last = after

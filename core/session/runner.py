@@ -12,6 +12,7 @@ import contextlib
 import dataclasses
 import logging
 import math
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -22,22 +23,20 @@ from core.agents.actions import ActionSet
 from core.agents.base import Agent, Decision
 from core.agents.observation import HistoryEntry, Observation
 from core.agents.observe import ObservationBuilder, ObservationOptions, resize_for_model
+from core.episode.model import Episode
+from core.episode.recorder import EpisodeRecorder
+from core.episode.records import EpisodeResult, InterventionRecord, StepDecision, StepRecord
 from core.evaluation.client import EvaluatorClient, EvaluatorError
 from core.evaluation.sample import StateSample
+from core.evaluation.stepping import StepProtocol
 from core.evaluation.tasks import Interact, Task
-from core.game.connection import Capability, GameConnection
+from core.game.connection import Capability, GameConnection, StepResult
 from core.game.errors import GameError
 from core.game.pad import PadState
 from core.recording.writer import EpisodeWriter
 from core.session.events import RunnerEvents
 from core.session.interventions import DEFAULT_HINT, PHYSICAL, Intervention, InterventionPolicy
-from core.session.metrics import (
-    INVALID_ACTION,
-    StepFacts,
-    continuous_facts,
-    episode_metrics,
-    next_run_length,
-)
+from core.session.metrics import INVALID_ACTION, StepFacts, continuous_facts, episode_metrics, next_run_length
 
 log = logging.getLogger(__name__)
 GOAL_AREA_M = 3.0
@@ -114,6 +113,8 @@ class EpisodeRunner:
         self._side_view_s = 0.0  # game time the current step's side views cost (turning the camera)
         self._metrics_at = 0.0
         self._summary: dict[str, Any] = {}
+        # What the episode holds so far: views subscribe to it; the recorder writes it (core/episode).
+        self.episode = Episode(self._metadata(), record_path, self._image_sets())
 
     # -- controls (any thread) --------------------------------------------------------------
     def pause(self) -> None:
@@ -177,25 +178,24 @@ class EpisodeRunner:
 
     # -- the episode ------------------------------------------------------------------------
     def run(self) -> dict[str, Any]:
-        task, options = self.task, self.options
+        """Play the episode into `self.episode` (and its file); returns the result as JSON."""
+        task, options, episode = self.task, self.options, self.episode
         budget = options.step_budget or task.step_budget
         instruction = task.instruction(options.granularity)
         self.game.reset(task.start_for_reset())
-        self.evaluator.set_task(task.success.model_dump(exclude_none=True), step=0)
+        protocol = StepProtocol(self.game, self.evaluator, options.settle_s)
         builder = ObservationBuilder(self.game, options.observation)
-        frame = self.game.latest_frame()
-        writer = self._open_writer(frame.pixels.shape) if self.record_path is not None else None
-        facts: list[StepFacts] = []
+        position = protocol.start(task.success.model_dump(exclude_none=True))
+        recorder = self._open_recorder() if self.record_path is not None else None
         history: list[HistoryEntry] = []
-        last_intervention, im_run = None, 0
+        last_intervention: int | None = None
         pending_hint = ""
         end_reason, error = "budget", None
         goal = goal_point(task)
         reached_goal = False
-        position = self.evaluator.sample_after(time.time())
         sample_cursor = len(self.evaluator.samples)
-        if writer is not None:  # where the episode starts, even when no later sample repeats it before step 1
-            writer.add_samples([position.to_json()])
+        # Where the episode starts, even when no later sample repeats it before step 1.
+        episode.append_samples([position])
         self.events.sig_reset.emit(position, sample_cursor)
         try:
             while self.step < budget:
@@ -206,53 +206,44 @@ class EpisodeRunner:
                     break
                 pending_hint = ""
                 self.step += 1
-                self.evaluator.mark_step(self.step)  # before acting, so success is credited to this step
-                tick_before = self.game.latest_frame().tick
-                self._execute(macro, writer)
-                if options.settle_s > 0:
-                    time.sleep(options.settle_s)  # a real-time game's state trails the input by a few frames
-                after = self.evaluator.sample_after(time.time())
+                tick_before = protocol.begin(self.step)  # before acting, so success is credited to this step
+                after = protocol.end(self._execute(macro))
+                before_xy = (position.x, position.y)
                 displacement = math.hypot(after.x - position.x, after.y - position.y)
                 position = after
                 label, movement = self._metric_label(decision, source, intervention)
-                fact = StepFacts(label, movement, displacement,
-                                 (decision.self_assessment or "missing") if decision else "", source,
-                                 intervention=intervention is not None, step=self.step)
+                fact = StepFacts(label, movement, displacement, "", source, step=self.step)
                 if goal is not None and math.hypot(after.x - goal[0], after.y - goal[1]) <= GOAL_AREA_M:
                     reached_goal = True
+                pushed_by = 0.0
                 if intervention is None and self._text_intervention is not None:
                     intervention, self._text_intervention = self._text_intervention, None
                 elif intervention is None:
-                    intervention = options.interventions.check(self.step, next_run_length(im_run, fact),
-                                                               last_intervention)
+                    intervention = options.interventions.check(
+                        self.step, next_run_length(episode.consecutive_im, fact), last_intervention)
                     if intervention is not None:
-                        pending_hint = self._apply(intervention)
-                        if intervention.kind in PHYSICAL:
+                        pending_hint, answer = self._apply(intervention)
+                        if answer is not None:
                             # Measured apart, so the push is never credited to the agent's next move.
-                            pushed = self.evaluator.sample_after(time.time())
-                            fact = dataclasses.replace(fact, external_displacement=math.hypot(
-                                pushed.x - after.x, pushed.y - after.y))
+                            pushed = protocol.end(answer, settle=False)
+                            pushed_by = math.hypot(pushed.x - after.x, pushed.y - after.y)
                             position = pushed
                 if intervention is not None:
                     intervention = dataclasses.replace(intervention, step=self.step)  # the step that carries it
-                    fact = dataclasses.replace(fact, intervention=True)
                     last_intervention = self.step
                     self.events.sig_intervention.emit({**intervention.to_json(), "status": "recorded"})
-                facts.append(fact)
-                im_run = next_run_length(im_run, fact)
                 new_samples, sample_cursor, lost = self.evaluator.samples.since(sample_cursor)
                 if lost:  # only after a pause longer than the log keeps: say so in the record
                     log.warning("%d evaluator samples before step %d were no longer kept", lost, self.step)
-                record = self._record(decision, source, macro, intervention, fact)
-                numbers = {"step": self.step, "time": time.time(), "tick_before": tick_before,
-                           "tick_after": after.tick, "latency_s": decision.latency_s if decision else 0.0,
-                           "displacement": displacement, "ineffective": int(fact.ineffective), "source": source}
-                if writer is not None:
-                    writer.add_samples([s.to_json() for s in new_samples])
-                    writer.add_step(numbers, record, self._images)
-                history.append(HistoryEntry(self.step, record["action"], record["thought"],
-                                            record["self_assessment"], pending_hint))
-                self._emit_step(decision, after, numbers, record, facts, im_run)
+                record = self._step_record(decision, source, macro, intervention, label, movement, tick_before,
+                                           after, before_xy, displacement, pushed_by)
+                episode.append_samples(new_samples)
+                if self.evaluator.successes:
+                    episode.set_success_step(int(self.evaluator.successes[0]["step"]))
+                episode.append_step(record, self._images)
+                history.append(HistoryEntry(self.step, record.action, decision.thought if decision else "",
+                                            decision.self_assessment if decision else "", pending_hint))
+                self._emit_step(after, record)
                 if self.evaluator.successes:
                     end_reason = "success"
                     break
@@ -266,19 +257,20 @@ class EpisodeRunner:
             end_reason, error = "error", str(exc)
         except Exception as exc:  # noqa: BLE001 - e.g. a full disk: end with the reason and a closed, readable file
             end_reason, error = "error", f"unexpected {type(exc).__name__}: {exc}"
-        result = self._result(facts, end_reason, error, reached_goal)
-        unheard = self._report_unheard()
-        if unheard:
-            result["undelivered_interventions"] = unheard
-        if writer is not None:
+        finally:
+            if sys.exc_info()[0] is not None and recorder is not None:  # KeyboardInterrupt and the like
+                with contextlib.suppress(Exception):
+                    recorder.close(None)  # what was appended is written; the file says "cut short"
+        episode.reached_goal_area = reached_goal
+        result = self._result(end_reason, error, reached_goal, self._report_unheard())
+        if recorder is not None:
             try:
-                writer.finish(result)
+                recorder.close(result)
             except OSError as exc:  # the steps already written stay readable; only the result is missing
-                result["error"] = f"{result.get('error') or ''} (the result could not be written: {exc})".strip()
-                with contextlib.suppress(OSError):
-                    writer.abandon()
-        self.events.sig_episode_end.emit(result)
-        return result
+                result = result.with_error(f"(the result could not be written: {exc})")
+        episode.set_result(result)
+        self.events.sig_episode_end.emit(result.to_json())
+        return result.to_json()
 
     # -- pieces -----------------------------------------------------------------------------
     def root_cause(self, exc: GameError) -> str:
@@ -295,12 +287,7 @@ class EpisodeRunner:
         what = "the evaluator failed" if isinstance(exc, EvaluatorError) else "the game failed"
         return f"{what}: {exc}"
 
-    def _open_writer(self, shape: tuple[int, ...]) -> EpisodeWriter:
-        obs = self.options.observation
-        width = min(shape[1], obs.max_width)
-        height = round(shape[0] * width / shape[1])
-        sets = ["current"] + (["previous"] if obs.previous_frame else [])
-        sets += ["left", "right"] if obs.side_views else []
+    def _metadata(self) -> dict[str, Any]:
         metadata = {"task_id": self.task.id, "quest": self.task.quest, "category": self.task.category,
                     "granularity": self.options.granularity, "agent": self.agent.name,
                     "agent_config": self.agent.describe(), "privileged": self.options.privileged,
@@ -308,14 +295,28 @@ class EpisodeRunner:
                     self.task.step_budget, "instruction": self.task.instruction(self.options.granularity),
                     "options": self.options.to_json(), "game": self.game.info.name,
                     "tick_hz": self.game.info.tick_hz}  # turns recorded ticks into seconds (clips)
-        assert self.record_path is not None
         metadata["versions"] = _versions()
         outline = getattr(self.game, "map_outline", None)
         if outline is not None and Capability.MAP_OUTLINE in self.game.info.capabilities:
             # Footprints for the replay view's map; geometry only, and never part of an observation.
             metadata["map_outline"] = [{"kind": kind, "points": points.round(2).tolist()} for kind, points in outline()]
-        return EpisodeWriter(self.record_path, metadata, (height, width, 3), image_sets=tuple(sets),
-                             continuous_frames=self.options.frame_every_ticks > 0)
+        return metadata
+
+    def _image_sets(self) -> list[str]:
+        obs = self.options.observation
+        sets = ["current"] + (["previous"] if obs.previous_frame else [])
+        return sets + (["left", "right"] if obs.side_views else [])
+
+    def _open_recorder(self) -> EpisodeRecorder:
+        """The episode's file, written as the episode grows (core/episode/recorder.py)."""
+        assert self.record_path is not None
+        shape = self.game.latest_frame().pixels.shape  # once per episode, after the reset
+        width = min(shape[1], self.options.observation.max_width)
+        height = round(shape[0] * width / shape[1])
+        writer = EpisodeWriter(self.record_path, self.episode.metadata, (height, width, 3),
+                               image_sets=tuple(self.episode.image_sets),
+                               continuous_frames=self.options.frame_every_ticks > 0)
+        return EpisodeRecorder(self.episode, writer)
 
     def _next_action(self, builder: ObservationBuilder, instruction: str, history: list[HistoryEntry],
                      hint: str) -> tuple[str | None, Decision | None, tuple[tuple[PadState, float], ...],
@@ -395,29 +396,33 @@ class EpisodeRunner:
             raise outcome[0]
         return outcome[0]
 
-    def _execute(self, macro: tuple[tuple[PadState, float], ...], writer: EpisodeWriter | None) -> None:
+    def _execute(self, macro: tuple[tuple[PadState, float], ...]) -> StepResult | None:
+        """Hold the step's input; returns the game's answer to the last of it (None: nothing was held)."""
         try:
-            self._hold_macro(macro, writer)
+            return self._hold_macro(macro)
         finally:
             self.events.sig_pad.emit(None)
 
-    def _hold_macro(self, macro: tuple[tuple[PadState, float], ...], writer: EpisodeWriter | None) -> None:
+    def _hold_macro(self, macro: tuple[tuple[PadState, float], ...]) -> StepResult | None:
         every = self.options.frame_every_ticks
-        if writer is None or every <= 0:
+        answer = None
+        if self.record_path is None or every <= 0:
             for pad, seconds in macro:
                 self.events.sig_pad.emit(pad)
-                self.game.hold(pad, seconds)
-            return
+                answer = self.game.hold(pad, seconds)
+            return answer
         hz = self.game.info.tick_hz
         for pad, seconds in macro:
             self.events.sig_pad.emit(pad)
             ticks = max(1, round(seconds * hz))
             while ticks > 0:  # holding the same pad in pieces gives the same simulation, plus frames
                 piece = min(every, ticks)
-                self.game.hold(pad, piece / hz)
+                answer = self.game.hold(pad, piece / hz)
                 ticks -= piece
                 frame = self.game.latest_frame()
-                writer.add_frame(resize_for_model(frame.pixels, self.options.observation.max_width), frame.tick)
+                self.episode.append_frame(frame.tick, resize_for_model(frame.pixels,
+                                                                       self.options.observation.max_width))
+        return answer
 
     def _report_unheard(self) -> list[dict[str, Any]]:
         """Interventions the episode ended before carrying out (a hint no prompt carried, a push-back still
@@ -431,12 +436,14 @@ class EpisodeRunner:
             self.events.sig_intervention.emit(item)
         return unheard
 
-    def _apply(self, intervention: Intervention) -> str:
+    def _apply(self, intervention: Intervention) -> tuple[str, StepResult | None]:
+        """Carry out an automatic intervention: (the hint for the next prompt, the game's answer to a push)."""
         if intervention.kind == "text":
-            return str(intervention.params.get("hint", DEFAULT_HINT))
+            return str(intervention.params.get("hint", DEFAULT_HINT)), None
+        answer = None
         for pad, seconds in PHYSICAL[intervention.kind]:
-            self.game.hold(pad, seconds)
-        return ""
+            answer = self.game.hold(pad, seconds)
+        return "", answer
 
     def _metric_label(self, decision: Decision | None, source: str,
                       intervention: Intervention | None) -> tuple[str, bool]:
@@ -449,52 +456,56 @@ class EpisodeRunner:
             return continuous_facts(decision.action.params, self.actions.spec.continuous.dead_zone)
         return decision.action.name, decision.action.name in self.actions.movement
 
-    def _record(self, decision: Decision | None, source: str, macro: tuple[tuple[PadState, float], ...],
-                intervention: Intervention | None, fact: StepFacts) -> dict[str, Any]:
+    def _step_record(self, decision: Decision | None, source: str, macro: tuple[tuple[PadState, float], ...],
+                     intervention: Intervention | None, label: str, movement: bool, tick_before: int,
+                     after: StateSample, before_xy: tuple[float, float], displacement: float,
+                     pushed_by: float) -> StepRecord:
         action = decision.action.describe() if decision and decision.action else (
             "NoOp" if decision else (intervention.kind if intervention else "HumanInput"))
-        return {
-            "action": action, "action_params": decision.action.params if decision and decision.action else {},
-            "raw_reply": decision.raw_reply if decision else "", "thought": decision.thought if decision else "",
-            "self_assessment": decision.self_assessment if decision else "",
-            "parse_error": decision.parse_error if decision else None,
-            "macro": [[pad.to_dict(), seconds] for pad, seconds in macro],
-            "usage": dict(decision.usage) if decision else {},
-            "intervention": intervention.to_json() if intervention else None,
-            "memory": decision.memory if decision else "", "reflection": decision.reflection if decision else "",
-            "lessons": list(decision.lessons) if decision else [], "movement": fact.movement,
-            "entropy_label": fact.action, "intervention_displacement": round(fact.external_displacement, 4),
+        reply = None
+        if decision is not None:
+            reply = StepDecision(
+                action=action, action_params=decision.action.params if decision.action else {},
+                thought=decision.thought, self_assessment=decision.self_assessment or "missing",
+                raw_reply=decision.raw_reply, parse_error=decision.parse_error, usage=dict(decision.usage),
+                latency_s=decision.latency_s, memory=decision.memory, reflection=decision.reflection,
+                lessons=tuple(decision.lessons))
+        return StepRecord(
+            step=self.step, source=source, tick_before=tick_before, tick_after=after.tick,  # type: ignore[arg-type]
+            time=time.time(), action=action, decision=reply,
+            intervention=InterventionRecord.from_json(intervention.to_json()) if intervention else None,
+            position_before=before_xy, position_after=(after.x, after.y), displacement=displacement,
+            intervention_displacement=pushed_by, movement=movement, entropy_label=label,
+            macro=tuple((pad.to_dict(), seconds) for pad, seconds in macro),
             # Side views made by turning the camera cost game time before the action; instant ones cost none.
             # (Only agent steps get views: never human steps or interventions.)
-            "side_views": ({"mode": self.options.observation.side_view_mode,
-                            "game_seconds": round(self._side_view_s, 4)}
-                           if self.options.observation.side_views and decision is not None else None),
-        }
+            side_views=({"mode": self.options.observation.side_view_mode,
+                         "game_seconds": round(self._side_view_s, 4)}
+                        if self.options.observation.side_views and decision is not None else None))
 
-    def _emit_step(self, decision: Decision | None, after: StateSample, numbers: dict[str, Any],
-                   record: dict[str, Any], facts: list[StepFacts], im_run: int) -> None:
-        self.events.sig_sample.emit(after)
-        self.events.sig_step.emit({**numbers, **record})
+    def _emit_step(self, after: StateSample, record: StepRecord) -> None:
+        self.events.sig_step.emit(record.to_json())
         now = time.perf_counter()
         # Full metrics cost O(steps); on long episodes refresh them a few times a second, not every step.
-        if len(facts) < FULL_METRICS_EVERY_STEP_UNTIL or now - self._metrics_at >= FULL_METRICS_PERIOD_S:
+        if len(self.episode) < FULL_METRICS_EVERY_STEP_UNTIL or now - self._metrics_at >= FULL_METRICS_PERIOD_S:
             self._metrics_at = now
-            self._summary = episode_metrics(facts, bool(self.evaluator.successes)).to_json()
+            self._summary = self.episode.metrics().to_json()
         self.events.sig_metrics.emit({**self._summary, "step": self.step, "success": bool(self.evaluator.successes),
-                                      "current_consecutive_im": im_run})
+                                      "current_consecutive_im": self.episode.consecutive_im})
 
-    def _result(self, facts: list[StepFacts], end_reason: str, error: str | None,
-                reached_goal: bool) -> dict[str, Any]:
+    def _result(self, end_reason: str, error: str | None, reached_goal: bool,
+                undelivered: list[dict[str, Any]]) -> EpisodeResult:
         success = bool(self.evaluator.successes)
-        metrics = episode_metrics(facts, success, reached_goal)
-        return {
-            "task_id": self.task.id, "quest": self.task.quest, "category": self.task.category,
-            "granularity": self.options.granularity, "agent": self.agent.name, "success": success,
-            "success_step": self.evaluator.successes[0]["step"] if success else None,
-            "steps_used": self.step, "end_reason": "success" if success else end_reason, "error": error,
-            "failure_category_suggestion": metrics.failure_category, "metrics": metrics.to_json(),
-            "privileged": self.options.privileged, "reached_goal_area": reached_goal,
+        if success:
+            self.episode.set_success_step(int(self.evaluator.successes[0]["step"]))
+        metrics = episode_metrics([s.facts for s in self.episode.steps()], success, reached_goal)
+        return EpisodeResult(
+            task_id=self.task.id, quest=self.task.quest, category=self.task.category,
+            granularity=self.options.granularity, agent=self.agent.name, success=success,
+            success_step=self.evaluator.successes[0]["step"] if success else None,
+            steps_used=self.step, end_reason="success" if success else end_reason, error=error,
+            failure_category_suggestion=metrics.failure_category, metrics=metrics.to_json(),
+            privileged=self.options.privileged, reached_goal_area=reached_goal,
             # "instant" side views are a built-in-world shortcut no emulator has: such results are not comparable.
-            "side_views": self.options.observation.side_view_mode if self.options.observation.side_views else None,
-            "game": self.game.info.name,
-        }
+            side_views=self.options.observation.side_view_mode if self.options.observation.side_views else None,
+            game=self.game.info.name, undelivered_interventions=tuple(undelivered))

@@ -64,7 +64,7 @@ class WorldServer:
     # -- request handling ---------------------------------------------------------------
     def info(self) -> dict[str, Any]:
         spec = self.world.spec
-        capabilities = ["save_states", "extra_views", "start_states", "map_outline", "turn_camera"]
+        capabilities = ["save_states", "extra_views", "start_states", "map_outline", "turn_camera", "state_tick"]
         capabilities.append("lockstep" if self.mode == "lockstep" else "live_input")
         return {
             "name": spec.name, "pid": os.getpid(), "mode": self.mode, "tick_hz": spec.tick_hz,

@@ -131,7 +131,7 @@ class ExportClipDialog(QDialog):
         if episode is None:
             self.sig_status.emit("Open an episode first, then select steps on its timeline (Shift+drag).")
             return
-        steps = episode.steps
+        steps = episode.step_numbers
         editor, selected = view.labels.editor, view.labels.selected
         if view.timeline.selection is not None:
             first, last = (int(steps[i]) for i in view.timeline.selection)

@@ -9,9 +9,9 @@ from typing import Any
 import h5py
 import numpy as np
 
+from core.episode import load_episode
 from core.labels.store import LabelStoreError, read_labels, save_blocker
 from core.recording.reader import EpisodeFileError
-from core.replay.episode import load_replay
 from widgets.trajectory_plot import thin_path
 
 
@@ -40,7 +40,9 @@ def load_for_view(path: Path) -> tuple[tuple[Any, Any, np.ndarray, str] | None, 
     if problem is not None:
         return None, problem
     try:
-        episode = load_replay(path)
+        episode = load_episode(path)
+        if len(episode) == 0:
+            raise EpisodeFileError(path, "/steps", "holds no complete step; there is nothing to replay")
         try:
             labels: Any = read_labels(path)
         except LabelStoreError as exc:

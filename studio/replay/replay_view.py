@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.replay.episode import ReplayEpisode
+from core.episode import Episode
 from studio.replay.episode_list import EpisodeList
 from studio.replay.export_clip_dialog import ExportClipDialog
 from studio.replay.frame_loader import FrameLoader, StepImages, damage_note
@@ -60,7 +60,7 @@ class ReplayView(QMainWindow):
 
     def __init__(self) -> None:
         super().__init__()
-        self.episode: ReplayEpisode | None = None
+        self.episode: Episode | None = None
         self.loader: FrameLoader | None = None
         self.cursor = 0
         self.shown_index = -1
@@ -220,7 +220,7 @@ class ReplayView(QMainWindow):
         self._sig_loaded.emit(request, loaded, str(path), error)
 
     @Slot(int, object, str, str)
-    def _on_loaded(self, request: int, loaded: tuple[ReplayEpisode, Any, np.ndarray, str] | None, path: str,
+    def _on_loaded(self, request: int, loaded: tuple[Episode, Any, np.ndarray, str] | None, path: str,
                    error: str) -> None:
         """The episode on screen, in two turns of the event loop (the frame, timeline and labels; then the
         map), so that neither holds the GUI thread long."""
@@ -237,16 +237,16 @@ class ReplayView(QMainWindow):
             self.loader.close()  # it stops on its own thread; its late images are ignored
             self._old_loaders = [loader for loader in self._old_loaders if loader.running] + [self.loader]
         self.episode, self.cursor, self.shown_index = episode, 0, -1
-        self.loader = FrameLoader(episode.path, episode.step_count)
+        self.loader = FrameLoader(episode.path, len(episode))
         self.loader.sig_step_images.connect(self._on_images)
         self.loader.sig_frame.connect(self._on_sub_frame)
         self.loader.sig_failed.connect(self._loader_failed)
         self.message.hide()
         self.setWindowTitle(episode.title)
-        self.timeline.set_episode(episode.step_count, episode.steps.tolist())
+        self.timeline.set_episode(len(episode), episode.step_numbers.tolist())
         self.timeline.set_marks({kind: [episode.index_of(s) for s in steps]
                                  for kind, steps in episode.marks().items()})
-        budget = int(episode.metadata.get("step_budget") or episode.step_count)
+        budget = int(episode.metadata.get("step_budget") or len(episode))
         self.metrics.reset(budget)
         self.label_blocker = blocker
         self._open_labels(labels)
@@ -258,7 +258,7 @@ class ReplayView(QMainWindow):
         if request != self._open_request or self.episode is None:
             return  # another episode was opened meanwhile
         self._show_trajectory(self.episode)
-        log.info("opened %s (%d steps)", self.episode.path, self.episode.step_count)
+        log.info("opened %s (%d steps)", self.episode.path, len(self.episode))
         self.sig_opened.emit(str(self.episode.path))
 
     def _open_labels(self, labels: Any = None) -> None:
@@ -266,7 +266,8 @@ class ReplayView(QMainWindow):
         not at the first edit, if they cannot be saved."""
         episode = self.episode
         assert episode is not None
-        self.labels.open(episode.path, str(self.annotator), episode.result, episode.step_count,
+        result = episode.result.to_json() if episode.result else None
+        self.labels.open(episode.path, str(self.annotator), result, len(episode),
                          not self.label_blocker, self.label_blocker, labels)
         if self.label_blocker:
             self.labels_banner.show_message("warning", f"Labels can't be saved for this episode, so labelling is off: "
@@ -274,11 +275,11 @@ class ReplayView(QMainWindow):
         else:
             self.labels_banner.clear_message()
 
-    def _show_trajectory(self, episode: ReplayEpisode) -> None:
+    def _show_trajectory(self, episode: Episode) -> None:
         self.trajectory.clear_episode()
         path = self._map_path if len(self._map_path) else episode.path_xy  # thinned on the open thread
         self.trajectory.set_path(path[:, 0], path[:, 1])
-        self.trajectory.set_steps(episode.steps, episode.positions)
+        self.trajectory.set_steps(episode.step_numbers, episode.positions)
         self.trajectory.set_backdrop(episode.map_outline())
         if len(episode.path_xy):
             self.trajectory.set_start(*episode.path_xy[0])
@@ -287,17 +288,17 @@ class ReplayView(QMainWindow):
         for kind, steps in episode.marks().items():
             if kind in ("intervention", "human"):
                 for step in steps:
-                    record = episode.records[episode.index_of(step)]
+                    record = episode.step(episode.index_of(step)).to_json()
                     marks.append((step, record["intervention"]["kind"] if kind == "intervention" else "human"))
         self.trajectory.add_marks(marks)
 
     # -- seeking (never waits on disk) -------------------------------------------------------------
     def _last(self) -> int:
-        return self.episode.step_count - 1 if self.episode else 0
+        return len(self.episode) - 1 if self.episode else 0
 
     @property
     def current_step(self) -> int:
-        return int(self.episode.steps[self.cursor]) if self.episode else 0
+        return self.episode.step(self.cursor).step if self.episode else 0
 
     @Slot(int)
     def seek(self, index: int) -> None:
@@ -306,10 +307,10 @@ class ReplayView(QMainWindow):
         if self.episode is None:
             return
         self.cursor = max(0, min(int(index), self._last()))
-        step = int(self.episode.steps[self.cursor])
+        step = self.episode.step(self.cursor).step
         self.timeline.set_cursor(self.cursor)
-        self.position_label.setText(f"Step {step}  ({self.cursor + 1} of {self.episode.step_count})")
-        self.frame_view.set_overlay("top_right", f"step {step} / {self.episode.step_count}")
+        self.position_label.setText(f"Step {step}  ({self.cursor + 1} of {len(self.episode)})")
+        self.frame_view.set_overlay("top_right", f"step {step} / {len(self.episode)}")
         assert self.loader is not None
         self.loader.request_step(self.cursor)
         self._panes_due = True
@@ -323,8 +324,8 @@ class ReplayView(QMainWindow):
             return
         self._panes_due = False
         episode, cursor = self.episode, self.cursor
-        step = int(episode.steps[cursor])
-        self.details.show_record(step, episode.records[cursor])
+        step = episode.step(cursor).step
+        self.details.show_record(step, episode.step(cursor).to_json())
         self.trajectory.set_cursor(step)
         metrics = episode.metrics_at(cursor)
         self.metrics.set_usage(metrics["tokens"], metrics["cost_usd"], metrics["mean_latency_s"])
@@ -355,14 +356,14 @@ class ReplayView(QMainWindow):
         self.frames_displayed += 1
         self._show_damage(index, loaded)
         self.sig_image_shown.emit(index)
-        source = str(self.episode.records[self.cursor].get("source", "agent")) if self.episode else "agent"
+        source = str(self.episode.step(self.cursor).to_json().get("source", "agent")) if self.episode else "agent"
         self.observations.show_images(self.current_step, loaded.images, source)
         self._update_panes()
 
     def _show_damage(self, index: int, loaded: StepImages) -> None:
         """Mark a step whose images (or record) are damaged on the frame and in the status bar."""
         assert self.episode is not None
-        overlay, detail = damage_note(int(self.episode.steps[index]), loaded,
+        overlay, detail = damage_note(self.episode.step(index).step, loaded,
                                       self.episode.damaged_records.get(index, ""))
         self.frame_view.set_overlay("top_left", overlay)
         if overlay:
@@ -482,7 +483,7 @@ class ReplayView(QMainWindow):
     @Slot(int, int, int)
     def _span_dragged(self, index: int, start: int, end: int) -> None:
         if self.episode is not None:
-            self.labels.move_edges(index, int(self.episode.steps[start]), int(self.episode.steps[end]))
+            self.labels.move_edges(index, self.episode.step(start).step, self.episode.step(end).step)
 
     @Slot()
     def _labels_changed(self) -> None:

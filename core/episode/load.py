@@ -1,0 +1,72 @@
+"""load_episode: an episode file (any version, complete or cut short) as an Episode.
+
+The same type the runner fills, with its metrics from the same code (core/session/metrics.py). Steps
+whose stored record is damaged are kept with `damaged` saying why, so they cost only themselves.
+Positions before and after each step come from the record (files since the episode model) or, for
+older files, from the evaluator samples at the step's ticks.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from core.episode.model import Episode
+from core.episode.records import EpisodeResult, Position, StepRecord
+from core.recording.errors import EpisodeFileError
+from core.recording.reader import EpisodeReader
+
+
+def _position_at(ticks: np.ndarray, xy: np.ndarray, tick: int) -> Position | None:
+    """Where the last sample read at or before `tick` put the character (the first sample if none was)."""
+    if len(ticks) == 0:
+        return None
+    at = int(np.clip(np.searchsorted(ticks, tick, side="right") - 1, 0, len(ticks) - 1))
+    return float(xy[at, 0]), float(xy[at, 1])
+
+
+def load_episode(path: Path) -> Episode:
+    """Read an episode read-only. Raises EpisodeFileError, naming the file and the damaged part, when the
+    episode as a whole cannot be read; a damaged step record only marks that step."""
+    path = Path(path)
+    with EpisodeReader(path) as reader:
+        count = reader.step_count
+        numbers = reader.step_numbers()
+        table = reader.sample_table()
+        frame_ticks = reader.frame_ticks()
+        episode = Episode(reader.metadata, path, reader.image_sets())
+        result = reader.result
+        records = []
+        for index in range(count):
+            try:
+                records.append((reader.record(index), ""))
+            except EpisodeFileError as exc:
+                records.append(({}, f"damaged record at step {index + 1}: {exc.problem}"))
+    ticks = np.asarray(table["tick"], dtype=np.int64)
+    xy = np.column_stack([table["x"], table["y"]]).astype(float) if len(ticks) else np.zeros((0, 2))
+    if result is not None:
+        parsed = EpisodeResult.from_json(result)
+        episode.reached_goal_area = parsed.reached_goal_area
+        episode.set_success_step(parsed.success_step)
+    for index in range(count):
+        row = {name: column[index].item() for name, column in numbers.items()}
+        record, damaged = records[index]
+        if damaged:
+            record = {"source": record.get("source")}
+        row["source"] = record.get("source") or _source_name(int(row["source"]))
+        step = StepRecord.from_stored(row, record, damaged,
+                                      position_before=_position_at(ticks, xy, int(row["tick_before"])),
+                                      position_after=_position_at(ticks, xy, int(row["tick_after"])))
+        episode.append_step(step)
+    episode.append_sample_table(table)
+    episode.append_frame_ticks(frame_ticks)  # ticks only: frames are read on demand (studio/replay/frame_loader.py)
+    if result is not None:
+        episode.set_result(EpisodeResult.from_json(result))
+    return episode
+
+
+def _source_name(index: int) -> str:
+    from core.recording.writer import SOURCES
+
+    return SOURCES[index] if 0 <= index < len(SOURCES) else "agent"
