@@ -261,7 +261,14 @@ class AuthoringPanel(QWidget):
 
     @Slot(str)
     def _on_ready(self, _description: str) -> None:
-        self.capture("ready")  # flag changes are listed from the moment the world is up
+        # Flag changes are listed from the moment the world is up. Nothing has been pressed yet, so the
+        # evaluator's newest reading will do: a job queued on the drive thread here would make a Start
+        # pressed the moment "Connected" shows refuse with "the world is still busy".
+        sample = self.session.latest_sample()
+        if sample is not None:
+            self._on_sampled("ready", sample)
+        else:
+            self.capture("ready")
 
     # -- field slots ---------------------------------------------------------------------------------
     @Slot(int)
