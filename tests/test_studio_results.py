@@ -17,12 +17,12 @@ pytest.importorskip("pytestqt")
 
 from PySide6.QtGui import QImage
 
+from core.analysis.report import METRICS, TASK_CATEGORIES, format_value
+from core.analysis.taxonomy import TAXONOMY, human_category
 from core.labels.model import AnnotatorLabels, LabelDocument
 from core.labels.store import save_labels
 from core.paths import PROJECT_ROOT
 from core.session.metrics import AWARE, LOST, UNAWARE
-from core.session.report import METRICS, TASK_CATEGORIES, format_value
-from core.session.taxonomy import TAXONOMY, human_category
 from studio.results_view import ResultsView
 
 RUNS = (  # two agents, so the tables have a row per agent; random:1 on every granularity
