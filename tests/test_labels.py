@@ -253,7 +253,7 @@ def test_export_to_csv_has_a_row_per_span_and_per_episode(tmp_path):
     folder = _labelled_folder(tmp_path)
     out = tmp_path / "labels.csv"
     assert main.main(["labels", "export", str(folder), "--format", "csv", "--out", str(out)]) == 0
-    rows = list(csv.DictReader(out.open(encoding="utf-8")))
+    rows = list(csv.DictReader(out.read_text(encoding="utf-8").splitlines()))
     assert list(rows[0]) == list(COLUMNS) and len(rows) == 4 + 3
     alice_span = next(r for r in rows if r["annotator"] == "alice" and r["row_type"] == "span")
     assert alice_span["episode_file"] == "episodes/a.h5" and alice_span["task_id"] == "q01"

@@ -181,7 +181,7 @@ def test_csv_and_png_exports(run_folder, view, qtbot, tmp_path):
     with qtbot.waitSignal(view.sig_status) as status:
         assert view.export_csv(tmp_path / "results.csv")
     assert str(tmp_path / "results.csv") in status.args[0]  # the status bar says where it went
-    rows = list(csv.DictReader((tmp_path / "results.csv").open()))
+    rows = list(csv.DictReader((tmp_path / "results.csv").read_text().splitlines()))
     value = {(r["table"], r["agent"], r["granularity"], r["category"], r["measure"]): r["value"] for r in rows}
 
     def same(cell: str, expected: float | None) -> bool:
