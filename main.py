@@ -98,7 +98,11 @@ def _replay(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        if not hasattr(args, "passed_through"):  # only `world` hands options on (to the world process)
+            parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+        args.passed_through = unknown
     handler = getattr(args, "handler", None)
     if handler is None:
         from studio.app import run_studio

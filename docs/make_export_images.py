@@ -27,7 +27,7 @@ from core.evaluation.tasks import load_task
 from core.export.clip import ClipOptions, export_clip
 from core.export.overlay import OverlayOptions
 from core.game.builtin import BuiltinWorld
-from core.labels.model import AnnotatorLabels, Span
+from core.labels.model import AnnotatorLabels, DeadlockLabel
 from core.labels.store import save_labels
 from core.paths import PROFILES_DIR, TASKS_DIR
 from core.session.batch import run_batch
@@ -65,7 +65,7 @@ def record_runs(root: Path) -> Path:
     run_batch("q08_site_navigation,q04_clock_interaction,q01_bread_navigation", "goal", "random:3", 2, 1, run,
               RunOptions(step_budget=20), lambda *_: None)
     labelled = next((run / "episodes").glob("q02_*step_guided*.h5"))
-    save_labels(labelled, AnnotatorLabels("alice", spans=(Span(9, 18, kind="aware", awareness_step=12),),
+    save_labels(labelled, AnnotatorLabels("alice", spans=(DeadlockLabel(9, 18, kind="aware", awareness_step=12),),
                                           failure_category="Aware Deadlock", category_confirmed=True))
     return run
 

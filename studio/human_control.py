@@ -127,7 +127,8 @@ class HumanDriver(QObject):
 
     # -- the gamepad ---------------------------------------------------------------------------
     def open_gamepad(self) -> None:
-        from core.game.physical_pad import GamepadError, open_gamepad
+        from core.game.gamepad_devices import open_gamepad
+        from core.game.physical_pad import GamepadError
 
         try:
             self._pad = open_gamepad(device_dir=self.device_dir)

@@ -56,12 +56,12 @@ class LiveView(QMainWindow):
         self.instruction = InstructionBar()
         self.observations = ObservationStrip()
         self.recording = RecordingBar()
-        self.history = LiveTimeline()
+        self.timeline = LiveTimeline()
         central = QWidget()
         column = QVBoxLayout(central)
         column.setContentsMargins(0, 0, 0, 0)
         for widget, stretch in ((self.instruction, 0), (self.frame_view, 1), (self.observations, 0),
-                                (self.recording, 0), (self.history, 0)):
+                                (self.recording, 0), (self.timeline, 0)):
             column.addWidget(widget, stretch)
         self.setCentralWidget(central)
         self.controls = LiveControls([t.id for t in session.tasks])
@@ -75,7 +75,7 @@ class LiveView(QMainWindow):
             "Start": self.start, "Pause": session.pause, "Resume": session.resume, "Step": session.step_once,
             "Stop": session.stop, "Push back": self.push_back, "Turn around": self.turn_around,
             "Send hint…": self.send_hint, "Take control": self.toggle_control, "Restart world": self.restart_world,
-            "Back to live": self.history.back_to_live})
+            "Back to live": self.timeline.back_to_live})
         self.actions_by_name["Overlays"].toggled.connect(self.frame_view.set_overlays_visible)
         self.status = QLabel("")
         self.status.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
@@ -132,9 +132,9 @@ class LiveView(QMainWindow):
                              (session.sig_episode_end, self._on_episode_end)):
             signal.connect(slot)
         self.recording.sig_open_in_replay.connect(self.sig_open_in_replay)
-        self.reasoning.sig_step_selected.connect(self.history.select_step)
-        self.history.sig_view_step.connect(self._view_step)
-        session.sig_observation.connect(self.history.add_observation)
+        self.reasoning.sig_step_selected.connect(self.timeline.select_step)
+        self.timeline.sig_view_step.connect(self._view_step)
+        session.sig_observation.connect(self.timeline.add_observation)
         self.tasks.sig_task_chosen.connect(self.controls.task.setCurrentText)
         self.authoring.sig_task_added.connect(self.controls.add_task)
         self.authoring.sig_task_added.connect(self._task_added)
@@ -375,7 +375,7 @@ class LiveView(QMainWindow):
     @Slot(dict)
     def _on_step(self, record: dict[str, Any]) -> None:
         self.reasoning.add_step(record)
-        self.history.add_step(record)
+        self.timeline.add_step(record)
         self.metrics.add_usage(record.get("usage") or {}, float(record.get("latency_s", 0.0)))
         if record.get("position") is not None:
             step = int(record["step"])
@@ -392,15 +392,15 @@ class LiveView(QMainWindow):
         self.metrics.update_metrics({**metrics, "consecutive": consecutive})
         steps = [(int(span["start"]), int(span["end"])) for span in deadlocks]  # step numbers, from 1
         self.trajectory.set_deadlocks(steps)
-        self.history.set_deadlocks([(start - 1, end - 1) for start, end in steps])
+        self.timeline.set_deadlocks([(start - 1, end - 1) for start, end in steps])
         if metrics.get("success"):
-            self.history.mark_success(int(metrics.get("step", 0)))
+            self.timeline.mark_success(int(metrics.get("step", 0)))
         self._step_info = f"step {metrics.get('step', 0)} / {self.metrics.budget}"
 
     @Slot(dict)
     def _on_episode_started(self, info: dict[str, Any]) -> None:
         self.reasoning.clear()
-        self.history.reset()
+        self.timeline.reset()
         self._view_step(-1, None)
         self.trajectory.clear_episode()
         self._awaiting_reset = True

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 
-from core.session.report import ReportError, build_report
+from core.analysis.report import ReportError, build_report
 from core.session.run_folder import ERRORS, RESULTS
 
 Signature = tuple[tuple[int, int], ...]
@@ -33,7 +33,7 @@ def folder_signature(folder: Path) -> Signature:
 
 
 class ResultsLoader(QObject):
-    sig_loaded = Signal(int, object)  # request number, the report (core.session.report.build_report)
+    sig_loaded = Signal(int, object)  # request number, the report (core.analysis.report.build_report)
     sig_failed = Signal(int, str)     # request number, what went wrong and what to do
     sig_unchanged = Signal(int)       # request number: the folder has no new rows since `since`
 

@@ -1,5 +1,5 @@
 """ResultsView: a run folder's report, the same numbers as `python main.py report FOLDER` (one computation,
-core.session.report.build_report): success rate per agent x granularity x category, movement metrics,
+core.analysis.report.build_report): success rate per agent x granularity x category, movement metrics,
 the failure taxonomy (human labels where confirmed) and IM rate against success rate with Pearson r.
 Exports the numbers as CSV and the view as PNG. Problems are shown in the banner, never raised.
 
@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.session.report import write_long_csv
+from core.analysis.report import write_long_csv
 from studio.results_loader import ResultsLoader
 from widgets.im_scatter import ImScatter
 from widgets.message_banner import MessageBanner
@@ -226,7 +226,7 @@ class ResultsView(QWidget):
 
     # -- exporting -------------------------------------------------------------------------
     def export_csv(self, path: str | Path) -> bool:
-        """Every number shown, as one tidy CSV (core.session.report.long_rows). False, and a banner, on failure."""
+        """Every number shown, as one tidy CSV (core.analysis.report.long_rows). False, and a banner, on failure."""
         if self.report is None:
             self.banner.show_message("error", "Open a run folder first: there are no results to export.")
             return False

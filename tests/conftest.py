@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import faulthandler
 import os
+import threading
+import time
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -80,24 +82,45 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
         faulthandler.cancel_dump_traceback_later()
 
 
+# Threads that libraries start on first use and keep for the life of the process, by name prefix. Each is
+# the library's own pool or service, not ours to stop; anything else a test leaves running is a leak.
+LONG_LIVED_THREADS: dict[str, str] = {
+}
+# A thread a test stopped may still be finishing its last lines (closing a socket, a process's pipes at EOF).
+THREAD_GRACE_S = 5.0
+
+
+def _leaked_threads(before: set[int | None]) -> list[threading.Thread]:
+    """Threads started during the test that are still running after THREAD_GRACE_S (waited on, not slept)."""
+    deadline = time.monotonic() + THREAD_GRACE_S
+    leaked = []
+    for thread in threading.enumerate():
+        if thread.ident in before or thread is threading.current_thread():
+            continue
+        if any(thread.name.startswith(prefix) for prefix in LONG_LIVED_THREADS):
+            continue
+        thread.join(max(0.0, deadline - time.monotonic()))
+        if thread.is_alive():
+            leaked.append(thread)
+    return leaked
+
+
 @pytest.fixture(autouse=True)
-def no_qt_leaks(request: pytest.FixtureRequest) -> Iterator[None]:
-    """Qt tests must close every window they open and stop every studio thread they start."""
-    if "qtbot" not in request.fixturenames:
-        yield
-        return
-    import threading
+def no_leaks(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Every test stops every thread it starts; Qt tests also close every window they open.
 
-    from PySide6.QtWidgets import QApplication
-
+    Threads of module- and session-scoped fixtures (a shared world's stderr pump) start before this
+    function-scoped fixture and are not the test's."""
     before = {t.ident for t in threading.enumerate()}
     yield
-    app = QApplication.instance()
-    open_windows = [w for w in QApplication.topLevelWidgets() if w.isVisible()] if app else []
-    threads = [t.name for t in threading.enumerate() if t.ident not in before and t.is_alive()
-               and t.name.startswith("studio-")]
-    assert not open_windows, f"test left windows open: {[type(w).__name__ for w in open_windows]}"
-    assert not threads, f"test left studio threads running: {threads}"
+    if "qtbot" in request.fixturenames:
+        from PySide6.QtWidgets import QApplication
+
+        app = QApplication.instance()
+        open_windows = [w for w in QApplication.topLevelWidgets() if w.isVisible()] if app else []
+        assert not open_windows, f"test left windows open: {[type(w).__name__ for w in open_windows]}"
+    leaked = _leaked_threads(before)
+    assert not leaked, f"test left threads running: {[f'{t.name} (daemon={t.daemon})' for t in leaked]}"
 
 
 def open_live_window(qtbot: Any) -> Any:

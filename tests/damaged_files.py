@@ -16,15 +16,15 @@ import numpy as np
 from core.agents.actions import ActionSet
 from core.agents.base import RandomAgent
 from core.agents.observe import ObservationOptions
+from core.episode.metrics import LOST
 from core.evaluation.client import EvaluatorClient
 from core.evaluation.profile import load_profile
 from core.evaluation.tasks import load_task
 from core.game.builtin import BuiltinWorld
-from core.labels.model import AnnotatorLabels, Span
+from core.labels.model import AnnotatorLabels, DeadlockLabel
 from core.labels.store import save_labels
 from core.paths import PROFILES_DIR, TASKS_DIR
 from core.recording.writer import LABEL_SLOT_BYTES, LABEL_SLOTS
-from core.session.metrics import LOST
 from core.session.runner import EpisodeRunner, RunOptions
 
 STEPS = 6
@@ -48,7 +48,7 @@ def sha(path: Path) -> str:
 
 
 def labels(annotator: str, note: str = "") -> AnnotatorLabels:
-    return AnnotatorLabels(annotator, spans=(Span(2, 4, kind="unaware", note=note),), failure_category=LOST,
+    return AnnotatorLabels(annotator, spans=(DeadlockLabel(2, 4, kind="unaware", note=note),), failure_category=LOST,
                            category_confirmed=True)
 
 

@@ -26,7 +26,7 @@ from core.export.clip_data import load_clip_episode
 from core.export.clip_plan import END_HOLD_S
 from core.export.overlay import ASSESSMENT_RGB, OverlayOptions, OverlayRenderer, wrap_text
 from core.game.builtin import BuiltinWorld
-from core.labels.model import AnnotatorLabels, Span
+from core.labels.model import AnnotatorLabels, DeadlockLabel
 from core.labels.store import save_labels
 from core.paths import TASKS_DIR
 from core.recording.reader import EpisodeReader
@@ -48,7 +48,7 @@ def episode(tmp_path_factory, builtin_profile):
     with BuiltinWorld.launch(renderer="software") as world, EvaluatorClient.launch(world.pid) as evaluator:
         evaluator.wait_locked()
         record(world, evaluator, actions, task, STUCK_REPLIES, path, options)
-    save_labels(path, AnnotatorLabels("alice", spans=(Span(8, 15, kind="aware", awareness_step=13),)))
+    save_labels(path, AnnotatorLabels("alice", spans=(DeadlockLabel(8, 15, kind="aware", awareness_step=13),)))
     return path
 
 

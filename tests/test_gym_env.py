@@ -18,6 +18,8 @@ def env():
     environment.close()
 
 
+# gymnasium warns that it cannot try other render modes on an env made without gymnasium.make; ours has one.
+@pytest.mark.filterwarnings("ignore:.*Not able to test alternative render modes:UserWarning")
 def test_the_environment_passes_check_env(env):
     check_env(env, skip_render_check=False)
 

@@ -20,7 +20,7 @@ from core.agents.actions import ActionSet
 from core.evaluation.client import EvaluatorClient
 from core.evaluation.tasks import load_task
 from core.game.builtin import BuiltinWorld
-from core.labels.model import AnnotatorLabels, Span
+from core.labels.model import AnnotatorLabels, DeadlockLabel
 from core.labels.store import save_labels
 from core.paths import TASKS_DIR
 from core.session.batch import run_batch
@@ -51,7 +51,7 @@ def run_folder(tmp_path_factory, builtin_profile):
         "granularity": "goal_only", "category": "navigation", "end_reason": "error",
         "error": "the game failed: <b>exit code -9</b>"}) + "\n")
     labelled = next((out / "episodes").glob("*goal_only*.h5"))
-    save_labels(labelled, AnnotatorLabels("alice", spans=(Span(9, 14, kind="unaware"),),
+    save_labels(labelled, AnnotatorLabels("alice", spans=(DeadlockLabel(9, 14, kind="unaware"),),
                                           failure_category="Unaware Deadlock", category_confirmed=True))
     return out
 

@@ -11,14 +11,14 @@ import numpy as np
 import pytest
 
 import main
+from core.episode.metrics import AWARE, LOST, SUCCESS, UNAWARE, UNCLASSIFIED
 from core.labels.agreement import category_agreement, cohen_kappa, step_agreement, step_classes
 from core.labels.episodes import load_episode, load_folder, open_editor
 from core.labels.export import COLUMNS, export_labels
-from core.labels.model import AnnotatorLabels, LabelEditor, Span
+from core.labels.model import AnnotatorLabels, DeadlockLabel, LabelEditor
 from core.labels.store import read_labels, save_labels
 from core.recording.reader import EpisodeReader
 from core.recording.writer import EpisodeWriter
-from core.session.metrics import AWARE, LOST, SUCCESS, UNAWARE, UNCLASSIFIED
 
 SHAPE = (12, 16, 3)
 
@@ -102,7 +102,7 @@ def test_spans_never_overlap_and_edges_stop_at_neighbours(tmp_path):
     assert editor.add_span(7, 8, kind="aware") == 1
     assert editor.set_edge(1, start=3).start == 6  # stops right after span 2..5
     assert editor.set_edge(1, end=30).end == 9  # stops right before span 10..14
-    assert editor.set_edge(1, start=12) == Span(9, 9, kind="aware", created=editor.spans[1].created,
+    assert editor.set_edge(1, start=12) == DeadlockLabel(9, 9, kind="aware", created=editor.spans[1].created,
                                                 updated=editor.spans[1].updated)  # start stops at the end
     assert editor.set_edge(2, end=99).end == 20  # the episode's last step
     assert [(s.start, s.end) for s in editor.spans] == [(2, 5), (9, 9), (10, 20)]
@@ -211,13 +211,14 @@ def _labelled_folder(tmp_path: Path) -> Path:
     (folder / "episodes").mkdir(parents=True)
     first = make_episode(folder / "episodes" / "a.h5", steps=10, deadlocks=((2, 5, False),), category=UNAWARE)
     second = make_episode(folder / "episodes" / "b.h5", steps=10, deadlocks=(), category=LOST, task_id="q02")
-    save_labels(first, AnnotatorLabels("alice", spans=(Span(3, 6, kind="unaware", note='wall, "corner"'),),
+    save_labels(first, AnnotatorLabels("alice", spans=(DeadlockLabel(3, 6, kind="unaware", note='wall, "corner"'),),
                                        failure_category=UNAWARE, category_confirmed=True,
                                        updated="2025-01-01T00:00:00Z"))
-    save_labels(first, AnnotatorLabels("bob", spans=(Span(4, 7, kind="aware", awareness_step=5),),
+    save_labels(first, AnnotatorLabels("bob", spans=(DeadlockLabel(4, 7, kind="aware", awareness_step=5),),
                                        failure_category=AWARE, category_confirmed=True))
     save_labels(second, AnnotatorLabels("alice", failure_category=LOST, category_confirmed=True))
-    save_labels(second, AnnotatorLabels("bob", spans=(Span(9, 10),), failure_category=LOST, category_confirmed=True))
+    save_labels(second, AnnotatorLabels("bob", spans=(DeadlockLabel(9, 10),), failure_category=LOST,
+                                        category_confirmed=True))
     (folder / "broken.h5").write_bytes(b"not an hdf5 file")
     return folder
 
@@ -252,7 +253,7 @@ def test_export_to_csv_has_a_row_per_span_and_per_episode(tmp_path):
     folder = _labelled_folder(tmp_path)
     out = tmp_path / "labels.csv"
     assert main.main(["labels", "export", str(folder), "--format", "csv", "--out", str(out)]) == 0
-    rows = list(csv.DictReader(out.open(encoding="utf-8")))
+    rows = list(csv.DictReader(out.read_text(encoding="utf-8").splitlines()))
     assert list(rows[0]) == list(COLUMNS) and len(rows) == 4 + 3
     alice_span = next(r for r in rows if r["annotator"] == "alice" and r["row_type"] == "span")
     assert alice_span["episode_file"] == "episodes/a.h5" and alice_span["task_id"] == "q01"

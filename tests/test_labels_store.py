@@ -14,13 +14,13 @@ from pathlib import Path
 import h5py
 import pytest
 
-from core.labels.model import AnnotatorLabels, LabelDocument, Span
+from core.episode.metrics import LOST
+from core.labels.model import AnnotatorLabels, DeadlockLabel, LabelDocument
 from core.labels.slots import encode_document, encode_header
 from core.labels.store import LabelStoreError, read_labels, save_labels
 from core.paths import PROJECT_ROOT
 from core.recording.reader import EpisodeReader
 from core.recording.writer import LABEL_SLOT_BYTES, LABEL_SLOTS
-from core.session.metrics import LOST
 from tests.test_labels import make_episode
 
 RECORDING = ("steps/table", "steps/record_bytes", "steps/record_index", "images/current", "samples/table")
@@ -42,7 +42,7 @@ def _slots_region(path: Path) -> tuple[int, int]:
 
 
 def _labels(version: int, annotator: str = "alice") -> AnnotatorLabels:
-    return AnnotatorLabels(annotator, spans=(Span(2, 5, kind="aware", note=f"version {version}"),),
+    return AnnotatorLabels(annotator, spans=(DeadlockLabel(2, 5, kind="aware", note=f"version {version}"),),
                            failure_category=LOST, category_confirmed=True, updated=f"2025-01-0{version}T00:00:00Z")
 
 
@@ -58,7 +58,7 @@ def test_a_save_killed_mid_write_keeps_the_previous_labels(tmp_path, stage):
     script = textwrap.dedent(f"""
         import sys
         from core.labels import store
-        from core.labels.model import AnnotatorLabels, Span
+        from core.labels.model import AnnotatorLabels, DeadlockLabel
 
         def pause(stage):
             if stage == {stage!r}:
@@ -66,7 +66,7 @@ def test_a_save_killed_mid_write_keeps_the_previous_labels(tmp_path, stage):
                 sys.stdin.read()  # wait here until the test kills us
 
         store._write_hook = pause
-        store.save_labels({str(path)!r}, AnnotatorLabels("alice", spans=(Span(1, 20, note={big_note!r}),)))
+        store.save_labels({str(path)!r}, AnnotatorLabels("alice", spans=(DeadlockLabel(1, 20, note={big_note!r}),)))
         print("finished", flush=True)
     """)
     saver = subprocess.Popen([sys.executable, "-c", script], cwd=PROJECT_ROOT, stdin=subprocess.PIPE,
@@ -113,7 +113,7 @@ def test_many_saves_never_touch_the_recording(tmp_path):
     before = path.read_bytes()
     for version in range(40):
         save_labels(path, AnnotatorLabels("alice" if version % 2 else "bob",
-                                          spans=(Span(1, 1 + version % 19, note=str(version)),)))
+                                          spans=(DeadlockLabel(1, 1 + version % 19, note=str(version)),)))
     after = path.read_bytes()
     assert len(after) == len(before) and after[:start] == before[:start] and after[end:] == before[end:]
     assert _recording_checksums(path) == checksums
@@ -192,7 +192,7 @@ def test_a_document_too_big_for_a_slot_is_refused(tmp_path):
     path = make_episode(tmp_path / "episode.h5")
     save_labels(path, _labels(1))
     digest = _sha(path)
-    huge = AnnotatorLabels("bob", spans=(Span(1, 2, note=os.urandom(LABEL_SLOT_BYTES).hex()),))
+    huge = AnnotatorLabels("bob", spans=(DeadlockLabel(1, 2, note=os.urandom(LABEL_SLOT_BYTES).hex()),))
     with pytest.raises(LabelStoreError, match="shorten the notes"):
         save_labels(path, huge)
     assert _sha(path) == digest and read_labels(path).annotators["alice"] == _labels(1)

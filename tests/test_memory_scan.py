@@ -26,11 +26,12 @@ SIGNATURE = "50 4B 47 59 4D 5A A5 01"
 def planted(*args: str) -> Iterator[dict]:
     helper = subprocess.Popen([sys.executable, "-m", "core.memory.bench_target", *args], cwd=PROJECT_ROOT,
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    try:
-        yield json.loads(helper.stdout.readline())
-    finally:
-        helper.stdin.close()
-        helper.wait(timeout=30)
+    with helper:  # closes its pipes too, or each test leaks two file objects (a ResourceWarning)
+        try:
+            yield json.loads(helper.stdout.readline())
+        finally:
+            helper.stdin.close()
+            helper.wait(timeout=30)
 
 
 def test_every_planted_match_is_found_including_across_chunk_boundaries():

@@ -7,7 +7,7 @@ import math
 import pytest
 
 from core.analysis.stats import correlation, pearson, pearson_p_value, t_two_sided_p
-from core.session.metrics import (
+from core.episode.metrics import (
     AWARE,
     EXECUTION,
     INVALID_ACTION,

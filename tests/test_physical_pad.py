@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from core.game import physical_pad_linux as linux
+from core.game.gamepad_devices import find_gamepads, open_gamepad
 from core.game.pad import Button, PadState
-from core.game.physical_pad import GamepadError, GamepadGone, GamepadInfo, find_gamepads, open_gamepad
+from core.game.physical_pad import GamepadError, GamepadGone, GamepadInfo
 from core.game.physical_pad_windows import (
     ERROR_DEVICE_NOT_CONNECTED,
     XINPUT_GAMEPAD,

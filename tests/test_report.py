@@ -10,14 +10,14 @@ import pytest
 import main
 from core.agents.actions import ActionSet
 from core.agents.base import ReplayAgent
+from core.analysis.report import build_report, write_report
 from core.cli.run_cmd import apply_protocol
+from core.episode.metrics import METRICS_VERSION, UNAWARE, UNCLASSIFIED
 from core.evaluation.client import EvaluatorClient
 from core.evaluation.tasks import load_task
 from core.game.builtin import BuiltinWorld
 from core.paths import TASKS_DIR
 from core.session.batch import plan_episodes, run_batch
-from core.session.metrics import METRICS_VERSION, UNAWARE, UNCLASSIFIED
-from core.session.report import build_report, write_report
 from core.session.runner import EpisodeRunner, RunOptions
 
 

@@ -106,7 +106,7 @@ def test_a_mistake_gives_one_line_and_leaves_no_folder(tmp_path, case, args, env
 
 def test_error_rows_written_by_older_versions_are_counted_apart_and_rerun(tmp_path):
     """Before errors.jsonl, results.jsonl held infrastructure errors as rows with end_reason "error"."""
-    from core.session.report import build_report
+    from core.analysis.report import build_report
     from core.session.run_folder import finished_keys
 
     common = {"agent": "random", "agent_spec": "random", "granularity": "goal_only", "category": "navigation",

@@ -129,5 +129,5 @@ def test_closing_the_studio_mid_export_stops_the_thread(opened, qtbot, tmp_path,
     dialog.path.setText(str(tmp_path / "long.gif"))
     qtbot.mouseClick(dialog.export_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: dialog.progress.value() > 0, timeout=30_000)
-    window.close()  # shut_down cancels and waits; the no_qt_leaks fixture checks no studio thread is left
+    window.close()  # shut_down cancels and waits; the no_leaks fixture checks no thread is left
     assert not dialog.job.running and not Path(tmp_path / "long.gif").exists()

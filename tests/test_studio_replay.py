@@ -276,7 +276,7 @@ def test_labels_of_a_folder_export_and_show_agreement(window, qtbot, episode_fil
                           timeout=20_000) as status:
         episodes.export_to(out, "csv")
     assert str(out) in status.args[0]
-    rows = list(csv.DictReader(out.open()))
+    rows = list(csv.DictReader(out.read_text().splitlines()))
     assert any(r["annotator"] == "alice" and r["span_kind"] == "unaware" for r in rows)
     dialog = AgreementDialog(episode_file.parent)
     qtbot.addWidget(dialog)

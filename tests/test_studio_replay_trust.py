@@ -50,7 +50,7 @@ def open_episode(window, qtbot, path: Path) -> None:
         window.open_path(str(path))
 
 
-def test_switching_episodes_never_waits_for_a_label_save(window, qtbot, tmp_path, monkeypatch):
+def test_switching_episodes_never_waits_for_a_label_save(window, qtbot, tmp_path, monkeypatch, request):
     first = write_long_episode(tmp_path / "a.h5", 40, frames(), seed=1)
     second = write_long_episode(tmp_path / "b.h5", 40, frames(), seed=2)
     import studio.replay.label_session as label_session
@@ -59,7 +59,9 @@ def test_switching_episodes_never_waits_for_a_label_save(window, qtbot, tmp_path
     real_save = label_session.save_labels
     monkeypatch.setattr(label_session, "save_labels", lambda path, labels: (disk_free.wait(30),
                                                                             real_save(path, labels)))
-    threading.Timer(20, disk_free.set).start()  # never hang the suite, even on a regression
+    failsafe = threading.Timer(20, disk_free.set)  # never hang the suite, even on a regression
+    failsafe.start()
+    request.addfinalizer(failsafe.cancel)  # and never leave the timer running after the test
     open_episode(window, qtbot, first)
     replay = window.replay
     replay.labels.set_category("Lost")  # an edit; its save is now held up by the disk
@@ -72,7 +74,7 @@ def test_switching_episodes_never_waits_for_a_label_save(window, qtbot, tmp_path
     assert read_labels(first).annotators["alice"].failure_category == "Lost"
 
 
-def test_a_slow_folder_never_overwrites_a_newer_one(window, qtbot, tmp_path, monkeypatch):
+def test_a_slow_folder_never_overwrites_a_newer_one(window, qtbot, tmp_path, monkeypatch, request):
     slow, fast = tmp_path / "slow", tmp_path / "fast"
     for index in range(3):
         write_long_episode(slow / f"s{index}.h5", 20, frames(20), seed=index)
@@ -88,7 +90,9 @@ def test_a_slow_folder_never_overwrites_a_newer_one(window, qtbot, tmp_path, mon
         return real_load(path)
 
     monkeypatch.setattr(folder_reader, "load_episode", load)
-    threading.Timer(20, slow_done.set).start()
+    failsafe = threading.Timer(20, slow_done.set)  # never hang the suite, even on a regression
+    failsafe.start()
+    request.addfinalizer(failsafe.cancel)
     episodes = window.replay.episodes
     window.open_path(str(slow))
     window.open_path(str(fast))

@@ -17,12 +17,12 @@ pytest.importorskip("pytestqt")
 
 from PySide6.QtGui import QImage
 
+from core.analysis.report import METRICS, TASK_CATEGORIES, format_value
+from core.analysis.taxonomy import TAXONOMY, human_category
+from core.episode.metrics import AWARE, LOST, UNAWARE
 from core.labels.model import AnnotatorLabels, LabelDocument
 from core.labels.store import save_labels
 from core.paths import PROJECT_ROOT
-from core.session.metrics import AWARE, LOST, UNAWARE
-from core.session.report import METRICS, TASK_CATEGORIES, format_value
-from core.session.taxonomy import TAXONOMY, human_category
 from studio.results_view import ResultsView
 
 RUNS = (  # two agents, so the tables have a row per agent; random:1 on every granularity
@@ -181,7 +181,7 @@ def test_csv_and_png_exports(run_folder, view, qtbot, tmp_path):
     with qtbot.waitSignal(view.sig_status) as status:
         assert view.export_csv(tmp_path / "results.csv")
     assert str(tmp_path / "results.csv") in status.args[0]  # the status bar says where it went
-    rows = list(csv.DictReader((tmp_path / "results.csv").open()))
+    rows = list(csv.DictReader((tmp_path / "results.csv").read_text().splitlines()))
     value = {(r["table"], r["agent"], r["granularity"], r["category"], r["measure"]): r["value"] for r in rows}
 
     def same(cell: str, expected: float | None) -> bool:

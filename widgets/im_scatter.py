@@ -10,7 +10,7 @@ from typing import Any
 
 import pyqtgraph as pg
 
-from core.session.report import format_value
+from core.analysis.report import format_value
 from widgets.taxonomy_chart import agent_colour
 
 

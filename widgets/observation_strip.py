@@ -31,7 +31,8 @@ class _Thumbnail(QWidget):
         layout.addWidget(self.view)
         self.pixels: np.ndarray | None = None
 
-    def show(self, pixels: np.ndarray | None) -> None:  # type: ignore[override]
+    def set_pixels(self, pixels: np.ndarray | None) -> None:
+        """The image to show, or None to clear it. (Not `show`: that is QWidget's, and it makes a widget visible.)"""
         self.pixels = pixels
         if pixels is None:
             self.image.clear()
@@ -64,7 +65,7 @@ class ObservationStrip(QWidget):
         self.step = step
         given = [kind for kind in self.thumbnails if images.get(kind) is not None]
         for kind, thumbnail in self.thumbnails.items():
-            thumbnail.show(images.get(kind))
+            thumbnail.set_pixels(images.get(kind))
             thumbnail.setVisible(kind in given)
         names = ", ".join(_TITLES[k] for k in given)
         if source in _NOT_THE_AGENT:

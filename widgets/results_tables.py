@@ -1,6 +1,6 @@
 """The report's tables as read-only Qt tables: success rate per agent x granularity x category (with n),
 and the movement metrics per agent x granularity. Numbers are formatted exactly as `python main.py report`
-prints them (core.session.report.format_value)."""
+prints them (core.analysis.report.format_value)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem
 
-from core.session.report import TASK_CATEGORIES, format_value
+from core.analysis.report import TASK_CATEGORIES, format_value
 
 _METRIC_COLUMNS = (  # (key, header, shown as a percentage)
     ("avg_successful_steps", "mean succ.\nsteps", False), ("im_rate", "IM rate", True),

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF
 
-from core.session.taxonomy import AUTO, HUMAN, TAXONOMY
+from core.analysis.taxonomy import AUTO, HUMAN, TAXONOMY
 
 AGENT_COLOURS = ((31, 119, 180), (255, 127, 14), (44, 160, 44), (214, 39, 40), (148, 103, 189), (140, 86, 75),
                  (227, 119, 194), (127, 127, 127), (188, 189, 34), (23, 190, 207))

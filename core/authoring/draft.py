@@ -21,7 +21,7 @@ from core.evaluation.conditions import AllOf, Condition, Flag, FlagSpec, Reach, 
 from core.evaluation.conditions import Sequence as SequenceCondition
 from core.evaluation.sample import StateSample
 from core.evaluation.tasks import GRANULARITIES, Goto, InlineStart, Interact, InteractSpec, RouteStep, Task, parse_task
-from core.session.events import Signal
+from core.session.events import EventHook
 
 HEADER = "# PokeGym task, authored in the studio. Format: docs/task-format.md"
 DEFAULT_RADIUS_M = 3.0
@@ -57,7 +57,7 @@ class TaskDraft:
         self.reference_steps: int | None = None
         self.last_capture: StateSample | None = None  # what "flags changed since the last capture" compares to
         self.header = HEADER
-        self.sig_changed = Signal("changed")
+        self.sig_changed = EventHook("changed")
 
     @classmethod
     def for_builtin_world(cls) -> TaskDraft:

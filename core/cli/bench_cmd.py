@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from core.game.pad import PadState
 from core.paths import PROJECT_ROOT
 
 
@@ -67,9 +68,20 @@ def _peak_rss_mb(pid: int) -> float:
     return float("nan")
 
 
+def step_sequence(count: int) -> list[PadState]:
+    """The bench's step inputs: walk, turning the camera a little, in a fixed pattern.
+
+    Built here rather than in the world package: only the world process imports core.world.
+    """
+    pads = []
+    for i in range(count):
+        angle = (i % 8) / 8.0
+        pads.append(PadState(left_x=angle - 0.5, left_y=1.0, right_x=0.3 if i % 3 else -0.3))
+    return pads
+
+
 def bench_world(args: argparse.Namespace) -> None:
     from core.game.builtin import BuiltinWorld
-    from core.world.bench_probe import step_sequence
 
     for width, height in ((640, 360), (1280, 720)):
         frames = args.frames if width == 640 else max(50, args.frames // 3)

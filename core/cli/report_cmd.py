@@ -10,7 +10,7 @@ import json
 import sys
 from pathlib import Path
 
-from core.session.report import CORRELATION_UNITS, ReportError, build_report, write_report
+from core.analysis.report import CORRELATION_UNITS, ReportError, build_report, write_report
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

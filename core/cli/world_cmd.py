@@ -1,8 +1,13 @@
 """`python main.py world`: run a game as its own process, for attaching to it.
 
     python main.py world                          # the built-in world; prints a connection file
+    python main.py world --renderer software --mode realtime --width 1280 --height 720
     python main.py world --backend minetest       # Minetest under its backend's lifecycle (our Xvfb if no display)
     python main.py world --backend my_game.yaml --start spawn
+
+The built-in world's own options (--world FILE, --width, --height, --mode lockstep|realtime,
+--renderer auto|software|hardware) are passed to its program unchanged: `python -m core.world --help`
+describes them. This command becomes that process (exec), so the harness never imports the world's code.
 
 For an external game this prints its pid and X display, keeps it running until Ctrl+C, and then ends
 exactly the processes it started (the game, its children, our Xvfb). Attach with
@@ -12,50 +17,46 @@ exactly the processes it started (the game, its children, our Xvfb). Attach with
 from __future__ import annotations
 
 import argparse
+import os
+import subprocess
 import sys
-from pathlib import Path
 
-from core.paths import DEFAULT_WORLD
+from core.paths import PROJECT_ROOT
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--backend", default="builtin", metavar="NAME|PATH",
                         help="builtin (default), minetest, ryujinx, or a backend file (docs/backend-format.md)")
     parser.add_argument("--start", help="external games: the start state to launch into (default: the backend's)")
-    parser.add_argument("--world", type=Path, default=DEFAULT_WORLD, help="world file (default: %(default)s)")
-    parser.add_argument("--width", type=int, default=640, help="frame width in pixels (default 640)")
-    parser.add_argument("--height", type=int, default=360, help="frame height in pixels (default 360)")
-    parser.add_argument("--mode", choices=["lockstep", "realtime"], default="lockstep",
-                        help="lockstep: time moves only on request (benchmarks); realtime: 30 ticks/s (humans)")
-    parser.add_argument("--renderer", choices=["auto", "software", "hardware"], default="auto",
-                        help="software = Panda3D tinydisplay; hardware = OpenGL; auto = OpenGL only if a GPU is found")
-    parser.add_argument("--runtime-dir", type=Path, help=argparse.SUPPRESS)
-    parser.add_argument("--owner-pid", type=int, help=argparse.SUPPRESS)
+    # main.py hands every option it does not know here: the built-in world's, parsed by the world process.
+    parser.set_defaults(passed_through=[])
 
 
 def run(args: argparse.Namespace) -> int:
     if args.backend != "builtin":
+        if args.passed_through:
+            print(f"error: {' '.join(args.passed_through)}: options of the built-in world; an external game's size "
+                  "and launch come from its backend file", file=sys.stderr)
+            return 2
         return _run_external(args)
-    from core.game.frames import check_resolution
-    from core.world.content import WorldFileError, load_world
-
-    try:
-        check_resolution(args.width, args.height)
-        spec = load_world(args.world)
-    except (ValueError, WorldFileError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+    if args.start:
+        print("error: --start is for external games; the built-in world starts at its default state",
+              file=sys.stderr)
         return 2
-    from core.world.server import run as serve
-
-    return serve(spec, runtime_dir=args.runtime_dir, owner_pid=args.owner_pid, width=args.width,
-                 height=args.height, mode=args.mode, renderer=args.renderer)
+    return _become_world(args.passed_through)
 
 
-def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m core.world", description=__doc__)
-    add_arguments(parser)
-    return run(parser.parse_args(argv))
-
+def _become_world(options: list[str]) -> int:
+    """Replace this process with `python -m core.world OPTIONS`: same pid, same terminal, same signals."""
+    command = [sys.executable, "-m", "core.world", *options]
+    env = dict(os.environ)
+    # -m finds core.world from the project root; relative paths in OPTIONS stay relative to the caller's folder.
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(PROJECT_ROOT), env.get("PYTHONPATH", "")) if p)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    if os.name == "posix":
+        os.execve(sys.executable, command, env)
+    return subprocess.call(command, env=env)  # Windows has no true exec: wait for the world instead
 
 def _run_external(args: argparse.Namespace) -> int:
     import signal

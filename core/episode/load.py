@@ -1,6 +1,6 @@
 """load_episode: an episode file (any version, complete or cut short) as an Episode.
 
-The same type the runner fills, with its metrics from the same code (core/session/metrics.py). Steps
+The same type the runner fills, with its metrics from the same code (core/episode/metrics.py). Steps
 whose stored record is damaged are kept with `damaged` saying why, so they cost only themselves.
 Positions before and after each step come from the record (files since the episode model) or, for
 older files, from the evaluator samples at the step's ticks.

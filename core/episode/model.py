@@ -19,10 +19,10 @@ from typing import Any
 
 import numpy as np
 
+from core.episode.metrics import EpisodeMetrics, episode_metrics, next_run_length
 from core.episode.records import EpisodeResult, StepRecord
 from core.evaluation.sample import StateSample
 from core.recording.writer import SAMPLE_DTYPE
-from core.session.metrics import EpisodeMetrics, episode_metrics, next_run_length
 
 MARK_KINDS = ("success", "intervention", "human", "parse_error")
 Images = Mapping[str, "np.ndarray | None"]
@@ -239,7 +239,7 @@ class Episode:
             return self._totals[-1].consecutive_im if self._totals else 0
 
     def metrics(self, upto: int | None = None) -> EpisodeMetrics:
-        """The paper's metrics over the first `upto` steps (all by default), from core/session/metrics.py."""
+        """The paper's metrics over the first `upto` steps (all by default), from core/episode/metrics.py."""
         with self._lock:
             chosen = self._steps[:upto]
             success = self._success_step is not None and any(s.step >= self._success_step for s in chosen)

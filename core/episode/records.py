@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
-from core.session.metrics import AGENT_SOURCES, INVALID_ACTION, StepFacts, continuous_facts
+from core.episode.metrics import AGENT_SOURCES, INVALID_ACTION, StepFacts, continuous_facts
 
 Source = Literal["agent", "privileged", "human", "intervention"]
 SOURCES: tuple[Source, ...] = ("agent", "human", "intervention", "privileged")  # stored order (the table's index)
@@ -101,7 +101,7 @@ class StepRecord:
 
     @property
     def facts(self) -> StepFacts:
-        """This step as the metrics count it (core/session/metrics.py)."""
+        """This step as the metrics count it (core/episode/metrics.py)."""
         label = self.entropy_label or (self.action if self.by_agent else self.source)
         return StepFacts(action=label if self.by_agent else self.source, movement=self.movement and self.by_agent,
                          displacement=self.displacement,

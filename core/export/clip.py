@@ -107,10 +107,9 @@ def _write(reader: EpisodeReader, data: ClipEpisode, plan: ClipPlan, path: Path,
         for done, shot in enumerate(plan.shots):
             if cancel is not None and cancel.is_set():
                 raise ExportCancelled(f"the clip was cancelled after {done} of {total} pictures; nothing was written")
-            picture = reader.image("current", shot.index) if shot.kind == "step" else reader.frame(shot.index)
-            if shot.kind == "step" and not picture.any():
-                # an all-zero step image means none was taken (an intervention step): keep the last picture
-                picture = shown if shown is not None else np.full_like(picture, 40)
+            picture = reader.step_image("current", shot.index) if shot.kind == "step" else reader.frame(shot.index)
+            if picture is None:  # no image at this step (an intervention step): keep the last picture
+                picture = shown if shown is not None else np.full_like(first_picture, 40)
             shown = picture
             writer.write(renderer.render(picture, shot.step, shot.tick), shot.seconds)
             if progress is not None:

@@ -25,13 +25,13 @@ from typing import Any
 import numpy as np
 
 from core.agents.actions import ActionSet
+from core.analysis.report import ReportError, load_results
 from core.evaluation.profile import load_profile
 from core.evaluation.tasks import TaskFileError, load_task, task_files
 from core.export import ExportCancelled, ExportError
 from core.export.trajectory import CONTINUOUS_FIELDS, NOOP, Segment, episode_segments
 from core.paths import PROFILES_DIR, TASKS_DIR
 from core.recording.reader import EpisodeFileError, EpisodeReader
-from core.session.report import ReportError, load_results
 from core.session.reward import RewardSpec
 from core.session.run_folder import is_error
 

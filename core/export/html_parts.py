@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from html import escape
 from typing import Any
 
-from core.session.taxonomy import TAXONOMY
+from core.analysis.taxonomy import TAXONOMY
 
 CATEGORY_COLOURS = {"Success": "#2e8b47", "Unaware Deadlock": "#c62828", "Aware Deadlock": "#e08a00",
                     "Unclassified Deadlock": "#6a6ac8", "Lost": "#7a7a7a", "Execution Failure": "#8e44ad"}

@@ -20,9 +20,7 @@ from typing import Any
 
 import cv2
 
-from core.export.html_parts import CATEGORY_COLOURS, STYLE, table, taxonomy_bars
-from core.export.strips import Strip, deadlock_strip
-from core.session.report import (
+from core.analysis.report import (
     CATEGORY_SHORT,
     GRANULARITIES,
     GRANULARITY_SHORT,
@@ -34,9 +32,11 @@ from core.session.report import (
     load_results,
     scatter_image,
 )
-from core.session.rescore import rescore_rows
+from core.analysis.rescore import rescore_rows
+from core.analysis.taxonomy import SUCCESS, TAXONOMY, EpisodeCategory, categorise
+from core.export.html_parts import CATEGORY_COLOURS, STYLE, table, taxonomy_bars
+from core.export.strips import Strip, deadlock_strip
 from core.session.run_folder import is_error
-from core.session.taxonomy import SUCCESS, TAXONOMY, EpisodeCategory, categorise
 
 NAV = ('<nav><a href="#success">Success rates</a> · <a href="#metrics">Movement metrics</a> · '
        '<a href="#correlation">IM vs SR</a> · <a href="#taxonomy">Failure taxonomy</a> · '
@@ -192,7 +192,7 @@ def _header(folder: Path, report: dict[str, Any]) -> str:
 
 
 def build_html(folder: Path, report: dict[str, Any]) -> str:
-    """The page for a report made by core.session.report.build_report(folder, ...)."""
+    """The page for a report made by core.analysis.report.build_report(folder, ...)."""
     folder = Path(folder)
     rows, _ = load_results(folder)
     rows = [r for r in rows if not is_error(r)]  # not results: listed apart, from the report

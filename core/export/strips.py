@@ -85,8 +85,8 @@ def deadlock_strip(path: Path, row: dict[str, Any]) -> Strip:
             inside = [int(i) for i in np.nonzero((steps >= start) & (steps <= end))[0]]
             strip = Strip(start, end, origin)
             for position in _spread(inside, THUMBNAILS):
-                image = reader.image("current", position)
-                if not image.any():
+                image = reader.step_image("current", position)
+                if image is None:
                     continue  # an intervention step has no image
                 record = reader.record(position)
                 height = max(1, round(image.shape[0] * THUMB_WIDTH / image.shape[1]))

@@ -103,8 +103,8 @@ def episode_segments(path: Path, reward: RewardSpec, actions: ActionSet, size: t
         def final_observation(last: int, last_image: np.ndarray) -> tuple[np.ndarray, str]:
             following = last + 1
             if following < len(records):
-                image = reader.image("current", following)
-                if image.any():
+                image = reader.step_image("current", following)
+                if image is not None:
                     return resize(image, size), "next step image"
             end = int(numbers["tick_after"][last])
             at = np.nonzero(frame_ticks == end)[0]

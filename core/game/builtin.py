@@ -33,7 +33,7 @@ from core.game.errors import (
     UnknownStartStateError,
     UnsupportedCapabilityError,
 )
-from core.game.frames import Frame, FrameRing, FrameView, check_resolution
+from core.game.frames import BorrowedFrame, Frame, FrameRing, check_resolution
 from core.game.pad import Button, PadState
 from core.paths import DEFAULT_WORLD
 
@@ -124,7 +124,7 @@ class BuiltinWorld:
             raise GameError("the world has not published a frame yet")
         return frame
 
-    def latest_frame_view(self) -> FrameView:
+    def latest_frame_view(self) -> BorrowedFrame:
         """The newest frame without copying; check `intact()` after use (see docs/frame-ring.md)."""
         self._check_alive()
         view = self._ring.latest_view()

@@ -58,8 +58,12 @@ class Frame:
     tick: int
 
 
-class FrameView:
-    """A zero-copy frame. Call `intact()` after using `pixels` to learn if it was overwritten."""
+class BorrowedFrame:
+    """A frame borrowed from the ring, zero-copy: its pixels live in the ring's slot until the writer reuses it.
+
+    Call `intact()` after using `pixels` to learn whether that happened. (The studio's frame display is
+    widgets.frame_view.FrameView; this is not a widget.)
+    """
 
     def __init__(self, ring: FrameRing, slot: int, seq: int, frame: Frame) -> None:
         self._ring = ring
@@ -145,7 +149,7 @@ class FrameRing:
     def _slot_seq(self, slot: int) -> int:
         return struct.unpack_from("<Q", self._map, _SLOT_BASE + slot * _SLOT.size)[0]
 
-    def latest_view(self) -> FrameView | None:
+    def latest_view(self) -> BorrowedFrame | None:
         """The newest complete frame without copying, or None if none was written yet."""
         for _ in range(64):
             best: tuple[int, int, int, int] | None = None
@@ -158,7 +162,7 @@ class FrameRing:
             slot, frame_no, tick, seq = best
             start = _DATA_BASE + slot * self._frame_bytes
             pixels = np.frombuffer(self._buffer[start:start + self._frame_bytes], dtype=np.uint8)
-            view = FrameView(self, slot, seq, Frame(pixels.reshape(self.height, self.width, 3), frame_no, tick))
+            view = BorrowedFrame(self, slot, seq, Frame(pixels.reshape(self.height, self.width, 3), frame_no, tick))
             if view.intact():
                 return view
         raise TornFrameError("the writer overwrote every frame during the read; is it writing in a tight loop?")

@@ -3,14 +3,14 @@
 Qt has no gamepad module in PySide6-Essentials and SDL is not a dependency, so the operating
 system is read directly: the Linux joystick API (`/dev/input/js*`, physical_pad_linux.py) and
 XInput on Windows (physical_pad_windows.py). Both give the same PhysicalPad: `poll()` returns
-the current PadState without ever blocking. Format and mapping: docs/physical-gamepad.md.
+the current PadState without ever blocking. Finding and opening one is gamepad_devices.py's job,
+so the platform modules import this one and nothing imports them back (no import circle).
+Format and mapping: docs/physical-gamepad.md.
 """
 
 from __future__ import annotations
 
 import math
-import os
-import sys
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
@@ -81,49 +81,3 @@ def apply_dead_zone(x: float, y: float, dead_zone: float) -> tuple[float, float]
         return 0.0, 0.0
     scale = min(1.0, (magnitude - dead_zone) / (1.0 - dead_zone)) / magnitude
     return x * scale + 0.0, y * scale + 0.0  # + 0.0 turns -0.0 into 0.0
-
-
-def find_gamepads(device_dir: str | os.PathLike[str] | None = None) -> list[GamepadInfo]:
-    """Controllers connected now, first one first ([] when there are none).
-
-    `device_dir` (default /dev/input) is where Linux joystick devices `js<N>` are looked for;
-    passing it scans that directory on any platform. Raises GamepadError on a platform with no
-    supported interface, or when XInput cannot be loaded on Windows.
-    """
-    if device_dir is not None or sys.platform.startswith("linux"):
-        from core.game import physical_pad_linux
-
-        return physical_pad_linux.find_joysticks(device_dir)
-    if sys.platform == "win32":
-        from core.game import physical_pad_windows
-
-        return physical_pad_windows.find_xinput_pads()
-    raise GamepadError(
-        f"reading a physical gamepad is not supported on {sys.platform} (only Linux and Windows); "
-        "use the keyboard to take control instead"
-    )
-
-
-def open_gamepad(
-    info: GamepadInfo | None = None,
-    *,
-    device_dir: str | os.PathLike[str] | None = None,
-    dead_zone: float = DEFAULT_DEAD_ZONE,
-) -> PhysicalPad | None:
-    """Open `info`, or the first controller find_gamepads(device_dir) reports (None if there is none).
-
-    Raises GamepadError when the device cannot be opened (for example no permission to read it)
-    and GamepadGone when it disappeared between being found and being opened.
-    """
-    if info is None:
-        found = find_gamepads(device_dir)
-        if not found:
-            return None
-        info = found[0]
-    if info.path is not None:
-        from core.game.physical_pad_linux import JoystickPad
-
-        return JoystickPad(info, dead_zone=dead_zone)
-    from core.game.physical_pad_windows import XInputPad
-
-    return XInputPad(info, dead_zone=dead_zone)

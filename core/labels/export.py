@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Literal, TextIO
 
 from core.labels.episodes import EpisodeLabels, load_folder
-from core.labels.model import AnnotatorLabels, Span
+from core.labels.model import AnnotatorLabels, DeadlockLabel
 
 ExportFormat = Literal["csv", "jsonl"]
 COLUMNS = ("episode_file", "task_id", "agent", "granularity", "annotator", "labelled_at", "row_type",
@@ -84,7 +84,7 @@ def _row(base: dict[str, Any], annotator: str, labelled_at: str | None, **fields
     return row
 
 
-def _span_row(base: dict[str, Any], labels: AnnotatorLabels, index: int | None, span: Span) -> dict[str, Any]:
+def _span_row(base: dict[str, Any], labels: AnnotatorLabels, index: int | None, span: DeadlockLabel) -> dict[str, Any]:
     return _row(base, labels.annotator, span.updated or labels.updated, row_type="span", span_index=index,
                 span_start=span.start, span_end=span.end, span_kind=span.kind, awareness_step=span.awareness_step,
                 span_note=span.note, span_origin=span.origin, span_status=span.status)

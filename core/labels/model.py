@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import Any, Literal
 
-from core.session.metrics import AWARE, CATEGORIES, UNAWARE
+from core.episode.metrics import AWARE, CATEGORIES, UNAWARE
 
 LABELS_FORMAT_VERSION = 1
 AUTO_ANNOTATOR = "auto"  # the automatic suggestions, as an annotator for agreement; no human may use it
@@ -37,8 +37,13 @@ def _is_int(value: object) -> bool:
 
 
 @dataclass(frozen=True)
-class Span:
-    """A deadlock span. `kind` None = not yet classified. Only suggestions are "pending" or "rejected"."""
+class DeadlockLabel:
+    """One annotator's label on a deadlock: steps start..end (step numbers, inclusive), its kind and notes.
+
+    What a person (or a suggestion) says about a span; the deadlock the metrics detect on their own is
+    core.episode.metrics.DeadlockSpan. `kind` None = not yet classified. Only suggestions are "pending" or
+    "rejected".
+    """
 
     start: int
     end: int
@@ -78,7 +83,7 @@ class Span:
                 "updated": self.updated}
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Span:
+    def from_json(cls, data: Mapping[str, Any]) -> DeadlockLabel:
         return cls(start=data["start"], end=data["end"], kind=data.get("kind"),
                    awareness_step=data.get("awareness_step"), note=data.get("note", ""),
                    origin=data.get("origin", "human"), status=data.get("status", "accepted"),
@@ -91,8 +96,8 @@ class AnnotatorLabels:
     order, so a rejection is remembered (and not suggested again) without blocking that range."""
 
     annotator: str
-    spans: tuple[Span, ...] = ()
-    rejected: tuple[Span, ...] = ()
+    spans: tuple[DeadlockLabel, ...] = ()
+    rejected: tuple[DeadlockLabel, ...] = ()
     failure_category: str | None = None
     category_confirmed: bool = False  # False: a pre-filled suggestion nobody has confirmed yet
     updated: str = ""  # ISO-8601 UTC of the last edit
@@ -118,8 +123,8 @@ class AnnotatorLabels:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> AnnotatorLabels:
-        return cls(annotator=data["annotator"], spans=tuple(Span.from_json(s) for s in data.get("spans", ())),
-                   rejected=tuple(Span.from_json(s) for s in data.get("rejected", ())),
+        return cls(annotator=data["annotator"], spans=tuple(DeadlockLabel.from_json(s) for s in data.get("spans", ())),
+                   rejected=tuple(DeadlockLabel.from_json(s) for s in data.get("rejected", ())),
                    failure_category=data.get("failure_category"),
                    category_confirmed=bool(data.get("category_confirmed", False)), updated=data.get("updated", ""))
 
@@ -174,7 +179,7 @@ def deadlock_steps(result: Mapping[str, Any] | None) -> list[SuggestedSpan]:
 
 
 def suggested_spans(result: Mapping[str, Any] | None, status: SpanStatus = "pending",
-                    created: str | None = None) -> tuple[Span, ...]:
+                    created: str | None = None) -> tuple[DeadlockLabel, ...]:
     """The automatic deadlock candidates, pre-classified where the agent's own words decided it (aware or
     unaware); unclassified spans are left for the annotator. Older files only classified the final span."""
     found = deadlock_steps(result)
@@ -190,7 +195,7 @@ def suggested_spans(result: Mapping[str, Any] | None, status: SpanStatus = "pend
         if kind == "aware" and suggestion.awareness_step is not None:
             # The reply that first said "stuck" may come right after the span's last IM.
             awareness_step = min(max(int(suggestion.awareness_step), suggestion.start), suggestion.end)
-        spans.append(Span(suggestion.start, suggestion.end, kind=kind, awareness_step=awareness_step,
+        spans.append(DeadlockLabel(suggestion.start, suggestion.end, kind=kind, awareness_step=awareness_step,
                           origin="suggested", status=status, created=created, updated=created))
     return tuple(spans)
 
@@ -248,7 +253,7 @@ class LabelEditor:
         return self._labels
 
     @property
-    def spans(self) -> tuple[Span, ...]:
+    def spans(self) -> tuple[DeadlockLabel, ...]:
         return self._labels.spans
 
     @property
@@ -313,12 +318,12 @@ class LabelEditor:
                 raise ValueError(f"steps {start}..{end} overlap span #{index} ({other.start}..{other.end}); "
                                  "drag that span's edges or merge instead")
         now = self._clock()
-        span = Span(start, end, kind=kind, note=note, created=now, updated=now)
+        span = DeadlockLabel(start, end, kind=kind, note=note, created=now, updated=now)
         spans = tuple(sorted((*self.spans, span), key=lambda s: s.start))
         self._apply(f"Add span {start}-{end}", spans=spans)
         return spans.index(span)
 
-    def set_edge(self, index: int, start: int | None = None, end: int | None = None) -> Span:
+    def set_edge(self, index: int, start: int | None = None, end: int | None = None) -> DeadlockLabel:
         """Move a span's edges, stopping at the neighbouring spans and the episode's ends, and keeping
         start <= end (a dragged edge stops at the other one). The awareness step is pulled inside."""
         span = self._span(index)
@@ -397,7 +402,7 @@ class LabelEditor:
         notes = list(dict.fromkeys(s.note for s in group if s.note))
         created = [s.created for s in group if s.created]
         now = self._clock()
-        merged = Span(group[0].start, group[-1].end, kind=kinds.pop() if len(kinds) == 1 else None,
+        merged = DeadlockLabel(group[0].start, group[-1].end, kind=kinds.pop() if len(kinds) == 1 else None,
                       awareness_step=min(awareness, default=None), note=" | ".join(notes),
                       created=min(created, default=now), updated=now)
         self._apply(f"Merge spans {merged.start}-{merged.end}", spans=(*self.spans[:low], merged,
@@ -416,12 +421,12 @@ class LabelEditor:
         self._apply(f"Confirm failure category {self._labels.failure_category}", category_confirmed=True)
 
     # -- internals ---------------------------------------------------------------------------
-    def _span(self, index: int) -> Span:
+    def _span(self, index: int) -> DeadlockLabel:
         if not 0 <= index < len(self.spans):
             raise IndexError(f"no span #{index} (there are {len(self.spans)})")
         return self.spans[index]
 
-    def _suggestion(self, index: int) -> Span:
+    def _suggestion(self, index: int) -> DeadlockLabel:
         span = self._span(index)
         if not span.pending:
             raise ValueError(f"span #{index} ({span.start}..{span.end}) is not a pending suggestion")
@@ -430,14 +435,14 @@ class LabelEditor:
     def _check_range(self, start: int, end: int) -> None:
         if self.step_count is not None and end > self.step_count:
             raise ValueError(f"step {end} is past the episode's last step {self.step_count}")
-        Span(start, end)  # raises on a bad range
+        DeadlockLabel(start, end)  # raises on a bad range
 
-    def _edited(self, span: Span, **changes: Any) -> Span:
+    def _edited(self, span: DeadlockLabel, **changes: Any) -> DeadlockLabel:
         """Any edit of a suggestion accepts it and makes it the annotator's own."""
         return replace(span, **changes, origin="human", status="accepted", updated=self._clock())
 
-    def _apply(self, description: str, index: int | None = None, span: Span | None = None, accepting: bool = False,
-               **changes: Any) -> None:
+    def _apply(self, description: str, index: int | None = None, span: DeadlockLabel | None = None,
+               accepting: bool = False, **changes: Any) -> None:
         if index is not None and span is not None:
             old = self.spans[index]
             if not accepting and span == replace(old, updated=span.updated, origin=span.origin, status=span.status):

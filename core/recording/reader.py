@@ -160,6 +160,8 @@ class EpisodeReader:
         with self._part("/steps and /images (their lengths)"):
             steps = self._file["steps"]
             lengths = [steps["table"].shape[0], steps["record_index"].shape[0]]
+            if "images_given" in steps:  # written last for a step: a step without its mark is incomplete
+                lengths.append(steps["images_given"].shape[0])
             lengths += [dataset.shape[0] for dataset in self._file["images"].values()]
             return min(lengths)
 
@@ -214,6 +216,34 @@ class EpisodeReader:
         self._check_index(step, length)
         with self._part(part, step):
             return _read_image(dataset, step)
+
+    def step_image(self, name: str, step: int) -> np.ndarray | None:
+        """The image set's image at position `step` (0-based), or None when that step had none (no previous
+        frame at step 1, a human or intervention step). A black image is a frame like any other."""
+        image = self.image(name, step)
+        given = self._image_given(name, step)
+        if given is None:  # written before /steps/images_given: infer, as those files' readers did (docs)
+            given = bool(image.any())
+        return image if given else None
+
+    @property
+    def marks_missing_images(self) -> bool:
+        """Whether the file says which steps had no image (/steps/images_given). Files written before that mark
+        do not: for them an all-zero image is read as "none", which also hides a genuinely black frame."""
+        with self._part("/steps/images_given"):
+            return "images_given" in self._file["steps"]
+
+    def _image_given(self, name: str, step: int) -> bool | None:
+        """The file's mark for this image at this step, or None where it has none (an older file)."""
+        with self._part(f"/steps/images_given at step {step + 1}", step):
+            steps = self._file["steps"]
+            if "images_given" not in steps:
+                return None
+            marks = steps["images_given"]
+            names = [n.decode() if isinstance(n, bytes) else str(n) for n in marks.attrs["image_sets"]]
+            if name not in names or step >= marks.shape[0]:
+                return None
+            return bool(marks[step, names.index(name)])
 
     def image_shape(self, name: str) -> tuple[int, ...]:
         with self._part(f"/images/{name}"):

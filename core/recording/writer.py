@@ -77,6 +77,11 @@ class EpisodeWriter:
         steps.create_dataset("table", (0,), maxshape=(None,), dtype=STEP_DTYPE, chunks=(1024,))
         steps.create_dataset("record_bytes", (0,), maxshape=(None,), dtype="u1", chunks=(65536,))
         steps.create_dataset("record_index", (0, 2), maxshape=(None, 2), dtype="i8", chunks=(1024, 2))
+        # Which image sets each step really had: a step without one stores zeros in /images, and black is a
+        # valid frame (emulator loading screens), so "none" is marked here, never inferred from the pixels.
+        given = steps.create_dataset("images_given", (0, len(image_sets)), maxshape=(None, len(image_sets)),
+                                     dtype="u1", chunks=(1024, max(1, len(image_sets))))
+        given.attrs["image_sets"] = list(image_sets)
         images = root.create_group("images")
         h, w, c = frame_shape
         for name in image_sets:
@@ -144,8 +149,10 @@ class EpisodeWriter:
         for name in self._image_sets:
             image = images.get(name)
             if image is None:
-                image = np.zeros(group[name].shape[1:], np.uint8)  # this step had none (documented)
+                image = np.zeros(group[name].shape[1:], np.uint8)  # this step had none: /steps/images_given says so
             self._append_image(group[name], image)
+        given = [images.get(name) is not None for name in self._image_sets]
+        self._append(steps["images_given"], np.array([given], "u1"))
         self.steps_written += 1
         if flush:
             self._file.flush()

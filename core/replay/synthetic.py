@@ -9,8 +9,8 @@ from pathlib import Path
 
 import numpy as np
 
+from core.episode.metrics import StepFacts, episode_metrics
 from core.recording.writer import EpisodeWriter
-from core.session.metrics import StepFacts, episode_metrics
 
 TICKS_PER_STEP = 30
 

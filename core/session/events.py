@@ -1,4 +1,4 @@
-"""A minimal signal: callbacks connected to a named event, called on the emitting thread.
+"""EventHook: callbacks connected to a named event, called on the emitting thread (named apart from Qt's Signal).
 
 The studio connects bound slots and re-emits into the GUI thread itself; core stays Qt-free.
 """
@@ -10,7 +10,9 @@ from collections.abc import Callable
 from typing import Any
 
 
-class Signal:
+class EventHook:
+    """The callbacks of one named event; `emit` calls them in the order they connected."""
+
     def __init__(self, name: str) -> None:
         self.name = name
         self._callbacks: list[Callable[..., Any]] = []
@@ -41,11 +43,11 @@ class RunnerEvents:
     sig_episode_end(result dict)."""
 
     def __init__(self) -> None:
-        self.sig_reset = Signal("reset")
-        self.sig_observation = Signal("observation")
-        self.sig_pad = Signal("pad")
-        self.sig_decision = Signal("decision")
-        self.sig_metrics = Signal("metrics")
-        self.sig_intervention = Signal("intervention")
-        self.sig_step = Signal("step")
-        self.sig_episode_end = Signal("episode_end")
+        self.sig_reset = EventHook("reset")
+        self.sig_observation = EventHook("observation")
+        self.sig_pad = EventHook("pad")
+        self.sig_decision = EventHook("decision")
+        self.sig_metrics = EventHook("metrics")
+        self.sig_intervention = EventHook("intervention")
+        self.sig_step = EventHook("step")
+        self.sig_episode_end = EventHook("episode_end")

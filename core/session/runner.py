@@ -23,6 +23,7 @@ from core.agents.actions import ActionSet
 from core.agents.base import Agent, Decision
 from core.agents.observation import HistoryEntry, Observation
 from core.agents.observe import ObservationBuilder, ObservationOptions, resize_for_model
+from core.episode.metrics import INVALID_ACTION, StepFacts, continuous_facts, episode_metrics, next_run_length
 from core.episode.model import Episode
 from core.episode.recorder import EpisodeRecorder
 from core.episode.records import EpisodeResult, InterventionRecord, StepDecision, StepRecord
@@ -36,7 +37,6 @@ from core.game.pad import PadState
 from core.recording.writer import EpisodeWriter
 from core.session.events import RunnerEvents
 from core.session.interventions import DEFAULT_HINT, PHYSICAL, Intervention, InterventionPolicy
-from core.session.metrics import INVALID_ACTION, StepFacts, continuous_facts, episode_metrics, next_run_length
 
 log = logging.getLogger(__name__)
 GOAL_AREA_M = 3.0

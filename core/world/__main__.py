@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from core.cli.world_cmd import main
+from core.world.cli import main
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))

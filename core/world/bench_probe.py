@@ -21,15 +21,6 @@ from core.world.game import World
 WALK = PadState(left_y=1.0, right_x=0.25)
 
 
-def step_sequence(count: int) -> list[PadState]:
-    """The bench's step inputs: walk, turning the camera a little, in a fixed pattern."""
-    pads = []
-    for i in range(count):
-        angle = (i % 8) / 8.0
-        pads.append(PadState(left_x=angle - 0.5, left_y=1.0, right_x=0.3 if i % 3 else -0.3))
-    return pads
-
-
 def _bare_fps(world: World, frames: int) -> float:
     render = world.renderer.base.render
     hidden = [child for child in render.getChildren() if not child.isHidden()]

@@ -154,12 +154,10 @@ class FrameLoader(QObject):
             names, damaged["current"] = [], exc.problem
         for name in names:
             try:
-                image = reader.image(name, index)
+                images[name] = reader.step_image(name, index)  # None: not given at this step
             except EpisodeFileError as exc:
                 damaged[name] = exc.problem
                 images[name] = self._placeholder(reader, name)
-                continue
-            images[name] = image if image.any() else None  # all zeros: "not given at this step"
         loaded = StepImages(images, damaged)
         with self._lock:
             self._cache[index] = loaded

@@ -16,12 +16,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.labels.model import Span
-from core.session.metrics import CATEGORIES
+from core.episode.metrics import CATEGORIES
+from core.labels.model import DeadlockLabel
 from studio.replay.label_session import LabelSession
 
 
-def describe_span(span: Span) -> str:
+def describe_span(span: DeadlockLabel) -> str:
     kind = {"aware": "Aware", "unaware": "Unaware"}.get(span.kind or "", "unclassified")
     origin = "suggested, pending" if span.pending else ("rejected" if span.status == "rejected" else span.origin)
     awareness = f", aware from {span.awareness_step}" if span.awareness_step is not None else ""

@@ -46,7 +46,7 @@ from core.game.external.inputs import InputDevice, XTestInput, make_input
 from core.game.external.launcher import Launcher, Started, describe_output
 from core.game.external.processes import CpuWatch, exit_status
 from core.game.external.spec import ExternalSpec, FileCopy, MacroStep
-from core.game.frames import Frame, FrameRing, FrameView
+from core.game.frames import BorrowedFrame, Frame, FrameRing
 from core.game.pad import Button, PadState
 
 _LIVE: weakref.WeakSet[ExternalGame] = weakref.WeakSet()
@@ -222,7 +222,7 @@ class ExternalGame:
             raise GameError("no frame has been captured yet")
         return frame
 
-    def latest_frame_view(self) -> FrameView:
+    def latest_frame_view(self) -> BorrowedFrame:
         self._check_alive()
         assert self.ring is not None
         view = self.ring.latest_view()

@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from core.episode.metrics import AWARE, CATEGORIES, EXECUTION, LOST, SUCCESS, SUGGESTIONS, UNAWARE, UNCLASSIFIED
 from core.labels.model import AUTO_ANNOTATOR, LabelDocument
 from core.labels.store import LabelStoreError, read_labels
-from core.session.metrics import AWARE, CATEGORIES, EXECUTION, LOST, SUCCESS, SUGGESTIONS, UNAWARE, UNCLASSIFIED
 
 # Unclassified Deadlock: the episode ended stuck, but the agent's words did not say whether it knew;
 # only the automatic rule gives it, and a human label replaces it. Infrastructure errors are not results

@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from core.episode.metrics import episode_metrics, facts_from_record
 from core.recording.reader import EpisodeFileError, EpisodeReader
-from core.session.metrics import episode_metrics, facts_from_record
 
 
 def rescore_episode(path: Path, success: bool, reached_goal_area: bool) -> tuple[dict[str, Any], str | None]:

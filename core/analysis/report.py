@@ -2,7 +2,7 @@
 
 `build_report` is the one computation behind `python main.py report` and the studio's Results view;
 `write_report` renders it as markdown, CSV tables and a scatter image, `write_long_csv` as one tidy CSV.
-Failure categories come from human labels where they exist (rule: core/session/taxonomy.py).
+Failure categories come from human labels where they exist (rule: core/analysis/taxonomy.py).
 """
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ from typing import Any
 import cv2
 import numpy as np
 
+from core.analysis.rescore import rescore_rows
 from core.analysis.stats import correlation
+from core.analysis.taxonomy import AUTO, HUMAN, TAXONOMY, EpisodeCategory, categorise
+from core.episode.metrics import AWARENESS_CLASSES, METRICS_VERSION
 from core.session import run_folder
-from core.session.metrics import AWARENESS_CLASSES, METRICS_VERSION
-from core.session.rescore import rescore_rows
-from core.session.taxonomy import AUTO, HUMAN, TAXONOMY, EpisodeCategory, categorise
 
 TASK_CATEGORIES = ("navigation", "interaction", "mixed")
 GRANULARITIES = ("visual_guided", "step_guided", "goal_only")
