@@ -4,17 +4,18 @@ from __future__ import annotations
 
 from typing import Any
 
+from studio.status_messages import describe_error
+
 END_REASONS = {"budget": "the step budget was used up", "error": "an error"}
 
 
 def describe_end(result: dict[str, Any]) -> tuple[str, bool]:
-    """The status line for a finished episode, and whether it reports an error."""
+    """The status line for a finished episode, and whether it reports an error (`error_kind`: how it was
+    caught, studio/status_messages.py)."""
     steps = result.get("steps_used")
     if result.get("error"):
-        died = "world process" in result["error"]
-        hint = " Use Restart world (Ctrl+Shift+R) to start a new one." if died else ""
-        return (f"Episode stopped by an error after {steps} steps (recording kept): "
-                f"{result['error'].splitlines()[0]}{hint}"), True
+        said = describe_error(str(result["error"]), str(result.get("error_kind", "error")))
+        return f"Episode stopped by an error after {steps} steps (recording kept): {said.text}", True
     if result.get("success"):
         return f"Episode succeeded at step {result.get('success_step') or steps} (recording kept).", False
     if result.get("end_reason") == "stopped":

@@ -41,6 +41,7 @@ from core.session.interventions import InterventionPolicy
 from core.session.runner import EpisodeRunner, RunOptions
 from studio.live_controls import LiveChoices
 from studio.paced_game import PacedGame
+from studio.status_messages import error_kind
 from studio.world_keeper import WorldKeeper
 
 log = logging.getLogger("studio.live")
@@ -69,6 +70,7 @@ def recording_path(name: str) -> Path:
 class LiveSession(QObject):
     sig_ready = Signal(str)              # world description, once the world and evaluator are up
     sig_error = Signal(str)              # an error to show the user
+    sig_problem = Signal(str, str)       # the same error and its kind (status_messages.ErrorKind): how it was caught
     sig_status = Signal(str)             # something the user should know that is not an error
     sig_thinking = Signal(bool)          # the agent is being asked
     sig_observation = Signal(int, dict)  # step, the images the agent is given: current/previous/left/right
@@ -86,7 +88,7 @@ class LiveSession(QObject):
         super().__init__()
         self.mode = mode
         self._use(backend or load_backend("builtin"))
-        self.keeper = WorldKeeper(self.backend, self.sig_ready.emit, self.sig_error.emit,
+        self.keeper = WorldKeeper(self.backend, self.sig_ready.emit, self.report,
                                   open_session=attach_opener(attach) if attach else BackendSession.open,
                                   evaluator_profile=profile_path)
         self.runner: EpisodeRunner | None = None
@@ -208,7 +210,7 @@ class LiveSession(QObject):
     def start_episode(self, choices: LiveChoices) -> None:
         problem = self.why_not_ready()
         if problem is not None:
-            self.sig_error.emit(problem)
+            self.report(problem)
             return
         assert self.world is not None and self.evaluator is not None
         task = self.task(choices.task_id)
@@ -225,7 +227,7 @@ class LiveSession(QObject):
         try:
             agent = make_agent(choices.agent_spec, self.actions, seed, choices.paradigm, agent_options)
         except BatchError as exc:
-            self.sig_error.emit(str(exc))
+            self.report(str(exc))
             return
         path = recording_path(f"{time.strftime('%Y%m%d-%H%M%S')}__{task.id}__{choices.granularity}__{agent.name}")
         # A lockstep world can be watched at a chosen pace; a real-time game runs at its own.
@@ -264,16 +266,33 @@ class LiveSession(QObject):
         except Exception as exc:  # noqa: BLE001 - set-up failures or bugs: the window must hear of them
             # The runner turns step failures into results itself; what reaches here stopped it early.
             message = f"The episode could not run: {type(exc).__name__}: {exc}"
+            kind = error_kind(exc)
             self.sig_thinking.emit(False)
-            self.sig_error.emit(message)
-            self.sig_episode_end.emit({"error": message, "end_reason": "error", "steps_used": runner.step,
-                                       "recording": str(runner.record_path)})
+            self.report(message, kind)
+            self.sig_episode_end.emit({"error": message, "error_kind": kind, "end_reason": "error",
+                                       "steps_used": runner.step, "recording": str(runner.record_path)})
             return
         self.sig_thinking.emit(False)
+        kind = self._game_state_kind(runner.game) if result.get("error") else "error"
         if result.get("error"):
-            self.sig_error.emit(result["error"])
+            self.report(result["error"], kind)
         log.info("episode ended: %s after %d steps", result.get("end_reason"), result.get("steps_used", 0))
-        self.sig_episode_end.emit({**result, "recording": str(runner.record_path)})
+        self.sig_episode_end.emit({**result, "error_kind": kind, "recording": str(runner.record_path)})
+
+    def report(self, message: str, kind: str = "error") -> None:
+        """An error for the window, with its kind (any thread: the signals are queued to the GUI)."""
+        self.sig_error.emit(message)
+        self.sig_problem.emit(message, kind)
+
+    @staticmethod
+    def _game_state_kind(game: Any) -> str:
+        """Why an episode that ended with an error ended: ask the game itself whether it died (its client raises
+        GameDiedError from then on), rather than reading the error's words."""
+        try:
+            game.latest_frame()
+        except GameError as exc:
+            return error_kind(exc)
+        return "error"
 
     # -- runner callbacks (episode thread) ---------------------------------------------------
     def _on_observation(self, step: int, images: dict[str, Any]) -> None:
@@ -434,7 +453,7 @@ class LiveSession(QObject):
         try:
             world.hold(pad, seconds)
         except GameError as exc:
-            self.sig_error.emit(str(exc))
+            self.report(str(exc), error_kind(exc))
         finally:
             self.pad_held = None
             self.pad_log.append((started, time.monotonic(), pad))

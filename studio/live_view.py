@@ -6,7 +6,7 @@ is shown, so a studio opened on a recording (`python main.py replay FILE`) start
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from PySide6.QtCore import QByteArray, QEvent, QSettings, Qt, QTimer, Signal, Slot
@@ -24,14 +24,17 @@ from PySide6.QtWidgets import (
 from core.backends.profile import BackendProfile
 from studio import live_map
 from studio.authoring_panel import AuthoringPanel
+from studio.episode_cursor import EpisodeCursor
 from studio.episode_messages import describe_end, describe_intervention
+from studio.episode_panes import EpisodePanes
 from studio.human_control import HumanDriver, describe_pad, is_driving_key
 from studio.instruction_bar import InstructionBar
 from studio.live_controls import GRANULARITIES, LiveControls
 from studio.live_session import LiveSession
-from studio.live_timeline import LiveTimeline
+from studio.live_timeline import KEEP_STEPS, LiveTimeline
 from studio.live_toolbar import build_toolbar
 from studio.recording_bar import RecordingBar
+from studio.status_messages import StatusLine, describe_error, describe_evaluator
 from studio.task_list import TaskList
 from widgets.frame_view import FrameView
 from widgets.metrics_bar import MetricsBar
@@ -43,6 +46,7 @@ log = logging.getLogger("studio.live")
 FRAME_POLL_MS = 15    # faster than the game's 30 fps, so no produced frame falls between two polls
 SAMPLE_POLL_MS = 100
 SOURCE_POLL_MS = 1000
+Control = Literal["agent", "human"]
 
 
 class LiveView(QMainWindow):
@@ -70,12 +74,16 @@ class LiveView(QMainWindow):
         self.metrics = MetricsBar()
         self.tasks = TaskList(session.tasks)
         self.authoring = AuthoringPanel(session, self.trajectory)
+        # The episode's panes: the runner's episode at a cursor that follows the newest step until a step is picked.
+        self.cursor = EpisodeCursor(follows_newest=True)
+        self.panes = EpisodePanes(self.cursor, self.timeline.timeline, self.trajectory, self.metrics, self.frame_view,
+                                  self.observations, reasoning=self.reasoning, keep_frames=KEEP_STEPS)
         self._build_docks()
         self.actions_by_name = build_toolbar(self, {
             "Start": self.start, "Pause": session.pause, "Resume": session.resume, "Step": session.step_once,
             "Stop": session.stop, "Push back": self.push_back, "Turn around": self.turn_around,
             "Send hint…": self.send_hint, "Take control": self.toggle_control, "Restart world": self.restart_world,
-            "Back to live": self.timeline.back_to_live})
+            "Back to live": self.cursor.follow})
         self.actions_by_name["Overlays"].toggled.connect(self.frame_view.set_overlays_visible)
         self.status = QLabel("")
         self.status.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
@@ -91,9 +99,10 @@ class LiveView(QMainWindow):
                                   session.cancel_human_inputs)
         self.driver.sig_status.connect(self.say)
         self._last_frame_no = -1
-        self._viewing_step: int | None = None  # an earlier step shown instead of the live game
+        self.control: Control = "agent"  # who drives the episode's character
         self._step_info = ""
         self._evaluator_state = ""
+        self._status_about_evaluator = False  # the status line is about the evaluator (a recovery may follow it)
         self._awaiting_reset = False  # an episode started: the path begins after its reset
         self.frame_timer = QTimer(self)
         self.frame_timer.setTimerType(Qt.TimerType.PreciseTimer)
@@ -123,18 +132,19 @@ class LiveView(QMainWindow):
 
     def _connect_signals(self) -> None:
         session = self.session
-        for signal, slot in ((session.sig_ready, self._on_ready), (session.sig_error, self._on_error),
+        for signal, slot in ((session.sig_ready, self._on_ready), (session.sig_problem, self._on_error),
                              (session.sig_status, self.say), (session.sig_thinking, self.reasoning.set_thinking),
-                             (session.sig_observation, self.observations.show_images),
-                             (session.sig_step, self._on_step), (session.sig_metrics, self._on_metrics),
+                             (session.sig_observation, self._on_observation),
                              (session.sig_reset, self._on_reset), (session.sig_intervention, self._on_intervention),
                              (session.sig_episode_started, self._on_episode_started),
                              (session.sig_episode_end, self._on_episode_end)):
             signal.connect(slot)
         self.recording.sig_open_in_replay.connect(self.sig_open_in_replay)
-        self.reasoning.sig_step_selected.connect(self.timeline.select_step)
-        self.timeline.sig_view_step.connect(self._view_step)
-        session.sig_observation.connect(self.timeline.add_observation)
+        self.reasoning.sig_step_selected.connect(self.select_step)
+        self.timeline.timeline.sig_seek.connect(self.cursor.move_to)
+        self.timeline.back.clicked.connect(self.cursor.follow)
+        self.cursor.sig_following.connect(self.timeline.set_following)
+        self.cursor.sig_moved.connect(self._cursor_moved)
         self.tasks.sig_task_chosen.connect(self.controls.task.setCurrentText)
         self.authoring.sig_task_added.connect(self.controls.add_task)
         self.authoring.sig_task_added.connect(self._task_added)
@@ -167,6 +177,11 @@ class LiveView(QMainWindow):
         self.status.setText(text)
         self.status.setToolTip(text)
         self.status.setStyleSheet("color: #b00020" if error else "")
+        self._status_about_evaluator = False
+
+    def _say_line(self, line: StatusLine) -> None:
+        self.say(line.text, error=line.error)
+        self._status_about_evaluator = line.about_evaluator
 
     @Slot()
     def start(self) -> None:
@@ -234,18 +249,22 @@ class LiveView(QMainWindow):
         if self.human_driving:
             self.session.hand_back()
             self.driver.close_gamepad()
-            self.actions_by_name["Take control"].setText("Take control")
+            self._set_control("agent")
             self.say("Control handed back to the agent.")
             return
         self.session.take_over()
-        self.actions_by_name["Take control"].setText("Hand back")
+        self._set_control("human")
         self.say("You have control: hold W A S D to move, the arrows turn the camera, Space/E is A, Q is B.")
         self.driver.open_gamepad()
         self.frame_view.setFocus()
 
+    def _set_control(self, control: Control) -> None:
+        self.control = control
+        self.actions_by_name["Take control"].setText("Hand back" if control == "human" else "Take control")
+
     @property
     def human_driving(self) -> bool:
-        return self.actions_by_name["Take control"].text() == "Hand back"
+        return self.control == "human"
 
     def keyPressEvent(self, event: Any) -> None:
         if self.session.can_drive and self.driver.key_down(event.key(), event.isAutoRepeat(), event.modifiers()):
@@ -293,23 +312,36 @@ class LiveView(QMainWindow):
         self.metrics.show_budget(self.controls.budget.value() or task.step_budget)
         self.instruction.show_task(task, GRANULARITIES[self.controls.granularity.currentText()], running=False)
 
-    # -- pulled on timers ---------------------------------------------------------------------------
-    @Slot(int, object)
-    def _view_step(self, step: int, image: np.ndarray | None) -> None:
-        if step < 0:
-            self._viewing_step, self._last_frame_no = None, -1  # the next poll shows the live game again
+    # -- the cursor (the panes follow it; this says where it is) -----------------------------------
+    @Slot(int)
+    def select_step(self, step: int) -> None:
+        """Show an earlier step (a click in the reasoning list): the cursor stops following the newest."""
+        if self.panes.episode is not None and len(self.panes.episode):
+            self.cursor.move_to(self.panes.episode.index_of(step))
+
+    @Slot(int)
+    def _cursor_moved(self, index: int) -> None:
+        if self.cursor.following:
+            self._last_frame_no = -1  # the next poll shows the live game again
+            self._step_info = f"step {self.panes.current_step} / {self.metrics.budget}"
             return
-        self._viewing_step = step
-        if image is not None:
-            self.frame_view.show_frame(image)
+        step = self.panes.current_step
+        if self.panes.has_kept_frame(index):
             self.say(f"Showing step {step} as the agent saw it (half size). Esc returns to live.")
         else:
             self.say(f"Step {step}'s frame is no longer kept here; open the recording in Replay.")
 
+    @Slot(int, dict)
+    def _on_observation(self, step: int, images: dict[str, Any]) -> None:
+        """What the agent is given now; while an earlier step is on screen, that step's view stays."""
+        if self.cursor.following:
+            self.observations.show_images(step, images)
+
+    # -- pulled on timers ---------------------------------------------------------------------------
     @Slot()
     def _pull_frame(self) -> None:
-        if self._viewing_step is not None:
-            self.frame_view.set_overlay("top_right", f"step {self._viewing_step} (as seen by the agent)")
+        if not self.cursor.following:
+            self.frame_view.set_overlay("top_right", f"step {self.panes.current_step} (as seen by the agent)")
             return
         latest = self.session.latest_frame()
         if latest is not None and latest[0] != self._last_frame_no:
@@ -322,15 +354,11 @@ class LiveView(QMainWindow):
     def _pull_samples(self) -> None:
         self.state_label.setText(self.session.state_text())
         state = self.session.evaluator_state()
-        if state.get("state") != self._evaluator_state:
-            self._evaluator_state = str(state.get("state"))
-            if self._evaluator_state in ("failed", "disconnected"):
-                self.say(f"Evaluator stopped: {state.get('message') or 'no reason given'}. Ground truth is "
-                         "unavailable; Restart world (Ctrl+Shift+R) starts a fresh pair.", error=True)
-            elif self._evaluator_state in ("lost", "scanning") and self.session.world is not None:
-                self.say(f"Evaluator: {state.get('message') or 'searching for the state block'} (it rescans by itself)")
-            elif self._evaluator_state == "locked" and "Evaluator:" in self.status.text():
-                self.say("Evaluator: state block found again.")
+        line = describe_evaluator(self._evaluator_state, state, self.session.world is not None,
+                                  self._status_about_evaluator)
+        self._evaluator_state = str(state.get("state"))
+        if line is not None:
+            self._say_line(line)
         samples = self.session.new_samples()
         if not samples:
             return
@@ -348,11 +376,10 @@ class LiveView(QMainWindow):
         self.trajectory.set_backdrop(self.session.outline)
         self.show_task(self.controls.task.currentText())
 
-    @Slot(str)
-    def _on_error(self, message: str) -> None:
-        died = "world process" in message
-        hint = " Use Restart world (Ctrl+Shift+R) to start a new one." if died else ""
-        self.say(f"{message.splitlines()[0]}{hint}", error=True)
+    @Slot(str, str)
+    def _on_error(self, message: str, kind: str) -> None:
+        died = kind == "world_died"
+        self._say_line(describe_error(message, kind))
         # Only a dead world asks something (whether to restart it); every other message stays in the bar.
         if died and self.isVisible() and not self.window().property("quiet") and QMessageBox.question(
                 self, "PokeGym Studio", f"{message}\n\nRestart the world?") == QMessageBox.StandardButton.Yes:
@@ -373,38 +400,12 @@ class LiveView(QMainWindow):
             self.say(text, error=item.get("status") == "undelivered")
 
     @Slot(dict)
-    def _on_step(self, record: dict[str, Any]) -> None:
-        self.reasoning.add_step(record)
-        self.timeline.add_step(record)
-        self.metrics.add_usage(record.get("usage") or {}, float(record.get("latency_s", 0.0)))
-        if record.get("position") is not None:
-            step = int(record["step"])
-            self.trajectory.add_step(step, *record["position"])
-            if record.get("source") == "human":
-                self.trajectory.add_mark(step, "human")
-            if record.get("intervention"):
-                self.trajectory.add_mark(step, str(record["intervention"]["kind"]))
-
-    @Slot(dict)
-    def _on_metrics(self, metrics: dict[str, Any]) -> None:
-        deadlocks = metrics.get("deadlocks") or []
-        consecutive = metrics.get("current_consecutive_im", 0)
-        self.metrics.update_metrics({**metrics, "consecutive": consecutive})
-        steps = [(int(span["start"]), int(span["end"])) for span in deadlocks]  # step numbers, from 1
-        self.trajectory.set_deadlocks(steps)
-        self.timeline.set_deadlocks([(start - 1, end - 1) for start, end in steps])
-        if metrics.get("success"):
-            self.timeline.mark_success(int(metrics.get("step", 0)))
-        self._step_info = f"step {metrics.get('step', 0)} / {self.metrics.budget}"
-
-    @Slot(dict)
     def _on_episode_started(self, info: dict[str, Any]) -> None:
-        self.reasoning.clear()
-        self.timeline.reset()
-        self._view_step(-1, None)
         self.trajectory.clear_episode()
         self._awaiting_reset = True
-        self.metrics.reset(int(info["budget"]))
+        runner = self.session.runner
+        # Emitted before the runner's thread starts: subscribing here misses no step.
+        self.panes.set_episode(runner.episode if runner is not None else None, int(info["budget"]))
         task = self.session.task(info["task_id"])
         live_map.show_task(self.trajectory, task)
         self.instruction.show_task(task, info["granularity"], running=True)  # what this episode's agent reads
@@ -419,7 +420,7 @@ class LiveView(QMainWindow):
         self.recording.set_recording(result["recording"], finished=True)
         if self.human_driving:
             self.toggle_control()
-        self.metrics.set_outcome(bool(result.get("success")))
+        self.metrics.set_outcome(bool(result.get("success")))  # also when the episode never set a result
         self.instruction.running = False
         text, error = describe_end(result)
         self.say(text, error=error)
@@ -441,5 +442,6 @@ class LiveView(QMainWindow):
         self.frame_timer.stop()
         self.plot_timer.stop()
         self.source_timer.stop()
+        self.panes.close()
         self.driver.stop()
         self.session.close()

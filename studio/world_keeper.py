@@ -5,7 +5,8 @@ Starting a world takes seconds and stopping one can take many more (the episode 
 step, the processes shut down), so none of it runs on the GUI thread: start() and restart() queue a
 job and return at once. One worker runs the jobs in order and a generation number names the newest
 request, so a restart pressed while the first world is still starting closes that world as soon as
-it exists, and exactly one world is ever kept. Every failure, of any type, reaches `on_error`.
+it exists, and exactly one world is ever kept. Every failure, of any type, reaches `on_error(message, kind)`
+(kind: studio/status_messages.py's error_kind).
 
 A restarted world is closed on a thread of its own, once the episode using it has ended: an agent in
 the middle of a model call finishes its step and stops cleanly (its recording says "stopped"), and
@@ -27,6 +28,7 @@ from core.backends.session import BackendSession
 from core.evaluation.client import EvaluatorClient
 from core.game.connection import Capability, GameConnection
 from core.game.errors import GameError
+from studio.status_messages import error_kind
 
 log = logging.getLogger("studio.world")
 Outline = list[tuple[str, np.ndarray]]
@@ -46,7 +48,7 @@ class WorldKeeper:
     """`open_session(backend, with_evaluator=False, mode=..., evaluator_profile=...)` starts a game; the
     evaluator is started after it (so the game's frames show while the evaluator scans)."""
 
-    def __init__(self, backend: BackendProfile, on_ready: Callable[[str], None], on_error: Callable[[str], None],
+    def __init__(self, backend: BackendProfile, on_ready: Callable[[str], None], on_error: Callable[[str, str], None],
                  open_session: Callable[..., BackendSession] = BackendSession.open,
                  evaluator_profile: Path | None = None) -> None:
         self.backend = backend
@@ -139,7 +141,7 @@ class WorldKeeper:
             session = self.open_session(backend, with_evaluator=False, mode=mode if backend.kind == "builtin" else None,
                                  evaluator_profile=self.evaluator_profile)
         except Exception as exc:  # noqa: BLE001 - any failure (a busy socket, a timeout...) must reach the user
-            self._fail(generation, f"Could not start {what}: {describe(exc)}")
+            self._fail(generation, f"Could not start {what}: {describe(exc)}", error_kind(exc))
             return
         world = session.game
         self.launched.append(world.pid)
@@ -150,7 +152,8 @@ class WorldKeeper:
             session.ensure_evaluator(self.lock_timeout_s)
             outline = world.map_outline() if Capability.MAP_OUTLINE in world.info.capabilities else []  # type: ignore[attr-defined]
         except Exception as exc:  # noqa: BLE001
-            self._fail(generation, f"{what[0].upper()}{what[1:]} started, but the evaluator failed: {describe(exc)}")
+            self._fail(generation, f"{what[0].upper()}{what[1:]} started, but the evaluator failed: {describe(exc)}",
+                       error_kind(exc))
             return
         if not self._publish(generation, outline=outline, ready=True):
             return
@@ -173,13 +176,13 @@ class WorldKeeper:
                 self.state = "ready"
             return True
 
-    def _fail(self, generation: int, message: str) -> None:
+    def _fail(self, generation: int, message: str, kind: str) -> None:
         with self._lock:
             if generation != self._generation or self.state == "closed":
                 return
             self.state, self.failure = "failed", message
         log.error("%s", message)
-        self._on_error(message)
+        self._on_error(message, kind)
 
     @staticmethod
     def _close_parts(session: BackendSession | None) -> None:

@@ -11,8 +11,10 @@ from core.episode.model import (
     SamplesAppended,
     StepAppended,
     StepTotals,
+    mark_kinds,
 )
 from core.episode.records import EpisodeResult, InterventionRecord, StepDecision, StepRecord
 
 __all__ = ["Episode", "EpisodeEvent", "EpisodeResult", "FrameAppended", "InterventionRecord", "LabelsChanged",
-           "ResultSet", "SamplesAppended", "StepAppended", "StepDecision", "StepRecord", "StepTotals", "load_episode"]
+           "ResultSet", "SamplesAppended", "StepAppended", "StepDecision", "StepRecord", "StepTotals", "load_episode",
+           "mark_kinds"]

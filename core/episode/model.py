@@ -85,6 +85,18 @@ class StepTotals:
         return self.latency_sum_s / self.count if self.count else 0.0
 
 
+def mark_kinds(record: StepRecord) -> list[str]:
+    """What a timeline marks at this step (success aside, which the evaluator decides): one rule for every view."""
+    kinds = []
+    if record.intervention is not None:
+        kinds.append("intervention")
+    if record.source == "human":
+        kinds.append("human")
+    if record.decision is not None and record.decision.parse_error:
+        kinds.append("parse_error")
+    return kinds
+
+
 class Episode:
     def __init__(self, metadata: Mapping[str, Any] | None = None, path: Path | None = None,
                  image_sets: Sequence[str] = ("current",), reached_goal_area: bool = False) -> None:
@@ -297,12 +309,8 @@ class Episode:
         """Step numbers to mark on a timeline, by kind."""
         marks: dict[str, list[int]] = {kind: [] for kind in MARK_KINDS}
         for record in self.steps():
-            if record.intervention is not None:
-                marks["intervention"].append(record.step)
-            if record.source == "human":
-                marks["human"].append(record.step)
-            if record.decision is not None and record.decision.parse_error:
-                marks["parse_error"].append(record.step)
+            for kind in mark_kinds(record):
+                marks[kind].append(record.step)
         if self._success_step is not None:
             marks["success"].append(self._success_step)
         return marks

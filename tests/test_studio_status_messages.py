@@ -1,0 +1,33 @@
+"""The Live view's sentences about the evaluator and errors, decided without Qt (studio/status_messages.py)."""
+
+from __future__ import annotations
+
+from core.game.errors import GameDiedError, GameError
+from studio.episode_messages import describe_end
+from studio.status_messages import describe_error, describe_evaluator, error_kind
+
+
+def test_a_dead_world_is_known_by_its_exception_type_not_its_words():
+    assert error_kind(GameDiedError("the game went away")) == "world_died"
+    assert error_kind(GameError("the world process said no")) == "error"  # the words alone decide nothing
+    assert "Restart world" in describe_error("the game went away\ndetails", "world_died").text
+    assert describe_error("world process is busy", "error").text == "world process is busy"
+
+
+def test_an_episode_ended_by_a_dead_world_offers_the_restart():
+    text, error = describe_end({"error": "it died\ntrace", "error_kind": "world_died", "steps_used": 4})
+    assert error and "after 4 steps" in text and "Restart world" in text and "trace" not in text
+    text, _ = describe_end({"error": "the agent failed", "steps_used": 2})
+    assert "Restart world" not in text
+
+
+def test_evaluator_states_become_sentences_once_per_change():
+    failed = describe_evaluator("locked", {"state": "failed", "message": "scan timed out"}, True, False)
+    assert failed is not None and failed.error and "scan timed out" in failed.text and "Restart world" in failed.text
+    assert describe_evaluator("failed", {"state": "failed"}, True, True) is None  # unchanged: nothing new to say
+    lost = describe_evaluator("locked", {"state": "lost"}, True, False)
+    assert lost is not None and not lost.error and "rescans by itself" in lost.text
+    assert describe_evaluator("locked", {"state": "scanning"}, False, False) is None  # no world: the keeper says why
+    found = describe_evaluator("lost", {"state": "locked"}, True, True)
+    assert found is not None and found.text == "Evaluator: state block found again."
+    assert describe_evaluator("lost", {"state": "locked"}, True, False) is None  # another line was said since
