@@ -72,6 +72,7 @@ class EpisodePanes(QObject):
         self.episode: Episode | None = None
         self.label_spans: Sequence[Any] | None = None  # the labels' spans, once given: they replace suggestions
         self.selected_span: int | None = None
+        self._trajectory_spans: list[tuple[int, int]] = []
         self._marks: dict[str, list[int]] = {kind: [] for kind in MARK_KINDS}
         self._frames: OrderedDict[int, np.ndarray] = OrderedDict()
         self._bridge = EpisodeBridge()
@@ -82,8 +83,9 @@ class EpisodePanes(QObject):
         cursor.sig_moved.connect(self._on_cursor)
 
     # -- the episode --------------------------------------------------------------------------
-    def set_episode(self, episode: Episode | None, budget: int = 0) -> None:
-        """Show `episode` (None: none), with its steps so far; later steps arrive as events."""
+    def set_episode(self, episode: Episode | None, budget: int = 0, draw_trajectory: bool = True) -> None:
+        """Show `episode` (None: none), with its steps so far; later steps arrive as events. `draw_trajectory`
+        False: the view calls `draw_trajectory()` itself, in a later turn of the event loop (a long file's map)."""
         self._bridge.attach(None)
         self.episode, self.label_spans, self.selected_span = episode, None, None
         self._frames.clear()
@@ -95,21 +97,31 @@ class EpisodePanes(QObject):
         numbers = episode.step_numbers if episode is not None else np.zeros(0, np.int64)
         self.timeline.set_episode(count, numbers.tolist())
         self.timeline.set_spans([])
-        self.trajectory.set_steps(numbers, episode.positions if episode is not None else np.zeros((0, 2)))
-        self.trajectory.set_deadlocks([])
         self._marks = {kind: [] for kind in MARK_KINDS}
         if episode is not None:
-            records = episode.steps(0, count)
             if self.reasoning is not None:
-                for record in records:
+                for record in episode.steps(0, count):
                     self.reasoning.add_step(record.to_json())
             self._marks = {kind: [episode.index_of(step) for step in steps] for kind, steps in episode.marks().items()}
-            self.trajectory.add_marks([(r.step, trajectory_mark(r)) for r in records
-                                       if r.intervention is not None or r.source == "human"])
             self._bridge.attach(episode)  # before the cursor moves: nothing appended from now on is missed
         self.timeline.set_marks(self._marks)
-        self.refresh_spans()
+        if draw_trajectory:
+            self.draw_trajectory()
+        # A finished episode's spans were counted when it ended: no O(steps) count on the GUI thread here.
+        result = episode.result if episode is not None else None
+        self.refresh_spans(result.metrics.get("deadlocks") if result is not None else None)
         self.cursor.reset(count)
+
+    def draw_trajectory(self) -> None:
+        """Where each step ended, with its marks and the deadlock spans, on the trajectory plot."""
+        episode = self.episode
+        count = len(episode) if episode is not None else 0
+        self.trajectory.set_steps(episode.step_numbers if episode is not None else np.zeros(0, np.int64),
+                                  episode.positions if episode is not None else np.zeros((0, 2)))
+        if episode is not None:
+            self.trajectory.add_marks([(r.step, trajectory_mark(r)) for r in episode.steps(0, count)
+                                       if r.intervention is not None or r.source == "human"])
+        self.trajectory.set_deadlocks(self._trajectory_spans)
 
     def close(self) -> None:
         self._bridge.detach()
@@ -161,17 +173,19 @@ class EpisodePanes(QObject):
         episode = self.episode
         if episode is None or len(episode) == 0:
             self.timeline.set_spans([])
+            self._trajectory_spans = []
             self.trajectory.set_deadlocks([])
             return
         if self.label_spans is not None:
             spans = [(int(s.start), int(s.end), "suggested" if s.pending else (s.kind or "unclassified"),
-                      "" if s.pending else KIND_CAPTIONS.get(s.kind or "", "?")) for s in self.label_spans]
+                      KIND_CAPTIONS.get(s.kind or "", "" if s.pending else "?")) for s in self.label_spans]
         else:
             found = deadlocks if deadlocks is not None else [d.to_json() for d in episode.metrics().deadlocks]
             spans = [(int(d["start"]), int(d["end"]), "suggested", "") for d in found]
         self.timeline.set_spans([TimelineSpan(episode.index_of(a), episode.index_of(b), style, label)
                                  for a, b, style, label in spans], self.selected_span)
-        self.trajectory.set_deadlocks([(a, b) for a, b, _, _ in spans])
+        self._trajectory_spans = [(a, b) for a, b, _, _ in spans]
+        self.trajectory.set_deadlocks(self._trajectory_spans)
 
     # -- the cursor ------------------------------------------------------------------------------
     @Slot(int)
@@ -209,11 +223,12 @@ class EpisodePanes(QObject):
         self.metrics.set_usage(totals.tokens, totals.cost_usd, totals.mean_latency_s)
         self.metrics.update_metrics(episode.metrics_at(index))
 
-    def show_images(self, index: int, images: Mapping[str, Any]) -> None:
-        """The frame and the observation strip for the step at `index` (images from the view's source)."""
+    def show_images(self, index: int, images: Mapping[str, Any], frame: bool = True) -> None:
+        """The frame (unless `frame` is False: the view painted it already) and the observation strip for the
+        step at `index`, with images from the view's source."""
         episode = self.episode
         current = images.get("current")
-        if current is not None:
+        if frame and current is not None:
             self.frame_view.show_frame(current)
         if episode is not None and 0 <= index < len(episode):
             record = episode.step(index)

@@ -27,6 +27,8 @@ from PySide6.QtWidgets import (
 )
 
 from core.episode import Episode
+from studio.episode_cursor import EpisodeCursor
+from studio.episode_panes import EpisodePanes
 from studio.replay.episode_list import EpisodeList
 from studio.replay.export_clip_dialog import ExportClipDialog
 from studio.replay.frame_loader import FrameLoader, StepImages, damage_note
@@ -39,7 +41,7 @@ from widgets.message_banner import MessageBanner
 from widgets.metrics_bar import MetricsBar
 from widgets.observation_strip import ObservationStrip
 from widgets.step_details import StepDetails
-from widgets.timeline import Timeline, TimelineSpan
+from widgets.timeline import Timeline
 from widgets.trajectory_plot import TrajectoryPlot
 
 log = logging.getLogger("studio.replay")
@@ -62,7 +64,7 @@ class ReplayView(QMainWindow):
         super().__init__()
         self.episode: Episode | None = None
         self.loader: FrameLoader | None = None
-        self.cursor = 0
+        self.step_cursor = EpisodeCursor()  # moved by the user and by playback
         self.shown_index = -1
         self.annotator = str(QSettings("PokeGym", "Studio").value("replay/annotator") or "")  # asked at the first label
         self.frame_view = FrameView()
@@ -93,6 +95,9 @@ class ReplayView(QMainWindow):
         self.labels = LabelSession()
         self.label_panel = LabelPanel(self.labels)
         self.label_panel.annotator.setText(str(self.annotator))
+        # The same pane set as Live's, over a loaded episode; the frame is painted before the slower panes.
+        self.panes = EpisodePanes(self.step_cursor, self.timeline, self.trajectory, self.metrics, self.frame_view,
+                                  self.observations, details=self.details, details_follow_cursor=False)
         docks = []
         for title, widget, area in (("Episodes", self.episodes, Qt.DockWidgetArea.LeftDockWidgetArea),
                                     ("Step", self.details, Qt.DockWidgetArea.RightDockWidgetArea),
@@ -236,18 +241,16 @@ class ReplayView(QMainWindow):
         if self.loader is not None:
             self.loader.close()  # it stops on its own thread; its late images are ignored
             self._old_loaders = [loader for loader in self._old_loaders if loader.running] + [self.loader]
-        self.episode, self.cursor, self.shown_index = episode, 0, -1
+        self.episode, self.shown_index = episode, -1
         self.loader = FrameLoader(episode.path, len(episode))
         self.loader.sig_step_images.connect(self._on_images)
         self.loader.sig_frame.connect(self._on_sub_frame)
         self.loader.sig_failed.connect(self._loader_failed)
         self.message.hide()
         self.setWindowTitle(episode.title)
-        self.timeline.set_episode(len(episode), episode.step_numbers.tolist())
-        self.timeline.set_marks({kind: [episode.index_of(s) for s in steps]
-                                 for kind, steps in episode.marks().items()})
+        self.trajectory.clear_episode()
         budget = int(episode.metadata.get("step_budget") or len(episode))
-        self.metrics.reset(budget)
+        self.panes.set_episode(episode, budget, draw_trajectory=False)  # the map follows in a later turn
         self.label_blocker = blocker
         self._open_labels(labels)
         self.seek(0)
@@ -276,29 +279,27 @@ class ReplayView(QMainWindow):
             self.labels_banner.clear_message()
 
     def _show_trajectory(self, episode: Episode) -> None:
-        self.trajectory.clear_episode()
         path = self._map_path if len(self._map_path) else episode.path_xy  # thinned on the open thread
         self.trajectory.set_path(path[:, 0], path[:, 1])
-        self.trajectory.set_steps(episode.step_numbers, episode.positions)
         self.trajectory.set_backdrop(episode.map_outline())
         if len(episode.path_xy):
             self.trajectory.set_start(*episode.path_xy[0])
             self.trajectory.frame_on(path, margin=12.0)
-        marks = []
-        for kind, steps in episode.marks().items():
-            if kind in ("intervention", "human"):
-                for step in steps:
-                    record = episode.step(episode.index_of(step)).to_json()
-                    marks.append((step, record["intervention"]["kind"] if kind == "intervention" else "human"))
-        self.trajectory.add_marks(marks)
+        self.panes.draw_trajectory()  # the steps, their marks and the spans (the pane set's)
+        self.trajectory.set_cursor(self.current_step)
 
     # -- seeking (never waits on disk) -------------------------------------------------------------
     def _last(self) -> int:
         return len(self.episode) - 1 if self.episode else 0
 
     @property
+    def cursor(self) -> int:
+        """The step position shown (0 before an episode is open)."""
+        return max(0, self.step_cursor.index)
+
+    @property
     def current_step(self) -> int:
-        return self.episode.step(self.cursor).step if self.episode else 0
+        return self.panes.current_step
 
     @Slot(int)
     def seek(self, index: int) -> None:
@@ -306,9 +307,8 @@ class ReplayView(QMainWindow):
         painted (or after PANES_FALLBACK_MS), so the frame is never queued behind their repaint."""
         if self.episode is None:
             return
-        self.cursor = max(0, min(int(index), self._last()))
+        self.step_cursor.move_to(index)  # the timeline follows at once; the slower panes in _update_panes
         step = self.episode.step(self.cursor).step
-        self.timeline.set_cursor(self.cursor)
         self.position_label.setText(f"Step {step}  ({self.cursor + 1} of {len(self.episode)})")
         self.frame_view.set_overlay("top_right", f"step {step} / {len(self.episode)}")
         assert self.loader is not None
@@ -324,12 +324,7 @@ class ReplayView(QMainWindow):
             return
         self._panes_due = False
         episode, cursor = self.episode, self.cursor
-        step = episode.step(cursor).step
-        self.details.show_record(step, episode.step(cursor).to_json())
-        self.trajectory.set_cursor(step)
-        metrics = episode.metrics_at(cursor)
-        self.metrics.set_usage(metrics["tokens"], metrics["cost_usd"], metrics["mean_latency_s"])
-        self.metrics.update_metrics(metrics)
+        self.panes.show_details()
         between = episode.frames_between(cursor)
         self.sub_frames.blockSignals(True)
         self.sub_frames.setRange(0, len(between))
@@ -356,8 +351,7 @@ class ReplayView(QMainWindow):
         self.frames_displayed += 1
         self._show_damage(index, loaded)
         self.sig_image_shown.emit(index)
-        source = str(self.episode.step(self.cursor).to_json().get("source", "agent")) if self.episode else "agent"
-        self.observations.show_images(self.current_step, loaded.images, source)
+        self.panes.show_images(index, loaded.images, frame=False)  # the observation strip
         self._update_panes()
 
     def _show_damage(self, index: int, loaded: StepImages) -> None:
@@ -487,17 +481,12 @@ class ReplayView(QMainWindow):
 
     @Slot()
     def _labels_changed(self) -> None:
+        """Label edits reach every subscriber of the episode (the panes redraw the spans, keyed by step number)."""
         editor, episode = self.labels.editor, self.episode
-        if editor is None or episode is None:
-            self.timeline.set_spans([])
+        if episode is None:
             return
-        spans = []
-        for span in editor.spans:
-            style = "suggested" if span.pending else (span.kind or "unclassified")
-            label = {"aware": "Aware", "unaware": "Unaware"}.get(span.kind or "", "?" if not span.pending else "")
-            spans.append(TimelineSpan(episode.index_of(span.start), episode.index_of(span.end), style, label))
-        self.timeline.set_spans(spans, self.labels.selected)
-        self.trajectory.set_deadlocks([(span.start, span.end) for span in editor.spans])
+        self.panes.selected_span = self.labels.selected
+        episode.labels_changed(list(editor.spans) if editor is not None else [])
 
     @Slot()
     def _ask_annotator(self) -> None:
@@ -542,6 +531,7 @@ class ReplayView(QMainWindow):
     def shut_down(self) -> None:
         """The application is closing: unsaved labels are written and the workers stop (bounded waits)."""
         self.stop_playing()
+        self.panes.close()
         if self.clip_dialog is not None:
             self.clip_dialog.shut_down()
             self.clip_dialog.close()
