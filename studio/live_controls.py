@@ -5,6 +5,7 @@ choices; the window acts on them."""
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from PySide6.QtCore import QSettings, Signal, Slot
@@ -182,8 +183,9 @@ class LiveControls(QWidget):
 
     # -- settings (the window owns versioning) --------------------------------------------------
     def save(self, settings: QSettings) -> None:
+        """Values, not captions: a reworded caption (or a translation) leaves the saved choice valid."""
         for key, box in self._boxes().items():
-            settings.setValue(f"live/{key}", box.currentText())
+            settings.setValue(f"live/{key}", setting_value(self._values(key), box.currentText()))
         for key, check in self._checks().items():
             settings.setValue(f"live/{key}", check.isChecked())
         for key, spin in self._spins().items():
@@ -192,9 +194,9 @@ class LiveControls(QWidget):
 
     def restore(self, settings: QSettings) -> None:
         for key, box in self._boxes().items():
-            value = settings.value(f"live/{key}")
-            if isinstance(value, str) and box.findText(value) >= 0:
-                box.setCurrentText(value)
+            caption = caption_for(self._values(key), settings.value(f"live/{key}"))
+            if caption is not None and box.findText(caption) >= 0:
+                box.setCurrentText(caption)
         for key, check in self._checks().items():
             check.setChecked(str(settings.value(f"live/{key}", False)).lower() == "true")
         for key, spin in self._spins().items():
@@ -208,6 +210,11 @@ class LiveControls(QWidget):
         return {"task": self.task, "granularity": self.granularity, "agent": self.agent, "paradigm": self.paradigm,
                 "intervention": self.intervention, "clock": self.clock, "pace": self.pace}
 
+    @staticmethod
+    def _values(key: str) -> Mapping[str, object]:
+        """A box's caption -> value, for the boxes whose captions are not their values."""
+        return {"granularity": GRANULARITIES, "clock": CLOCKS, "pace": PACES}.get(key, {})
+
     def _checks(self) -> dict[str, QCheckBox]:
         return {"previous_frame": self.previous_frame, "side_views": self.side_views, "reflection": self.reflection,
                 "fixed_seed": self.fixed_seed}
@@ -215,3 +222,23 @@ class LiveControls(QWidget):
     def _spins(self) -> dict[str, QSpinBox]:
         return {"reflection_every": self.reflection_every, "intervention_after": self.intervention_after,
                 "budget": self.budget, "frames_every": self.frames_every, "seed": self.seed}
+
+
+def setting_value(values: Mapping[str, object], caption: str) -> str:
+    """What the settings store for a box showing `caption`: its value (None: "none"), or the caption itself
+    where the caption is the value (task ids, agent names)."""
+    if caption not in values:
+        return caption
+    value = values[caption]
+    return "none" if value is None else str(value)
+
+
+def caption_for(values: Mapping[str, object], stored: object) -> str | None:
+    """The caption to show for a stored value. Settings written before values were stored hold the caption:
+    it is taken as it is (and saved as a value next time). Anything else is ignored (None)."""
+    if not isinstance(stored, str):
+        return None
+    for caption in values:
+        if setting_value(values, caption) == stored:
+            return caption
+    return stored  # an old caption, or a box whose captions are its values; the caller checks it exists

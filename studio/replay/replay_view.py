@@ -518,15 +518,18 @@ class ReplayView(QMainWindow):
     # -- settings and shutdown -------------------------------------------------------------------------
     def save_settings(self, settings: QSettings) -> None:
         settings.setValue("replay/state", self.saveState())
-        settings.setValue("replay/speed", self.speed.currentText())
+        settings.setValue("replay/speed", self.speed_factor)  # the factor, not its caption
 
     def restore_settings(self, settings: QSettings) -> None:
         state = settings.value("replay/state")
         if isinstance(state, QByteArray):
             self.restoreState(state)
         speed = settings.value("replay/speed")
-        if isinstance(speed, str) and self.speed.findText(speed) >= 0:
-            self.speed.setCurrentText(speed)
+        try:
+            self.speed.setCurrentIndex(SPEEDS.index(float(speed)))  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            if isinstance(speed, str) and self.speed.findText(speed) >= 0:  # written as a caption by older versions
+                self.speed.setCurrentText(speed)
 
     def shut_down(self) -> None:
         """The application is closing: unsaved labels are written and the workers stop (bounded waits)."""

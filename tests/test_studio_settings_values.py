@@ -1,0 +1,32 @@
+"""Settings store values, not captions; captions saved by older versions are read once and converted."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QSettings
+
+from studio.live_controls import CLOCKS, GRANULARITIES, LiveControls, caption_for, setting_value
+from studio.paced_game import PACES
+
+
+def test_values_are_stored_and_old_captions_still_read():
+    assert setting_value(GRANULARITIES, "Step-guided") == "step_guided"
+    assert setting_value(PACES, "as fast as it runs") == "none"
+    assert caption_for(GRANULARITIES, "step_guided") == "Step-guided"
+    assert caption_for(PACES, "none") == "as fast as it runs"
+    assert caption_for(CLOCKS, "Real time (30 fps, like an emulator)") == "Real time (30 fps, like an emulator)"
+    assert caption_for(CLOCKS, 3) is None
+
+
+def test_live_choices_round_trip_as_values_and_old_caption_settings_convert(qtbot, tmp_path):
+    settings = QSettings(str(tmp_path / "studio.ini"), QSettings.Format.IniFormat)
+    settings.setValue("live/granularity", "Goal-only")  # as an older version wrote it
+    settings.setValue("live/clock", "realtime")
+    settings.setValue("live/pace", "a caption that no longer exists")
+    controls = LiveControls(["q01"])
+    qtbot.addWidget(controls)
+    pace_before = controls.pace.currentText()
+    controls.restore(settings)
+    assert controls.granularity.currentText() == "Goal-only" and controls.clock_mode == "realtime"
+    assert controls.pace.currentText() == pace_before  # ignored safely
+    controls.save(settings)
+    assert settings.value("live/granularity") == "goal_only" and settings.value("live/clock") == "realtime"
