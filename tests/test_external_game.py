@@ -64,6 +64,8 @@ def test_hold_sends_the_mapped_keys_to_the_focused_window_and_releases_them(tmp_
         started = time.monotonic()
         game.hold(PadState(left_y=1.0, buttons=frozenset({Button.A})), 0.4)
         assert time.monotonic() - started >= 0.4  # wall time: the game runs on while we hold
+        # The game handles X events on its own time: wait (with a deadline) for the key-ups to reach it.
+        wait_for(lambda: {f"key {w} up", f"key {space} up"} <= set(log_of(game)), 5.0, "the key-ups to reach the game")
         log = log_of(game)
         assert f"key {w} down" in log and f"key {w} up" in log
         assert f"key {space} down" in log and f"key {space} up" in log
