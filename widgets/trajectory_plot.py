@@ -135,6 +135,10 @@ class TrajectoryPlot(pg.PlotWidget):
         return np.asarray(kept, dtype=float).reshape(-1, 2)
 
     def set_position(self, x: float, y: float, heading_deg: float) -> None:
+        if not (math.isfinite(x) and math.isfinite(y)):
+            self._position.setData([], [])
+            self._heading.setData([], [])
+            return
         self._position.setData([x], [y])
         dx, dy = -math.sin(math.radians(heading_deg)) * 3, math.cos(math.radians(heading_deg)) * 3
         self._heading.setData([x, x + dx], [y, y + dy])
@@ -152,11 +156,16 @@ class TrajectoryPlot(pg.PlotWidget):
 
     # -- per-step annotations ----------------------------------------------------------------
     def set_steps(self, steps: np.ndarray, xy: np.ndarray) -> None:
-        """Where each step ended (used for deadlock spans, marks and click-to-seek)."""
-        self._steps, self._step_xy = np.asarray(steps, dtype=np.int64), np.asarray(xy, dtype=float).reshape(-1, 2)
+        """Where each step ended (used for deadlock spans, marks and click-to-seek). Steps whose position is
+        unknown (NaN: a file without evaluator samples) are left out rather than drawn at a made-up place."""
+        steps, xy = np.asarray(steps, dtype=np.int64), np.asarray(xy, dtype=float).reshape(-1, 2)
+        known = np.isfinite(xy).all(axis=1)
+        self._steps, self._step_xy = steps[known], xy[known]
         self._step_buffer, self._xy_buffer = self._steps.copy(), self._step_xy.copy()
 
     def add_step(self, step: int, x: float, y: float) -> None:
+        if not (np.isfinite(x) and np.isfinite(y)):
+            return  # position unknown at this step: nothing to draw it at
         count = len(self._steps)
         if count == len(self._step_buffer):  # grow by doubling: appends stay O(1) on long episodes
             self._step_buffer = np.resize(self._step_buffer, max(64, 2 * count))
