@@ -262,7 +262,7 @@ class LiveSession(QObject):
                 assert session.evaluator is not None
                 runner.evaluator = session.evaluator
                 self._samples_seen = len(runner.evaluator.samples)
-            result = runner.run()
+            result = runner.run().to_json()
         except Exception as exc:  # noqa: BLE001 - set-up failures or bugs: the window must hear of them
             # The runner turns step failures into results itself; what reaches here stopped it early.
             message = f"The episode could not run: {type(exc).__name__}: {exc}"

@@ -9,6 +9,7 @@ from pathlib import Path
 from core.agents.actions import ActionSet
 from core.agents.base import ReplayAgent
 from core.agents.observation import Observation
+from core.episode import EpisodeResult
 from core.evaluation.client import EvaluatorClient
 from core.evaluation.tasks import Task
 from core.game.builtin import BuiltinWorld
@@ -63,7 +64,7 @@ class HookedReplayAgent(ReplayAgent):
 
 def record(world: BuiltinWorld, evaluator: EvaluatorClient, actions: ActionSet, task: Task, replies: list[str],
            path: Path, options: RunOptions,
-           hooks: Callable[[EpisodeRunner], dict[int, Callable[[], None]]] | None = None) -> dict:
+           hooks: Callable[[EpisodeRunner], dict[int, Callable[[], None]]] | None = None) -> EpisodeResult:
     agent = HookedReplayAgent(actions, replies, {})
     runner = EpisodeRunner(world, evaluator, agent, actions, task, options, path)
     if hooks is not None:

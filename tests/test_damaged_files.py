@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from core.episode import load_episode as load_model
-from core.labels.episodes import load_episode, load_folder, scan_folder
+from core.labels.episodes import load_episode_labels, load_folder, scan_folder
 from core.labels.model import AnnotatorLabels
 from core.labels.store import LabelStoreError, read_labels, save_blocker, save_labels
 from core.paths import PROJECT_ROOT
@@ -59,9 +59,10 @@ def test_every_reader_failure_is_an_episode_file_error_naming_the_file_and_the_p
     elif damage in PER_STEP:
         readers = [_read_everything]
     elif damage in RECORDING_ONLY:
-        readers = [_read_everything, load_model, load_episode]
+        readers = [_read_everything, load_model, load_episode_labels]
     else:
-        readers = [_read_everything, load_model, load_episode, read_labels, lambda p: save_labels(p, labels("carol"))]
+        readers = [_read_everything, load_model, load_episode_labels, read_labels,
+                   lambda p: save_labels(p, labels("carol"))]
     for reader in readers:
         with pytest.raises(Exception) as raised:  # any type: the test is which one arrives
             reader(path)
@@ -108,7 +109,7 @@ def test_an_episode_whose_two_label_copies_are_damaged_still_loads_and_is_never_
     path = damaged_copy(recording, tmp_path / "run", "both label copies")
     shutil.copyfile(recording, tmp_path / "run" / "good.h5")
     digest = sha(path)
-    episode = load_episode(path)
+    episode = load_episode_labels(path)
     assert episode.step_count == STEPS and episode.metadata["task_id"] == "q08_site_navigation"
     assert isinstance(episode.labels_error, EpisodeFileError) and episode.labels_error.part == "/labels/slots"
     assert episode.document.annotators == {}

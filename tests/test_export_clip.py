@@ -99,7 +99,7 @@ def test_an_mp4_clip_is_h264_and_plays_at_the_games_rate(episode, tmp_path, caps
 def test_overlays_show_step_assessment_labels_intervention_inset_and_thought(episode):
     data = load_clip_episode(episode)
     position = 9  # step 10: MoveForward into the fence, inside alice's Aware span; a push-back follows it
-    assert data.records[position]["intervention"]["kind"] == "push_back"
+    assert data.records[position].intervention is not None and data.records[position].intervention.kind == "push_back"
     with EpisodeReader(episode) as reader:
         picture = reader.image("current", position)
     stuck = 13  # step 14 says "stuck"

@@ -54,7 +54,7 @@ def run(tmp_path_factory, builtin_profile):
                interruptions)
         record(world, evaluator, actions, short, [BACK] * 4, episodes / "c_privileged.h5",
                RunOptions(step_budget=8, privileged=True))
-    assert won["success"], "the short task must be solvable by walking back"
+    assert won.success, "the short task must be solvable by walking back"
     return root
 
 

@@ -13,7 +13,7 @@ import pytest
 import main
 from core.episode.metrics import AWARE, LOST, SUCCESS, UNAWARE, UNCLASSIFIED
 from core.labels.agreement import category_agreement, cohen_kappa, step_agreement, step_classes
-from core.labels.episodes import load_episode, load_folder, open_editor
+from core.labels.episodes import load_episode_labels, load_folder, open_editor
 from core.labels.export import COLUMNS, export_labels
 from core.labels.model import AnnotatorLabels, DeadlockLabel, LabelEditor
 from core.labels.store import read_labels, save_labels
@@ -283,5 +283,5 @@ def test_an_unfinished_episode_can_be_labelled(tmp_path):
     assert editor.spans == () and editor.labels.failure_category is None
     editor.add_span(3, 8)
     save_labels(path, editor.labels)
-    assert load_episode(path).annotator("alice").spans == editor.spans
-    assert load_episode(path).annotator("auto") is None
+    assert load_episode_labels(path).annotator("alice").spans == editor.spans
+    assert load_episode_labels(path).annotator("auto") is None

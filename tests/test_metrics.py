@@ -7,6 +7,7 @@ import math
 import pytest
 
 from core.analysis.stats import correlation, pearson, pearson_p_value, t_two_sided_p
+from core.episode import StepRecord
 from core.episode.metrics import (
     AWARE,
     EXECUTION,
@@ -20,7 +21,6 @@ from core.episode.metrics import (
     consecutive_im_series,
     continuous_facts,
     episode_metrics,
-    facts_from_record,
     stick_sector,
 )
 
@@ -172,21 +172,26 @@ def test_action_entropy_in_bits():
     assert action_entropy([]) == 0.0
 
 
+def _stored(record: dict, numbers: dict) -> StepFacts:
+    """A step as a file stores it, read back the one way every reader does (StepRecord.from_stored)."""
+    return StepRecord.from_stored(numbers, record).facts
+
+
 def test_recorded_steps_are_scored_by_the_same_rules():
     push = {"action": "MoveForward", "movement": True, "self_assessment": "stuck", "entropy_label": "MoveForward",
             "intervention": {"kind": "push_back"}, "intervention_displacement": 3.0}
-    fact = facts_from_record(push, {"step": 4, "displacement": 0.0, "source": "agent"})
-    assert fact.ineffective and fact.displaced_by == "intervention" and fact.step == 4
+    fact = _stored(push, {"step": 4, "displacement": 0.0, "source": "agent"})
+    assert fact.ineffective and fact.displaced_by == "intervention" and fact.step == 4 and fact.intervention
     # files before metrics v2: an invalid reply was recorded as NoOp with its parse error; continuous
     # actions were all "movement"
-    old_invalid = facts_from_record({"action": "NoOp", "parse_error": "no JSON", "movement": False},
-                                    {"displacement": 0.0, "source": "agent"})
+    old_invalid = _stored({"action": "NoOp", "parse_error": "no JSON", "movement": False},
+                          {"displacement": 0.0, "source": "agent"})
     assert old_invalid.action == INVALID_ACTION
-    old_camera = facts_from_record({"action": "Continuous(left=[0.0, 0.0], right=[1.0, 0.0], 0.5s)", "movement": True,
-                                    "action_params": {"left_stick": [0.0, 0.0], "right_stick": [1.0, 0.0]}},
-                                   {"displacement": 0.0, "source": "agent"})
+    old_camera = _stored({"action": "Continuous(left=[0.0, 0.0], right=[1.0, 0.0], 0.5s)", "movement": True,
+                          "action_params": {"left_stick": [0.0, 0.0], "right_stick": [1.0, 0.0]}},
+                         {"displacement": 0.0, "source": "agent"})
     assert not old_camera.movement and old_camera.action == "L:idle R:E"
-    assert facts_from_record({"action": "HumanInput"}, {"displacement": 2.0, "source": "human"}).displaced_by == "human"
+    assert _stored({"action": "HumanInput"}, {"displacement": 2.0, "source": "human"}).displaced_by == "human"
 
 
 def test_pearson_r():

@@ -173,8 +173,8 @@ def test_the_same_task_fails_when_the_agent_stands_still(session, tasks):
     still = ReplayAgent(session.actions, ['{"action": "Wait", "thought": "I will stay here"}'] * 4)
     result = EpisodeRunner(session.game, session.evaluator, still, session.actions, task,
                            RunOptions(step_budget=4, settle_s=session.backend.step_settle_s), None).run()
-    assert not result["success"] and result["end_reason"] == "budget" and result["steps_used"] == 4
-    assert not result["reached_goal_area"]
+    assert not result.success and result.end_reason == "budget" and result.steps_used == 4
+    assert not result.reached_goal_area
 
 
 def test_a_random_agent_episode_is_recorded_and_opens_in_replay(session, tasks, tmp_path, qtbot):
@@ -185,8 +185,8 @@ def test_a_random_agent_episode_is_recorded_and_opens_in_replay(session, tasks, 
                          observation=ObservationOptions(previous_frame=True, side_views=True, side_view_mode="turn"))
     result = EpisodeRunner(session.game, session.evaluator, RandomAgent(session.actions, seed=4), session.actions,
                            task, options, path).run()
-    assert result["steps_used"] == 5 and result["error"] is None and result["game"] == "minetest"
-    assert result["side_views"] == "turn"
+    assert result.steps_used == 5 and result.error is None and result.game == "minetest"
+    assert result.side_views == "turn"
     with EpisodeReader(path) as episode:
         assert episode.metadata["game"] == "minetest" and episode.step_count == 5
         records = list(episode.records())

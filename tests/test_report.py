@@ -11,6 +11,7 @@ import main
 from core.agents.actions import ActionSet
 from core.agents.base import ReplayAgent
 from core.analysis.report import build_report, write_report
+from core.analysis.rescore import rescore_rows
 from core.cli.run_cmd import apply_protocol
 from core.episode.metrics import METRICS_VERSION, UNAWARE, UNCLASSIFIED
 from core.evaluation.client import EvaluatorClient
@@ -19,6 +20,7 @@ from core.game.builtin import BuiltinWorld
 from core.paths import TASKS_DIR
 from core.session.batch import plan_episodes, run_batch
 from core.session.runner import EpisodeRunner, RunOptions
+from tests.damaged_files import flip_chunk
 
 
 @pytest.fixture(scope="module")
@@ -86,3 +88,19 @@ def test_older_scores_are_flagged_and_rescored_from_the_episode_files(run_folder
     original = build_report(run_folder)
     assert rescored["failures"] == original["failures"] and rescored["metrics"] == original["metrics"]
     assert sum(r[UNAWARE] for r in rescored["failures"]) == 0 and METRICS_VERSION == 2
+
+
+def test_rescoring_keeps_the_recorded_metrics_of_an_episode_with_a_damaged_step_record(run_folder, tmp_path):
+    """A step whose action is unknown cannot be scored: the file is named, and the row keeps what the run wrote."""
+    rows = [json.loads(line) for line in (run_folder / "results.jsonl").read_text().splitlines()]
+    folder = tmp_path / "damaged"
+    (folder / "episodes").mkdir(parents=True)
+    for row in rows:
+        (folder / row["episode"]).write_bytes((run_folder / row["episode"]).read_bytes())
+    (folder / "results.jsonl").write_text((run_folder / "results.jsonl").read_text())
+    hit = rows[0]
+    flip_chunk(folder / hit["episode"], "steps/record_bytes", (0,), at=4)
+    rescored, warnings = rescore_rows(folder, rows)
+    assert rescored[0] is rows[0] and rescored[0]["metrics"] == hit["metrics"]
+    assert [w for w in warnings if hit["episode"] in w and "could not be rescored" in w and "damaged" in w]
+    assert all(r["metrics"] == row["metrics"] for r, row in zip(rescored[1:], rows[1:], strict=True))

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from core.agents.base import RandomAgent
+from core.episode import EpisodeResult
 from core.recording.reader import EpisodeReader
 from core.session.runner import EpisodeRunner, RunOptions
 from tests.cli_process import CliProcess, gone, wait_until
@@ -146,7 +147,7 @@ def test_stop_does_not_wait_for_a_decision_in_flight(world, tmp_path, builtin_pr
     with EvaluatorClient.launch(world.pid) as evaluator:
         evaluator.wait_locked()
         runner = EpisodeRunner(world, evaluator, agent, actions, task, RunOptions(step_budget=50), tmp_path / "e.h5")
-        results: list[dict] = []
+        results: list[EpisodeResult] = []
         thread = threading.Thread(target=lambda: results.append(runner.run()))
         thread.start()
         try:
@@ -157,6 +158,6 @@ def test_stop_does_not_wait_for_a_decision_in_flight(world, tmp_path, builtin_pr
         finally:
             agent.release.set()
             thread.join(30)
-    assert results[0]["end_reason"] == "interrupted" and results[0]["steps_used"] == 2
+    assert results[0].end_reason == "interrupted" and results[0].steps_used == 2
     with EpisodeReader(tmp_path / "e.h5") as episode:
         assert episode.step_count == 2 and episode.result["end_reason"] == "interrupted"

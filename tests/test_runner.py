@@ -46,7 +46,7 @@ def test_a_random_episode_is_recorded_completely(world, evaluator, actions, task
     runner = EpisodeRunner(world, evaluator, RandomAgent(actions, seed=5), actions, task, options, tmp_path / "e.h5")
     runner.events.sig_step.connect(steps.append)
     result = runner.run()
-    assert result["steps_used"] == 8 and result["end_reason"] == "budget" and not result["success"]
+    assert result.steps_used == 8 and result.end_reason == "budget" and not result.success
     assert [s["step"] for s in steps] == list(range(1, 9))
     with EpisodeReader(tmp_path / "e.h5") as episode:
         assert episode.step_count == 8 and episode.complete
@@ -134,7 +134,7 @@ def test_the_automatic_policy_pushes_back_after_k_ineffective_moves(world, evalu
     interventions = [r["intervention"] for r in records if r["intervention"]]
     assert ineffective.sum() >= 3, "the fence did not stop the character"
     assert interventions and interventions[0]["kind"] == "push_back" and interventions[0]["source"] == "auto"
-    assert result["metrics"]["ineffective_moves"] == int(ineffective.sum())
+    assert result.metrics["ineffective_moves"] == int(ineffective.sum())
     pushed_at = interventions[0]["step"]
     pushed = records[pushed_at - 1]
     assert pushed["intervention_displacement"] > 1.0, "the push itself is measured and kept with its step"
@@ -142,9 +142,9 @@ def test_the_automatic_policy_pushes_back_after_k_ineffective_moves(world, evalu
     # from before the push it would look like ~1 m; it must be the agent's own distance.
     own = float(numbers["displacement"][pushed_at])
     assert 1.5 < own < 2.5, own
-    first = result["metrics"]["deadlocks"][0]
+    first = result.metrics["deadlocks"][0]
     assert first["end"] == pushed_at and first["ended_by"] == "intervention" and not first["recovered"]
-    assert result["metrics"]["recovery_rate"] == 0.0  # nothing the agent did got it out
+    assert result.metrics["recovery_rate"] == 0.0  # nothing the agent did got it out
 
 
 def test_run_then_report_on_a_tiny_suite(tmp_path):
@@ -175,7 +175,7 @@ class BrokenAgent(RandomAgent):
 def test_an_agent_failure_ends_the_episode_and_keeps_the_recording(world, evaluator, actions, task, tmp_path):
     result = EpisodeRunner(world, evaluator, BrokenAgent(actions), actions, task, RunOptions(step_budget=8),
                            tmp_path / "broken.h5").run()
-    assert result["end_reason"] == "error" and "step 3: ConnectionError: the model API returned 503" in result["error"]
+    assert result.end_reason == "error" and "step 3: ConnectionError: the model API returned 503" in result.error
     with EpisodeReader(tmp_path / "broken.h5") as episode:
         assert episode.step_count == 2 and episode.result["end_reason"] == "error"
 
@@ -223,7 +223,7 @@ def test_an_intervention_while_paused_runs_as_one_step_and_stays_paused(world, e
         thread.join(60)
     assert [s["source"] for s in steps] == ["intervention", "agent"]
     assert hints[-1]["status"] == "undelivered" and hints[-1]["params"]["hint"] == "Too late: nobody reads this."
-    assert results[0]["end_reason"] == "stopped"
-    assert [i["params"]["hint"] for i in results[0]["undelivered_interventions"]] == ["Too late: nobody reads this."]
+    assert results[0].end_reason == "stopped"
+    assert [i["params"]["hint"] for i in results[0].undelivered_interventions] == ["Too late: nobody reads this."]
     with EpisodeReader(tmp_path / "p.h5") as episode:
         assert episode.result["undelivered_interventions"][0]["status"] == "undelivered"

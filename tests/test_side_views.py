@@ -42,7 +42,7 @@ def test_the_step_record_and_the_result_say_how_side_views_were_made(world, buil
         evaluator.wait_locked()
         result = EpisodeRunner(world, evaluator, RandomAgent(actions, seed=2), actions, task, options,
                                tmp_path / "e.h5").run()
-    assert result["side_views"] == mode  # instant results are marked: not comparable with emulator runs
+    assert result.side_views == mode  # instant results are marked: not comparable with emulator runs
     with EpisodeReader(tmp_path / "e.h5") as episode:
         views = [record["side_views"] for record in episode.records()]
         assert episode.metadata["options"]["observation"]["side_view_mode"] == mode

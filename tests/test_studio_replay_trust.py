@@ -82,14 +82,14 @@ def test_a_slow_folder_never_overwrites_a_newer_one(window, qtbot, tmp_path, mon
     import studio.replay.folder_reader as folder_reader
 
     slow_done = threading.Event()
-    real_load = folder_reader.load_episode
+    real_load = folder_reader.load_episode_labels
 
     def load(path):
         if Path(path).parent == slow:
             slow_done.wait(30)  # the slow folder: held until the fast one is shown
         return real_load(path)
 
-    monkeypatch.setattr(folder_reader, "load_episode", load)
+    monkeypatch.setattr(folder_reader, "load_episode_labels", load)
     failsafe = threading.Timer(20, slow_done.set)  # never hang the suite, even on a regression
     failsafe.start()
     request.addfinalizer(failsafe.cancel)

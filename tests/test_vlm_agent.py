@@ -54,7 +54,7 @@ def test_a_model_episode_is_prompted_parsed_reflected_and_recorded(world, builti
         result = EpisodeRunner(world, evaluator, agent, actions, task, RunOptions("visual_guided", step_budget=3),
                                tmp_path / "vlm.h5").run()
         positions = [(s.x, s.y, s.tick) for s in evaluator.samples]
-    assert result["steps_used"] == 3
+    assert result.steps_used == 3
     with EpisodeReader(tmp_path / "vlm.h5") as episode:
         records = episode.records()
         metadata = episode.metadata

@@ -2,9 +2,10 @@
 
 Results rows keep the metrics computed when the episode ran. When the definitions change (see
 METRICS_VERSION in metrics.py), `python main.py report DIR --rescore` recomputes them from the
-per-step records with the same code the runner uses, so old runs can be compared with new ones.
-What an old file never recorded cannot be recovered: files written before metrics v2 hold no
-separate displacement for automatic push-backs, so their steps after a push still include it.
+per-step records with the same code the runner uses: the file is read by `load_episode` into the
+same `Episode` the runner fills, and `Episode.metrics()` counts it. What an old file never recorded
+cannot be recovered: files written before metrics v2 hold no separate displacement for automatic
+push-backs, so their steps after a push still include it.
 """
 
 from __future__ import annotations
@@ -13,24 +14,37 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from core.episode.metrics import episode_metrics, facts_from_record
-from core.recording.reader import EpisodeFileError, EpisodeReader
+from core.episode import Episode, load_episode
+from core.episode.metrics import episode_metrics
+from core.recording.errors import EpisodeFileError
+
+SEPARATE_PUSH_DISPLACEMENT_SINCE = 2  # the metrics version whose files record a push-back's displacement apart
 
 
-def rescore_episode(path: Path, success: bool, reached_goal_area: bool) -> tuple[dict[str, Any], str | None]:
-    """(metrics JSON, warning or None) of one episode file. Raises EpisodeFileError."""
-    with EpisodeReader(path) as episode:
-        records = episode.records()
-        numbers = episode.step_numbers()
-    facts = [facts_from_record(record, {name: column[index].item() for name, column in numbers.items()})
-             for index, record in enumerate(records)]
-    pushes = [r for r in records if (r.get("intervention") or {}).get("kind") == "push_back"
-              and (r.get("intervention") or {}).get("source") == "auto" and "intervention_displacement" not in r]
+def _scored_version(episode: Episode, row_metrics: dict[str, Any]) -> int:
+    """The metrics version the file was written under: its own result's, else the results row's."""
+    metrics = episode.result.metrics if episode.result is not None else row_metrics
+    return int((metrics or {}).get("metrics_version", 1))
+
+
+def rescore_episode(path: Path, success: bool, reached_goal_area: bool,
+                    row_metrics: dict[str, Any] | None = None) -> tuple[dict[str, Any], str | None]:
+    """(metrics JSON, warning or None) of one episode file. Raises EpisodeFileError, also when a step's
+    record is damaged: scoring a step whose action is unknown would change the numbers silently."""
+    episode = load_episode(path)
+    damaged = episode.damaged_records
+    if damaged:
+        first = min(damaged)
+        raise EpisodeFileError(path, f"{len(damaged)} step record(s)", f"are damaged ({damaged[first]})", first)
     warning = None
-    if pushes:
-        warning = (f"{path} predates separate push-back displacement; {len(pushes)} automatic push(es) still count "
-                   "toward the agent's following move")
-    return episode_metrics(facts, success, reached_goal_area).to_json(), warning
+    if _scored_version(episode, row_metrics or {}) < SEPARATE_PUSH_DISPLACEMENT_SINCE:
+        pushes = [s for s in episode if s.intervention is not None and s.intervention.kind == "push_back"
+                  and s.intervention.source == "auto"]
+        if pushes:
+            warning = (f"{path} predates separate push-back displacement; {len(pushes)} automatic push(es) still "
+                       "count toward the agent's following move")
+    # As the runner scores: the StepRecords' facts, with success as the run reported it (the results row).
+    return episode_metrics([step.facts for step in episode], success, reached_goal_area).to_json(), warning
 
 
 def rescore_rows(folder: Path, rows: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
@@ -44,7 +58,8 @@ def rescore_rows(folder: Path, rows: Sequence[dict[str, Any]]) -> tuple[list[dic
             continue
         path = folder / episode
         try:
-            metrics, warning = rescore_episode(path, bool(row.get("success")), bool(row.get("reached_goal_area")))
+            metrics, warning = rescore_episode(path, bool(row.get("success")), bool(row.get("reached_goal_area")),
+                                               row.get("metrics") or {})
         except (EpisodeFileError, OSError) as exc:
             warnings.append(f"{path} could not be rescored ({exc}); its recorded metrics are used")
             rescored.append(row)

@@ -1,7 +1,7 @@
 """The episode model: typed step records, the episode's result, and the observable Episode the runner
 fills, the recorder writes and every view reads (docs/episode-model.md)."""
 
-from core.episode.load import load_episode
+from core.episode.load import EpisodeHeader, load_episode, read_header
 from core.episode.model import (
     Episode,
     EpisodeEvent,
@@ -15,6 +15,6 @@ from core.episode.model import (
 )
 from core.episode.records import EpisodeResult, InterventionRecord, StepDecision, StepRecord
 
-__all__ = ["Episode", "EpisodeEvent", "EpisodeResult", "FrameAppended", "InterventionRecord", "LabelsChanged",
-           "ResultSet", "SamplesAppended", "StepAppended", "StepDecision", "StepRecord", "StepTotals", "load_episode",
-           "mark_kinds"]
+__all__ = ["Episode", "EpisodeEvent", "EpisodeHeader", "EpisodeResult", "FrameAppended", "InterventionRecord",
+           "LabelsChanged", "ResultSet", "SamplesAppended", "StepAppended", "StepDecision", "StepRecord", "StepTotals",
+           "load_episode", "mark_kinds", "read_header"]

@@ -272,24 +272,3 @@ def continuous_facts(params: Mapping[str, Any], dead_zone: float = DEFAULT_DEAD_
     left_x, left_y, right_x, right_y = float(left[0]), float(left[1]), float(right[0]), float(right[1])
     label = f"L:{stick_sector(left_x, left_y, dead_zone)} R:{stick_sector(right_x, right_y, dead_zone)}"
     return label, math.hypot(left_x, left_y) > dead_zone
-
-
-def facts_from_record(record: Mapping[str, Any], numbers: Mapping[str, Any]) -> StepFacts:
-    """One recorded step (its JSON record and its /steps/table row) as StepFacts, so a recording is scored
-    by the same code that scored it live. Files written before metrics v2 lack the intervention
-    displacement and the entropy label; they are scored as well as what they hold allows."""
-    # The reader puts the source's name into the record; the table column holds only its index.
-    source = str(record.get("source") or numbers.get("source") or "agent")
-    by_agent = source in AGENT_SOURCES
-    action, movement = str(record.get("action") or INVALID_ACTION), bool(record.get("movement"))
-    if "entropy_label" in record:
-        action = str(record["entropy_label"])
-    elif action == "NoOp" and record.get("parse_error"):
-        action = INVALID_ACTION
-    elif action.startswith("Continuous(") and isinstance(record.get("action_params"), Mapping):
-        action, movement = continuous_facts(record["action_params"])
-    return StepFacts(action=action if by_agent else source, movement=movement and by_agent,
-                     displacement=float(numbers.get("displacement", 0.0)),
-                     self_assessment=str(record.get("self_assessment") or "missing"), source=source,
-                     external_displacement=float(record.get("intervention_displacement") or 0.0),
-                     intervention=bool(record.get("intervention")), step=int(numbers.get("step", 0)))

@@ -1,5 +1,6 @@
-"""What a clip's overlays need from an episode file, read once: per-step records and ticks, the
-evaluator's path, the map outline, human labels and the automatic deadlock spans."""
+"""What a clip's overlays need from an episode file, read once through load_episode (records, not
+images: the clip reads each picture when it draws it): per-step records and ticks, the evaluator's
+path, the map outline, human labels and the automatic deadlock spans."""
 
 from __future__ import annotations
 
@@ -9,10 +10,11 @@ from typing import Any
 
 import numpy as np
 
+from core.episode import Episode, EpisodeResult, StepRecord, load_episode
 from core.export import ExportError
 from core.labels.model import AUTO_ANNOTATOR, deadlock_steps
 from core.labels.store import LabelStoreError, read_labels
-from core.recording.reader import EpisodeFileError, EpisodeReader
+from core.recording.errors import EpisodeFileError
 
 # RGB, as the studio draws them (widgets/timeline.py, widgets/reasoning_panel.py)
 SPAN_RGB = {"unaware": (200, 30, 30), "aware": (235, 135, 0), "unclassified": (110, 110, 200),
@@ -35,11 +37,11 @@ class SpanOverlay:
 class ClipEpisode:
     path: Path
     metadata: dict[str, Any]
-    result: dict[str, Any] | None
+    result: EpisodeResult | None  # None: cut short
     steps: np.ndarray           # step numbers
     tick_before: np.ndarray
     tick_after: np.ndarray
-    records: list[dict[str, Any]]
+    records: list[StepRecord]
     frame_ticks: np.ndarray
     sample_ticks: np.ndarray
     sample_xy: np.ndarray       # (m, 2)
@@ -90,9 +92,9 @@ def _label_spans(path: Path, annotator: str | None) -> tuple[list[SpanOverlay], 
     return spans, None
 
 
-def _automatic_spans(result: dict[str, Any] | None) -> list[SpanOverlay]:
+def _automatic_spans(result: EpisodeResult | None) -> list[SpanOverlay]:
     spans = []
-    for found in deadlock_steps(result):
+    for found in deadlock_steps({"metrics": result.metrics} if result is not None else None):
         awareness = found.awareness if found.awareness in ("aware", "unaware") else "unclassified"
         spans.append(SpanOverlay(found.start, found.end, f"Deadlock suggested ({awareness}) {found.start}–{found.end}",
                                  "suggested"))
@@ -110,25 +112,27 @@ def load_clip_episode(path: Path, annotator: str | None = None) -> ClipEpisode:
     if not path.is_file():
         raise ExportError(f"{path} does not exist or is not a file")
     try:
-        with EpisodeReader(path) as episode:
-            numbers = episode.step_numbers()
-            records = episode.records()
-            samples = episode.samples()
-            frame_ticks = episode.frame_ticks()
-            metadata, result = episode.metadata, episode.result
-            if "current" not in episode.image_sets():
-                raise ExportError(f"{path} stores no step images ('current'), so there is nothing to show")
+        episode = load_episode(path)
     except EpisodeFileError as exc:
         raise ExportError(str(exc)) from None
-    except (KeyError, OSError, ValueError, RuntimeError) as exc:
+    except (KeyError, OSError, ValueError, TypeError, RuntimeError) as exc:
         raise ExportError(f"{path} is damaged or not a complete episode file ({type(exc).__name__}: {exc}); "
                           "it was opened read-only and left unchanged") from None
-    if len(records) == 0:
+    if "current" not in episode.image_sets:
+        raise ExportError(f"{path} stores no step images ('current'), so there is nothing to show")
+    if len(episode) == 0:
         raise ExportError(f"{path} holds no complete step; there is nothing to put in a clip")
     spans, warning = _label_spans(path, annotator)
-    return ClipEpisode(path, metadata, result, numbers["step"].astype(np.int64),
-                       numbers["tick_before"].astype(np.int64), numbers["tick_after"].astype(np.int64), records,
-                       np.asarray(frame_ticks, np.int64), samples["tick"].astype(np.int64),
-                       np.column_stack([samples["x"], samples["y"]]).astype(float),
-                       samples["facing"].astype(float), spans + _uncovered(_automatic_spans(result), spans),
+    return _clip_episode(episode, path, spans, warning)
+
+
+def _clip_episode(episode: Episode, path: Path, spans: list[SpanOverlay], warning: str | None) -> ClipEpisode:
+    records = episode.steps()
+    samples = episode.sample_table
+    return ClipEpisode(path, episode.metadata, episode.result, episode.step_numbers.copy(),
+                       np.fromiter((r.tick_before for r in records), np.int64, len(records)),
+                       np.fromiter((r.tick_after for r in records), np.int64, len(records)), records,
+                       episode.frame_ticks, samples["tick"].astype(np.int64),
+                       np.column_stack([samples["x"], samples["y"]]).astype(float).reshape(-1, 2),
+                       samples["facing"].astype(float), spans + _uncovered(_automatic_spans(episode.result), spans),
                        warning)

@@ -26,14 +26,15 @@ import numpy as np
 
 from core.agents.actions import ActionSet
 from core.analysis.report import ReportError, load_results
+from core.episode import read_header
 from core.evaluation.profile import load_profile
 from core.evaluation.tasks import TaskFileError, load_task, task_files
 from core.export import ExportCancelled, ExportError
 from core.export.trajectory import CONTINUOUS_FIELDS, NOOP, Segment, episode_segments
 from core.paths import PROFILES_DIR, TASKS_DIR
-from core.recording.reader import EpisodeFileError, EpisodeReader
+from core.recording.errors import EpisodeFileError
 from core.session.reward import RewardSpec
-from core.session.run_folder import is_error
+from core.session.run_folder import ERROR, is_error
 
 FORMATS = ("minari", "lerobot")
 BUILTIN_GAME = "Harborvale"
@@ -151,8 +152,8 @@ def _select(files: list[Path], options: DatasetOptions, skipped: list[str]) -> t
     kept, paradigms, agents = [], set(), set()
     for path in files:
         try:
-            with EpisodeReader(path) as reader:
-                metadata, result = reader.metadata, reader.result
+            header = read_header(path)
+            metadata, result = header.metadata, header.result
         except EpisodeFileError as exc:
             skipped.append(f"{path}: {exc}")
             continue
@@ -163,8 +164,8 @@ def _select(files: list[Path], options: DatasetOptions, skipped: list[str]) -> t
             skipped.append(f"{path}: privileged (scripted driver) episode; --include-privileged adds it")
         elif result is None:
             skipped.append(f"{path}: cut short (no result recorded), so its outcome is unknown")
-        elif is_error(result):
-            skipped.append(f"{path}: ended in an infrastructure error ({result.get('error')}), which is not a result")
+        elif result.end_reason == ERROR:
+            skipped.append(f"{path}: ended in an infrastructure error ({result.error}), which is not a result")
         elif metadata.get("game", BUILTIN_GAME) != BUILTIN_GAME:
             skipped.append(f"{path}: recorded on {metadata.get('game')}; only the built-in world's action set and "
                            "tasks are known to the exporter")
@@ -231,8 +232,7 @@ def _write(files: list[Path], dataset_id: str, out: Path, target: Path, paradigm
     for done, path in enumerate(files):
         if cancel is not None and cancel.is_set():
             raise ExportCancelled("the dataset export was cancelled; nothing was kept")
-        with EpisodeReader(path) as reader:
-            metadata = reader.metadata
+        metadata = read_header(path).metadata
         task_id = str(metadata.get("task_id", "?"))
         reward = tasks.reward(task_id)
         if reward is None:

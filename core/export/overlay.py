@@ -8,12 +8,12 @@ RGB uint8; the output size is fixed for a whole clip and even in both directions
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 import cv2
 import numpy as np
 from PIL import Image, ImageDraw
 
+from core.episode import StepRecord
 from core.export import ExportError
 from core.export.clip_data import HUMAN_RGB, INTERVENTION_RGB, SPAN_RGB, ClipEpisode
 from core.export.fonts import Font, load_font
@@ -79,27 +79,35 @@ def _even(value: float) -> int:
     return max(2, round(value / 2) * 2)
 
 
-def describe_step(record: dict[str, Any]) -> str:
-    source = record.get("source")
-    if source == "human":
+def describe_step(record: StepRecord) -> str:
+    if record.source == "human":
         return "human input"
-    if source == "intervention":
-        return f"intervention: {((record.get('intervention') or {}).get('kind') or '?').replace('_', ' ')}"
-    if record.get("parse_error"):
+    if record.source == "intervention":
+        kind = record.intervention.kind if record.intervention is not None else "?"
+        return f"intervention: {kind.replace('_', ' ')}"
+    if record.damaged:
+        return "record damaged"
+    if record.decision is not None and record.decision.parse_error:
         return "no valid action (reply not understood)"
-    return str(record.get("action") or "?")
+    return record.action or "?"
 
 
-def caption_text(record: dict[str, Any]) -> str:
-    thought = str(record.get("thought") or "").strip()
+def _thought(record: StepRecord) -> str:
+    return record.decision.thought.strip() if record.decision is not None else ""
+
+
+def caption_text(record: StepRecord) -> str:
+    thought = _thought(record)
     if thought:
         return thought
-    if record.get("source") == "human":
+    if record.damaged:
+        return f"({record.damaged})"
+    if record.source == "human":
         return "(a person had the controls at this step)"
-    if record.get("source") == "intervention":
+    if record.source == "intervention":
         return "(an intervention, not the agent)"
-    if record.get("parse_error"):
-        return f"(the reply could not be read: {record['parse_error']})"
+    if record.decision is not None and record.decision.parse_error:
+        return f"(the reply could not be read: {record.decision.parse_error})"
     return "(no thought given)"
 
 
@@ -137,8 +145,7 @@ class OverlayRenderer:
         draw = ImageDraw.Draw(layer)
         record = self.episode.records[position]
         shown = self.options.shown
-        assessment = str(record.get("self_assessment") or "") if record.get("source") in ("agent", "privileged") \
-            else ""
+        assessment = record.self_assessment if record.by_agent else ""
         if "assessment" in shown and assessment:
             thickness = max(3, self.margin // 2)
             draw.rectangle((0, 0, width - 1, frame_height - 1), outline=(*ASSESSMENT_RGB.get(
@@ -167,7 +174,7 @@ class OverlayRenderer:
         draw.text((left + pad, y + pad * 0.5), text, font=font, fill=(255, 255, 255, 255))
         return box_width
 
-    def _step_badge(self, draw: ImageDraw.ImageDraw, position: int, record: dict[str, Any], assessment: str) -> None:
+    def _step_badge(self, draw: ImageDraw.ImageDraw, position: int, record: StepRecord, assessment: str) -> None:
         x = y = float(self.margin)
         if "step" in self.options.shown:
             text = f"Step {int(self.episode.steps[position])} · {describe_step(record)}"
@@ -181,24 +188,24 @@ class OverlayRenderer:
             self._badge(draw, x, y, assessment, (*ASSESSMENT_RGB.get(assessment, ASSESSMENT_RGB["missing"]), 230),
                         self.font)
 
-    def _label_badges(self, draw: ImageDraw.ImageDraw, position: int, record: dict[str, Any]) -> None:
+    def _label_badges(self, draw: ImageDraw.ImageDraw, position: int, record: StepRecord) -> None:
         step = int(self.episode.steps[position])
         badges = [(span.text, SPAN_RGB[span.kind]) for span in self.episode.spans_at(step)]
-        intervention = record.get("intervention")
-        if intervention:
-            kind = str(intervention.get("kind", "?")).replace("_", " ")
-            badges.append((f"Intervention: {kind} ({intervention.get('source', '?')})", INTERVENTION_RGB))
-        if record.get("source") == "human":
+        intervention = record.intervention
+        if intervention is not None:
+            kind = intervention.kind.replace("_", " ")
+            badges.append((f"Intervention: {kind} ({intervention.source})", INTERVENTION_RGB))
+        if record.source == "human":
             badges.append(("Human input", HUMAN_RGB))
         y = float(self.margin)
         for text, colour in badges:
             self._badge(draw, self.frame_size[0] - self.margin, y, text, (*colour, 225), self.font, right_aligned=True)
             y += self.line_height + self.margin
 
-    def _caption(self, draw: ImageDraw.ImageDraw, record: dict[str, Any]) -> None:
+    def _caption(self, draw: ImageDraw.ImageDraw, record: StepRecord) -> None:
         top = self.frame_size[1] + self.margin
         text = caption_text(record)
         lines = wrap_text(text, self.font, self.frame_size[0] - 2 * self.margin, self.options.thought_lines)
-        colour = (235, 235, 235, 255) if str(record.get("thought") or "").strip() else (160, 160, 160, 255)
+        colour = (235, 235, 235, 255) if _thought(record) else (160, 160, 160, 255)
         for index, line in enumerate(lines):
             draw.text((self.margin, top + index * self.line_height), line, font=self.font, fill=colour)

@@ -15,6 +15,7 @@ from typing import Any
 import cv2
 import numpy as np
 
+from core.episode import load_episode
 from core.labels.model import AUTO_ANNOTATOR, deadlock_steps
 from core.labels.store import LabelStoreError, read_labels
 from core.recording.reader import EpisodeFileError, EpisodeReader
@@ -75,31 +76,32 @@ def _spread(positions: list[int], count: int) -> list[int]:
 
 
 def deadlock_strip(path: Path, row: dict[str, Any]) -> Strip:
-    """Never raises for a bad file: the strip then carries the error to show."""
+    """Never raises for a bad file: the strip then carries the error to show. The steps come from
+    load_episode; only the thumbnails' images are read, one at a time."""
     try:
+        episode = load_episode(path)
+        steps = episode.step_numbers
+        if len(steps) == 0:
+            return Strip(0, 0, "", error=f"{path.name} holds no complete step")
+        start, end, origin = choose_span(path, row, steps)
+        inside = [int(i) for i in np.nonzero((steps >= start) & (steps <= end))[0]]
+        strip = Strip(start, end, origin)
         with EpisodeReader(path) as reader:
-            steps = reader.step_numbers()["step"].astype(int)
-            if len(steps) == 0:
-                return Strip(0, 0, "", error=f"{path.name} holds no complete step")
-            start, end, origin = choose_span(path, row, steps)
-            inside = [int(i) for i in np.nonzero((steps >= start) & (steps <= end))[0]]
-            strip = Strip(start, end, origin)
             for position in _spread(inside, THUMBNAILS):
                 image = reader.step_image("current", position)
                 if image is None:
                     continue  # an intervention step has no image
-                record = reader.record(position)
                 height = max(1, round(image.shape[0] * THUMB_WIDTH / image.shape[1]))
                 small = cv2.resize(image, (THUMB_WIDTH, height), interpolation=cv2.INTER_AREA)
                 ok, jpeg = cv2.imencode(".jpg", cv2.cvtColor(small, cv2.COLOR_RGB2BGR),
                                         [cv2.IMWRITE_JPEG_QUALITY, JPEG_QUALITY])
                 if ok:
                     strip.thumbnails.append(Thumbnail(int(steps[position]), jpeg.tobytes(),
-                                                      str(record.get("self_assessment") or "")))
-            if inside:
-                last = reader.record(inside[-1])
-                strip.said = (int(steps[inside[-1]]), str(last.get("self_assessment") or ""),
-                              str(last.get("thought") or ""))
-            return strip
+                                                      episode.step(position).self_assessment))
+        if inside:
+            last = episode.step(inside[-1])
+            strip.said = (last.step, last.self_assessment,
+                          last.decision.thought if last.decision is not None else "")
+        return strip
     except (EpisodeFileError, KeyError, OSError, ValueError, RuntimeError, zlib.error) as exc:
         return Strip(0, 0, "", error=f"{path.name} could not be read ({exc})")

@@ -23,8 +23,10 @@ import cv2
 import numpy as np
 
 from core.agents.actions import ActionSet
+from core.episode import StepRecord, load_episode
 from core.export import ExportError
 from core.game.pad import Button
+from core.recording.errors import EpisodeFileError
 from core.recording.reader import EpisodeReader
 from core.session.reward import Reading, RewardSpec, step_reward
 
@@ -51,18 +53,19 @@ def resize(image: np.ndarray, size: tuple[int, int]) -> np.ndarray:
     return cv2.resize(image, size, interpolation=cv2.INTER_AREA)
 
 
-def encode_action(record: dict[str, Any], paradigm: str, actions: ActionSet) -> tuple[Any, bool]:
+def encode_action(record: StepRecord, paradigm: str, actions: ActionSet) -> tuple[Any, bool]:
     """(action, valid). Discrete: the action set's index, or len(names) for NoOp. Continuous: a float vector."""
-    valid = not record.get("parse_error") and record.get("action") not in (None, "", NOOP)
+    decision = record.decision
+    valid = decision is not None and not decision.parse_error and record.action not in ("", NOOP)
     if paradigm == "discrete":
         if not valid:
             return len(actions.names), False
-        name = actions.resolve_name(str(record["action"]))
+        name = actions.resolve_name(record.action)
         if name is None:
-            raise ExportError(f"step action {record['action']!r} is not in the built-in world's action set")
+            raise ExportError(f"step action {record.action!r} is not in the built-in world's action set")
         return actions.names.index(name), True
     vector = np.zeros(len(CONTINUOUS_FIELDS), np.float32)
-    params = record.get("action_params") or {}
+    params = decision.action_params if decision is not None else {}
     if valid and params:
         vector[0:2] = params.get("left_stick", (0.0, 0.0))
         vector[2:4] = params.get("right_stick", (0.0, 0.0))
@@ -84,17 +87,23 @@ def _segments_of(sources: list[str]) -> list[tuple[int, int]]:
 
 
 def episode_segments(path: Path, reward: RewardSpec, actions: ActionSet, size: tuple[int, int]) -> list[Segment]:
-    """Every segment of one episode file. Raises EpisodeFileError or ExportError."""
+    """Every segment of one episode file. Raises EpisodeFileError or ExportError. The steps come from
+    load_episode; images are read one at a time as each observation is made."""
+    episode = load_episode(path)
+    if episode.damaged_records:  # a step whose action is unknown would enter the data as a wrong action
+        first = min(episode.damaged_records)
+        raise EpisodeFileError(path, f"step record at step {first + 1}", episode.damaged_records[first], first)
+    result = episode.result
+    metadata = episode.metadata
+    paradigm = str((metadata.get("options") or {}).get("paradigm", "discrete"))
+    records = episode.steps()
+    samples = episode.sample_table
+    frame_ticks = episode.frame_ticks
+    steps = episode.step_numbers
+    tick_before = np.fromiter((r.tick_before for r in records), np.int64, len(records))
+    tick_after = np.fromiter((r.tick_after for r in records), np.int64, len(records))
+    sample_ticks = samples["tick"]
     with EpisodeReader(path) as reader:
-        result = reader.result or {}
-        metadata = reader.metadata
-        paradigm = str((metadata.get("options") or {}).get("paradigm", "discrete"))
-        records = reader.records()
-        numbers = reader.step_numbers()
-        samples = reader.samples()
-        frame_ticks = reader.frame_ticks()
-        steps = numbers["step"].astype(int)
-        sample_ticks = samples["tick"]
 
         def reading(tick: int) -> Reading:
             at = max(0, int(np.searchsorted(sample_ticks, tick, side="right")) - 1)
@@ -106,15 +115,15 @@ def episode_segments(path: Path, reward: RewardSpec, actions: ActionSet, size: t
                 image = reader.step_image("current", following)
                 if image is not None:
                     return resize(image, size), "next step image"
-            end = int(numbers["tick_after"][last])
+            end = int(tick_after[last])
             at = np.nonzero(frame_ticks == end)[0]
             if len(at):
                 return resize(reader.frame(int(at[-1])), size), "continuous frame"
             return last_image, "repeated (no later picture recorded)"
 
-        success_step = result.get("success_step")
+        success_step = result.success_step if result is not None else None
         segments = []
-        for first, last in _segments_of([r["source"] for r in records]):
+        for first, last in _segments_of([r.source for r in records]):
             count = last - first + 1
             observations = np.empty((count + 1, size[1], size[0], 3), np.uint8)
             acts, rewards = [], np.zeros(count)
@@ -125,10 +134,10 @@ def episode_segments(path: Path, reward: RewardSpec, actions: ActionSet, size: t
                 observations[k] = resize(reader.image("current", i), size)
                 action, valid = encode_action(records[i], paradigm, actions)
                 acts.append(action)
-                before, after = reading(int(numbers["tick_before"][i])), reading(int(numbers["tick_after"][i]))
+                before, after = reading(int(tick_before[i])), reading(int(tick_after[i]))
                 rewards[k] = step_reward(reward, before, after, success_step is not None and steps[i] == success_step)
                 invalid[k + 1] = not valid
-                pushed[k + 1] = bool(records[i].get("intervention"))
+                pushed[k + 1] = records[i].intervention is not None
                 if k == 0:
                     distance[0] = reward.goal_distance(before) if reward.goal is not None else np.nan
                 distance[k + 1] = reward.goal_distance(after) if reward.goal is not None else np.nan
@@ -144,9 +153,10 @@ def episode_segments(path: Path, reward: RewardSpec, actions: ActionSet, size: t
                 {"step": step_of_observation.astype(np.int32), "invalid_action": invalid, "intervention": pushed,
                  "goal_distance": distance},
                 {"source_file": str(path), "first_step": int(steps[first]), "last_step": int(steps[last]),
-                 "start_reading": "recorded" if len(sample_ticks) and sample_ticks[0] <= numbers["tick_before"][first]
+                 "start_reading": "recorded" if len(sample_ticks) and sample_ticks[0] <= tick_before[first]
                  else "missing: the first step's progress is measured from its first sample",
                  "final_observation": final, "paradigm": paradigm,
                  "ended_by": "success" if terminated[-1] else ("a person or intervention" if last + 1 < len(records)
-                                                               else str(result.get("end_reason") or "cut short"))}))
+                                                               else result.end_reason if result is not None
+                                                               else "cut short")}))
     return segments

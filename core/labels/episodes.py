@@ -12,25 +12,30 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from core.episode import EpisodeResult, read_header
 from core.labels.model import AUTO_ANNOTATOR, AnnotatorLabels, LabelDocument, LabelEditor, automatic_labels
 from core.labels.store import LabelStoreError, read_labels
 from core.recording.errors import EpisodeFileError
-from core.recording.reader import EpisodeReader
 
 
 @dataclass(frozen=True)
 class EpisodeLabels:
     path: Path
     metadata: Mapping[str, Any]
-    result: Mapping[str, Any] | None  # None: the episode was cut short
+    outcome: EpisodeResult | None  # how the episode ended; None: it was cut short
     step_count: int
     document: LabelDocument  # empty when the labels are unreadable
     labels_error: LabelStoreError | None = None  # why the stored labels cannot be read; never saved over
 
+    @property
+    def result(self) -> dict[str, Any] | None:
+        """The result as the file stores it (JSON), for code that reads it by key."""
+        return self.outcome.to_json() if self.outcome is not None else None
+
     def annotator(self, name: str) -> AnnotatorLabels | None:
         """A human's labels, or for AUTO_ANNOTATOR the automatic suggestions (None if cut short)."""
         if name == AUTO_ANNOTATOR:
-            return automatic_labels(self.result) if self.result is not None else None
+            return automatic_labels(self.result) if self.outcome is not None else None
         return self.document.annotators.get(name)
 
 
@@ -47,15 +52,15 @@ class FolderScan:
                    for episode in self.episodes if episode.labels_error is not None])
 
 
-def load_episode(path: Path) -> EpisodeLabels:
-    """Raises EpisodeFileError for a file that is not a readable episode."""
-    with EpisodeReader(path) as episode:
-        metadata, result, step_count = episode.metadata, episode.result, episode.step_count
+def load_episode_labels(path: Path) -> EpisodeLabels:
+    """An episode's header (core.episode.read_header: no step is read) with its labels. Raises
+    EpisodeFileError for a file that is not a readable episode."""
+    header = read_header(path)
     try:
         document, error = read_labels(path), None
     except LabelStoreError as exc:
         document, error = LabelDocument(), exc
-    return EpisodeLabels(Path(path), metadata, result, step_count, document, error)
+    return EpisodeLabels(Path(path), header.metadata, header.result, header.step_count, document, error)
 
 
 def scan_folder(folder: Path) -> FolderScan:
@@ -63,7 +68,7 @@ def scan_folder(folder: Path) -> FolderScan:
     scan = FolderScan()
     for path in sorted(Path(folder).rglob("*.h5")):
         try:
-            scan.episodes.append(load_episode(path))
+            scan.episodes.append(load_episode_labels(path))
         except EpisodeFileError as exc:
             scan.damaged.append(exc)
     return scan
@@ -78,7 +83,7 @@ def load_folder(folder: Path) -> tuple[list[EpisodeLabels], list[str]]:
 def open_editor(path: Path, annotator: str) -> LabelEditor:
     """An editing session for `annotator` on one episode: their saved labels, or the suggestions. Raises
     EpisodeFileError for a damaged file and LabelStoreError when its labels are unreadable."""
-    episode = load_episode(path)
+    episode = load_episode_labels(path)
     if episode.labels_error is not None:
         raise episode.labels_error
     return LabelEditor.for_episode(annotator, episode.result, episode.step_count, episode.document)

@@ -38,7 +38,7 @@ def episode_rows(episode: EpisodeLabels, folder: Path) -> list[dict[str, Any]]:
     meta = episode.metadata
     base = {"episode_file": name, "task_id": meta.get("task_id"), "agent": meta.get("agent"),
             "granularity": meta.get("granularity"),
-            "suggested_category": (episode.result or {}).get("failure_category_suggestion")}
+            "suggested_category": (episode.outcome.failure_category_suggestion or None) if episode.outcome else None}
     rows = []
     for annotator, labels in sorted(episode.document.annotators.items()):
         rows.append(_row(base, annotator, labels.updated, row_type="episode",

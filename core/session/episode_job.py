@@ -185,7 +185,7 @@ def play_episode(job: EpisodeJob, root: Path, control: EpisodeControl,
                 return EpisodeOutcome(SKIPPED, files=tuple(written))
             watchdog.arm(runner, _our_processes(session))
             try:
-                result = runner.run()
+                result = runner.run().to_json()  # the row results.jsonl stores (docs/run-folder.md)
             except GameError as exc:  # it died before the first step: the runner names the cause all the same
                 cause = runner.root_cause(exc)
                 result = _error_row(job, agent.name, backend.name,

@@ -177,8 +177,9 @@ class EpisodeRunner:
         self._wake.set()
 
     # -- the episode ------------------------------------------------------------------------
-    def run(self) -> dict[str, Any]:
-        """Play the episode into `self.episode` (and its file); returns the result as JSON."""
+    def run(self) -> EpisodeResult:
+        """Play the episode into `self.episode` (and its file); returns how it ended. Those who write it
+        (results.jsonl, the studio) turn it into JSON with `to_json()`."""
         task, options, episode = self.task, self.options, self.episode
         budget = options.step_budget or task.step_budget
         instruction = task.instruction(options.granularity)
@@ -270,7 +271,7 @@ class EpisodeRunner:
                 result = result.with_error(f"(the result could not be written: {exc})")
         episode.set_result(result)
         self.events.sig_episode_end.emit(result.to_json())
-        return result.to_json()
+        return result
 
     # -- pieces -----------------------------------------------------------------------------
     def root_cause(self, exc: GameError) -> str:

@@ -15,7 +15,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
-from core.labels.episodes import FolderScan, load_episode
+from core.labels.episodes import FolderScan, load_episode_labels
 from core.recording.errors import EpisodeFileError
 
 Job = Callable[[FolderScan], Any]
@@ -35,7 +35,7 @@ def read_episodes(folder: Path, progress: Callable[[int, int], None],
         if cancelled():
             raise Cancelled
         try:
-            scan.episodes.append(load_episode(path))
+            scan.episodes.append(load_episode_labels(path))
         except EpisodeFileError as exc:
             scan.damaged.append(exc)
         progress(done, len(paths))
