@@ -141,7 +141,8 @@ class TripleScan:
             for index, value in enumerate(values):
                 if value is not None:
                     column = floats[index:index + starts]
-                    keep &= np.abs(column - np.float32(value)) <= tolerance
+                    with np.errstate(invalid="ignore", over="ignore"):  # NaN and inf in raw memory are normal
+                        keep &= np.abs(column - np.float32(value)) <= tolerance
         if previous.mask is not None:
             keep &= np.unpackbits(previous.mask.load(), count=chunk.nslots)[:starts].view(bool)
         count = int(np.count_nonzero(keep))
