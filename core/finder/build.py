@@ -39,6 +39,14 @@ from core.memory.pattern import parse_pattern
 from core.memory.readers import MemoryReader, open_reader
 from core.memory.scanner import RegionFilter, scan
 
+# Copies of the same structure in two runs share most bytes around the value (83% on Minetest); another
+# structure that also holds the position shares few (39% seen).
+MIN_SIMILARITY = 0.6
+
+
+class _Unmatched(Exception):
+    """No candidate in this process sits in surroundings like the first process's."""
+
 
 @dataclass
 class BuildOptions:
@@ -65,6 +73,7 @@ class BuildResult:
     processes: list[dict] = field(default_factory=list)
     verifications: list[VerifyResult] = field(default_factory=list)  # of the signature returned
     rejected: list[VerifyResult] = field(default_factory=list)  # earlier patterns' failed checks
+    skipped: list[dict] = field(default_factory=list)  # processes whose found copy was not process 1's structure
     wildcards: dict[str, int] = field(default_factory=dict)
 
     @property
@@ -76,7 +85,7 @@ class BuildResult:
                 "pattern": self.pick.pattern.text if self.pick else None,
                 "pattern_start": self.pick.start if self.pick else None,
                 "processes": self.processes, "verifications": [v.to_json() for v in self.verifications],
-                "rejected": [v.to_json() for v in self.rejected],
+                "rejected": [v.to_json() for v in self.rejected], "skipped": self.skipped,
                 "wildcards": self.wildcards}
 
 
@@ -120,7 +129,20 @@ class SignatureBuilder:
                 if game is None:
                     self._report(f"starting game process {len(observations) + 1}", len(observations) / total)
                     game = self.launcher()
-                found, observation = self._observe(game, observations, known)
+                try:
+                    found, observation = self._observe(game, observations, known)
+                except _Unmatched as exc:
+                    # The motion finder found a different copy of the position in this process (another
+                    # structure holding it): building from it would only make the pattern impossible.
+                    result.skipped.append({"pid": game.pid, "reason": str(exc)})
+                    game.close()
+                    game = None
+                    if len(result.skipped) > options.max_processes:
+                        result.message = (f"in {len(result.skipped)} processes the position found did not sit in "
+                                          "surroundings like process 1's; the value may live in a structure that "
+                                          "differs between runs (try a pointer chain: `memory pointers`)")
+                        return result
+                    continue
                 known = None
                 observations.append(observation)
                 result.processes.append({"pid": observation.pid, "address": observation.address,
@@ -167,6 +189,9 @@ class SignatureBuilder:
                     result.ok, result.message = True, (f"signature of {len(pick.pattern)} bytes ({pick.literals} "
                                                        f"literal) unique in {len(observations)} processes and "
                                                        f"verified on {options.verify} more")
+                    if result.skipped:
+                        result.message += (f"; {len(result.skipped)} process(es) skipped: the position found there was "
+                                           "another structure's copy")
                     if result.rejected:
                         result.message += (f" (an earlier pattern failed on {len(result.rejected)} fresh "
                                            "process(es), which were added to the build)")
@@ -214,8 +239,11 @@ class SignatureBuilder:
         best = result.candidates[0]
         how = "motion finder"
         if observations:
-            scored = [(_similarity(reader, c.address, observations[0]), c) for c in result.candidates[:10]]
+            scored = [(_similarity(reader, c.address, observations[0]), c) for c in result.candidates[:40]]
             similarity, best = max(scored, key=lambda item: item[0])
+            if similarity < MIN_SIMILARITY:
+                raise _Unmatched(f"the best of {len(scored)} candidates has surroundings only {similarity:.0%} like "
+                                 f"process 1's (needs {MIN_SIMILARITY:.0%})")
             how = f"motion finder, surroundings {similarity:.0%} like process 1"
         return _Found(best.address, best.vertical, best.speed, best.values, how)
 
