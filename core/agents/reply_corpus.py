@@ -11,7 +11,7 @@ Each YAML file in the folder is a list of entries:
       # or, for a refusal:   {refused: "substring of the reason", self_assessment: missing}
 
 `check` says how a parse result differs from the expectation, or None when it matches. The corpus is
-checked by tests/test_reply_corpus.py and measured by `python main.py bench parse`.
+checked by tests/core/agents/test_reply_corpus.py and measured by `python main.py bench parse`.
 """
 
 from __future__ import annotations

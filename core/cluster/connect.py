@@ -20,7 +20,7 @@ from core.session.episodes import BatchError
 
 LOCAL = "local"
 # Ray reads this at import: "0" makes a single-machine Ray use 127.0.0.1 (otherwise it listens on the LAN
-# address). tests/test_ray_runs.py checks that a local start still ends up on loopback.
+# address). tests/core/cluster/test_ray_runs.py checks that a local start still ends up on loopback.
 _LOOPBACK_ONLY = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
 
 

@@ -17,7 +17,7 @@ from typing import overload
 
 from core.evaluation.sample import StateSample
 
-KEEP_SAMPLES = 24_000  # 6.7 minutes at 60 Hz, about 6 MB (tests/test_long_sessions.py measures it)
+KEEP_SAMPLES = 24_000  # 6.7 minutes at 60 Hz, about 6 MB (tests/studio/test_long_sessions.py measures it)
 
 
 class SampleLog:

@@ -50,7 +50,7 @@ from core.recording.writer import EPISODE_FORMAT_VERSION, LABEL_SLOT_BYTES, LABE
 SUPPORTED_EPISODE_VERSIONS = (EPISODE_FORMAT_VERSION,)
 _BINARY = getattr(os, "O_BINARY", 0)  # Windows would otherwise translate newlines
 # Test seam: called with "payload-half" and "before-header" during a save, so a test can kill the
-# process at exactly that point (tests/test_labels_store.py). None in normal use.
+# process at exactly that point (tests/core/labels/test_labels_store.py). None in normal use.
 _write_hook: Callable[[str], None] | None = None
 
 

@@ -4,7 +4,7 @@ Both are created before the game starts, so the game (Ryujinx) sees the pad at b
 are clamped to [-1, 1] once more right here: vgamepad passes floats straight to the driver, where
 1.01 wraps round to full left (FACTS). Neither package is imported unless its device is chosen;
 neither can be created on the CI machines (no /dev/uinput, not Windows), so these classes are
-tested up to the call into the package (tests/test_external_pads.py).
+tested up to the call into the package (tests/core/game/external/test_ryujinx_fake.py).
 """
 
 from __future__ import annotations

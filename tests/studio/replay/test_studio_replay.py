@@ -252,7 +252,7 @@ def test_dropping_a_file_on_the_window_opens_it(window, qtbot, episode_file):
 
 def test_the_replay_command_refuses_a_missing_path():
     done = subprocess.run([sys.executable, "main.py", "replay", "no/such/episode.h5"], capture_output=True,
-                          text=True, cwd=Path(__file__).resolve().parent.parent, timeout=60)
+                          text=True, cwd=Path(__file__).resolve().parents[3], timeout=60)
     assert done.returncode == 2 and "does not exist" in done.stderr
 
 

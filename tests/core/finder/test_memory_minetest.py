@@ -13,7 +13,7 @@ Tolerances (Minetest runs in real time, and the server's logged position trails 
   (x 10, y up) to within AT_REST_NODES once the player stands;
 * tracking: at rest within AT_REST_NODES of the log; while moving, each logged point within
   MOVING_NODES of where the found profile's evaluator saw the player between TRAIL_S before and
-  LEAD_S after the log was read (as tests/test_minetest.py holds the shipped profile to).
+  LEAD_S after the log was read (as tests/core/game/external/test_minetest.py holds the shipped profile to).
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ from core.labels.store import LabelStoreError, read_labels, save_labels
 from core.paths import PROJECT_ROOT
 from core.recording.reader import EpisodeReader
 from core.recording.writer import LABEL_SLOT_BYTES, LABEL_SLOTS
-from tests.test_labels import make_episode
+from tests.core.labels.test_labels import make_episode
 
 RECORDING = ("steps/table", "steps/record_bytes", "steps/record_index", "images/current", "samples/table")
 

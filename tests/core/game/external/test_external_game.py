@@ -2,7 +2,7 @@
 
 The fake (tests/fake_games/window_game.py) is a real X11 client that logs every input event it gets;
 it starts in a fraction of a second, so the lifecycle's corner cases are tested here and the real game
-(Minetest, tests/test_minetest.py) is kept for what only a real game can show.
+(Minetest, tests/core/game/external/test_minetest.py) is kept for what only a real game can show.
 """
 
 from __future__ import annotations
