@@ -32,10 +32,13 @@ class CliProcess:
     def _read(self, name: str) -> None:
         stream = self.process.stdout if name == "stdout" else self.process.stderr
         assert stream is not None
-        for line in stream:
-            with self._changed:
-                self.lines[name].append(line.rstrip("\n"))
-                self._changed.notify_all()
+        # This thread owns the pipe and closes it at end of output: closing it from another thread while
+        # a read is blocked on it would wait on the stream's lock.
+        with stream:
+            for line in stream:
+                with self._changed:
+                    self.lines[name].append(line.rstrip("\n"))
+                    self._changed.notify_all()
         with self._changed:  # end of output: let waiters see that the process is ending
             self._changed.notify_all()
 
@@ -89,6 +92,8 @@ class CliProcess:
         for pid, cmdline in self.seen_children.items():
             if not gone(pid) and command_line(pid) == cmdline:
                 os.kill(pid, signal.SIGKILL)
+        for reader in self._readers:  # output ends once the children holding the pipes are gone
+            reader.join(timeout=10)
 
 
 def wait_until(condition: Callable[[], bool], timeout: float, what: str) -> None:

@@ -52,6 +52,8 @@ def xvfb(size: str = "1600x1000x24") -> Iterator[str]:
         except subprocess.TimeoutExpired:
             server.kill()
             server.wait()
+        if server.stderr is not None:
+            server.stderr.close()
 
 
 def x_env(display: str, **extra: str) -> dict[str, str]:

@@ -43,8 +43,9 @@ class Studio:
 
     def _read(self) -> None:
         assert self.process.stderr is not None
-        for line in self.process.stderr:
-            self.lines.append(line.rstrip())
+        with self.process.stderr:  # this thread owns the pipe: it closes it at end of output
+            for line in self.process.stderr:
+                self.lines.append(line.rstrip())
 
     def wait_for_line(self, pattern: str, seconds: float = 90) -> re.Match[str]:
         deadline = time.monotonic() + seconds
@@ -71,6 +72,13 @@ class Studio:
             except OSError:
                 continue
         return found
+
+    def end(self) -> None:
+        """Whatever the test did: the studio killed if it still runs, reaped, its log read to the end."""
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait(30)
+        self._reader.join(30)
 
     def close(self, display: str, window: str) -> int:
         tool(display, "xdotool", "windowfocus", "--sync", window)
@@ -119,8 +127,7 @@ def test_the_studio_opens_in_a_real_x_server_connects_and_quits_cleanly(tmp_path
                             lambda image: int((image == (190, 215, 240)).all(axis=-1).sum()) > 2_000)
             assert studio.close(display, window) == 0
         finally:
-            if studio.process.poll() is None:
-                studio.process.kill()
+            studio.end()
     assert not pid_alive(world_pid)
     assert "Aborted" not in "\n".join(studio.lines)
 
@@ -140,8 +147,7 @@ def test_replaying_a_file_on_the_desktop_starts_no_world(tmp_path):
                             lambda image: colour_count(image, 40, 40) > 50_000)
             assert studio.close(display, window) == 0
         finally:
-            if studio.process.poll() is None:
-                studio.process.kill()
+            studio.end()
     assert not any("world ready" in line for line in studio.lines)
 
 
@@ -169,8 +175,7 @@ def test_a_key_held_down_in_x_walks_for_as_long_as_it_is_held(tmp_path):
             studio.wait_for_line(r"episode ended: stopped")
             assert studio.close(display, window) == 0
         finally:
-            if studio.process.poll() is None:
-                studio.process.kill()
+            studio.end()
     recording = Path(studio.wait_for_line(r"episode started: .*recording (\S+)").group(1))
     with EpisodeReader(recording) as episode:
         human = [r for r in episode.records() if r["source"] == "human"]

@@ -18,20 +18,20 @@ from core.paths import PROJECT_ROOT
 
 @pytest.fixture
 def started_by_hand() -> Iterator[tuple[subprocess.Popen[str], Path]]:
-    process = subprocess.Popen([sys.executable, "main.py", "world", "--renderer", "software"], cwd=PROJECT_ROOT,
-                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    try:
-        assert process.stdout is not None
-        connection_file = None
-        for line in process.stdout:
-            if line.startswith("Attach with: "):
-                connection_file = Path(line.removeprefix("Attach with: ").strip())
-                break
-        assert connection_file is not None, "the world printed no connection file"
-        yield process, connection_file
-    finally:
-        process.kill()
-        process.wait()
+    # `with` closes the stdout pipe and reaps the process once it is killed.
+    with subprocess.Popen([sys.executable, "main.py", "world", "--renderer", "software"], cwd=PROJECT_ROOT,
+                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True) as process:
+        try:
+            assert process.stdout is not None
+            connection_file = None
+            for line in process.stdout:
+                if line.startswith("Attach with: "):
+                    connection_file = Path(line.removeprefix("Attach with: ").strip())
+                    break
+            assert connection_file is not None, "the world printed no connection file"
+            yield process, connection_file
+        finally:
+            process.kill()
 
 
 def test_run_attaches_to_a_running_world_and_leaves_it_running(started_by_hand, tmp_path):

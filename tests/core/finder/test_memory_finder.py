@@ -173,29 +173,34 @@ def test_a_signature_is_built_from_two_processes_and_verified_on_two_fresh_ones(
 
 def test_find_flag_on_the_command_line_takes_marks_as_they_happen(game):
     """A person plays and types into `memory find-flag`: Enter after idle play, `h NAME` after an interaction."""
-    finder = subprocess.Popen([sys.executable, "main.py", "memory", "find-flag", "--pid", str(game.pid), "--json"],
-                              cwd=PROJECT_ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True, bufsize=1)
+    # `with` closes the three pipes and reaps the finder whatever happens.
+    with subprocess.Popen([sys.executable, "main.py", "memory", "find-flag", "--pid", str(game.pid), "--json"],
+                          cwd=PROJECT_ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True, bufsize=1) as finder:
 
-    def say(line: str) -> str:
-        finder.stdin.write(line + "\n")
-        finder.stdin.flush()
-        return finder.stderr.readline()
+        def say(line: str) -> str:
+            finder.stdin.write(line + "\n")
+            finder.stdin.flush()
+            return finder.stderr.readline()
 
-    try:
-        assert finder.stderr.readline().startswith("watching")  # the snapshot is taken: play may start
-        for label in ("gate", "mayor"):
-            game.hold(PadState(left_y=1.0), 0.5)
-            assert "idle round" in say("")
-            game.press()
-            assert "marked" in say(f"h {label}")
-            game.hold(PadState(right_x=1.0), 0.5)
-            assert "idle round" in say("")
-        finder.stdin.write("q\n")
-        finder.stdin.close()
-        report = json.loads(finder.stdout.read())
-    finally:
-        finder.wait(timeout=60)
+        try:
+            assert finder.stderr.readline().startswith("watching")  # the snapshot is taken: play may start
+            for label in ("gate", "mayor"):
+                game.hold(PadState(left_y=1.0), 0.5)
+                assert "idle round" in say("")
+                game.press()
+                assert "marked" in say(f"h {label}")
+                game.hold(PadState(right_x=1.0), 0.5)
+                assert "idle round" in say("")
+            finder.stdin.write("q\n")
+            finder.stdin.close()
+            report = json.loads(finder.stdout.read())
+        finally:
+            try:
+                finder.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                finder.kill()
+                raise
     assert report["marks"] == ["gate", "mayor"] and report["idle_rounds"] == 4
     assert report["candidates"][0]["field"] == {"address": game.truth["flags"], "type": "flags32",
                                                 "bits": {"0": "gate", "1": "mayor"}}

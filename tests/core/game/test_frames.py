@@ -32,7 +32,7 @@ def test_a_frame_written_is_the_frame_read(tmp_path):
 
 def test_a_reader_never_sees_a_torn_frame_while_the_world_writes(tmp_path):
     path = tmp_path / "frames.bin"
-    writer = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
+    with subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
         import time
         from pathlib import Path
         import numpy as np
@@ -45,24 +45,24 @@ def test_a_reader_never_sees_a_torn_frame_while_the_world_writes(tmp_path):
             tick += 1
             frame[:] = tick % 251
             ring.write(frame, tick)
-    """)], stdout=subprocess.PIPE, text=True)
-    assert writer.stdout.readline().strip() == "go"
-    reader = FrameRing.attach(path)
-    copies, intact_views = 0, 0
-    while writer.poll() is None:
-        frame = reader.latest()
-        if frame is not None:
-            copies += 1
-            values = np.unique(frame.pixels)
-            assert len(values) == 1, f"torn frame {frame.frame_no}: values {values[:8]}"
-            assert values[0] == frame.tick % 251
-        view = reader.latest_view()
-        if view is not None:
-            first, last = int(view.pixels[0, 0, 0]), int(view.pixels[-1, -1, 2])
-            if view.intact():  # a zero-copy reader trusts only what it read before intact() said yes
-                intact_views += 1
-                assert first == last == view.frame.tick % 251
-    assert writer.wait() == 0
+    """)], stdout=subprocess.PIPE, text=True) as writer:  # `with`: its pipe closed however the test ends
+        assert writer.stdout.readline().strip() == "go"
+        reader = FrameRing.attach(path)
+        copies, intact_views = 0, 0
+        while writer.poll() is None:
+            frame = reader.latest()
+            if frame is not None:
+                copies += 1
+                values = np.unique(frame.pixels)
+                assert len(values) == 1, f"torn frame {frame.frame_no}: values {values[:8]}"
+                assert values[0] == frame.tick % 251
+            view = reader.latest_view()
+            if view is not None:
+                first, last = int(view.pixels[0, 0, 0]), int(view.pixels[-1, -1, 2])
+                if view.intact():  # a zero-copy reader trusts only what it read before intact() said yes
+                    intact_views += 1
+                    assert first == last == view.frame.tick % 251
+        assert writer.wait() == 0
     assert copies > 20 and intact_views > 20
 
 

@@ -69,11 +69,12 @@ def test_a_save_killed_mid_write_keeps_the_previous_labels(tmp_path, stage):
         store.save_labels({str(path)!r}, AnnotatorLabels("alice", spans=(DeadlockLabel(1, 20, note={big_note!r}),)))
         print("finished", flush=True)
     """)
-    saver = subprocess.Popen([sys.executable, "-c", script], cwd=PROJECT_ROOT, stdin=subprocess.PIPE,
-                             stdout=subprocess.PIPE, text=True)
-    assert saver.stdout.readline().strip() == "reached"
-    os.kill(saver.pid, signal.SIGKILL)
-    saver.wait()
+    with subprocess.Popen([sys.executable, "-c", script], cwd=PROJECT_ROOT, stdin=subprocess.PIPE,
+                          stdout=subprocess.PIPE, text=True) as saver:  # `with`: its pipes closed, it reaped
+        try:
+            assert saver.stdout.readline().strip() == "reached"
+        finally:
+            os.kill(saver.pid, signal.SIGKILL)
     assert saver.returncode == -signal.SIGKILL
     after = path.read_bytes()
     assert after[start:end] != before[start:end]  # the killed save really wrote part of a slot

@@ -59,12 +59,15 @@ def test_an_episode_survives_a_kill_minus_nine(tmp_path):
             print(step, flush=True)
             step += 1
     """)
-    writer = subprocess.Popen([sys.executable, "-c", script], cwd=PROJECT_ROOT, stdout=subprocess.PIPE, text=True)
     flushed = -1
-    while flushed < 40:
-        flushed = int(writer.stdout.readline())
-    os.kill(writer.pid, signal.SIGKILL)
-    writer.wait()
+    # `with`: the pipe is closed and the writer reaped however the loop ends.
+    with subprocess.Popen([sys.executable, "-c", script], cwd=PROJECT_ROOT, stdout=subprocess.PIPE,
+                          text=True) as writer:
+        try:
+            while flushed < 40:
+                flushed = int(writer.stdout.readline())
+        finally:
+            os.kill(writer.pid, signal.SIGKILL)
     with h5py.File(path, "r") as plain:  # plain h5py opens it
         assert plain["steps"]["table"].shape[0] >= flushed + 1
     with EpisodeReader(path) as episode:

@@ -100,13 +100,15 @@ def test_a_world_launched_by_a_client_exits_with_that_client_and_leaves_nothing_
                           "evaluator": [evaluator.pid, str(evaluator._runtime_dir)]}), flush=True)
         sys.stdin.readline()
     """)
-    owner = subprocess.Popen([sys.executable, "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                             text=True, cwd=os.getcwd())
-    launched = json.loads(owner.stdout.readline())
-    folders = {name: Path(folder) for name, (_, folder) in launched.items()}
-    assert (folders["world"] / "frames.bin").is_file()  # the frame ring, in the owner's private folder
-    owner.kill()
-    owner.wait()
+    # `with`: the owner's pipes are closed and it is reaped however this part ends.
+    with subprocess.Popen([sys.executable, "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                          text=True, cwd=os.getcwd()) as owner:
+        try:
+            launched = json.loads(owner.stdout.readline())
+            folders = {name: Path(folder) for name, (_, folder) in launched.items()}
+            assert (folders["world"] / "frames.bin").is_file()  # the frame ring, in the owner's private folder
+        finally:
+            owner.kill()
     for name, (pid, _) in launched.items():
         deadline = time.monotonic() + 15
         while time.monotonic() < deadline and not _gone(pid):

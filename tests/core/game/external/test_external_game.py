@@ -122,7 +122,10 @@ def _child_holding_a_key(tmp_path, display: str) -> tuple[subprocess.Popen[str],
                              env={**os.environ, "DISPLAY": display})
     assert child.stdout is not None
     line = child.stdout.readline().split()
-    assert line and line[0] == "HOLDING", f"the child did not start: {line}"
+    if not line or line[0] != "HOLDING":
+        with child:  # closes its pipe and reaps it
+            child.kill()
+        raise AssertionError(f"the child did not start: {line}")
     return child, int(line[1]), Path(line[2]) / "events.log"
 
 
@@ -130,19 +133,20 @@ def _child_holding_a_key(tmp_path, display: str) -> tuple[subprocess.Popen[str],
 def test_a_key_held_by_our_process_is_released_however_it_ends(tmp_path, on_display, how):
     child, pid, log = _child_holding_a_key(tmp_path, on_display)
     device = XTestDevice(on_display)
-    try:
-        code = device.keycode("w")
-        wait_for(lambda: code in keys_down(on_display), 5, "the child to hold W")
-        helper = int(next(line.split()[1] for line in events(log) if line.startswith("child")))
-        child.send_signal(how)
-        child.wait(timeout=20)
-        # SIGKILL and SIGTERM leave no time to clean up: the guard process releases the key and ends the game.
-        wait_for(lambda: code not in keys_down(on_display), 10, "W to be released")
-        wait_for(lambda: not pid_running(pid) and not pid_running(helper), 10, "the game and its child to end")
-    finally:
-        device.close()
-        if child.poll() is None:
-            child.kill()
+    with child:  # `with`: its pipe closed and it reaped however the test ends
+        try:
+            code = device.keycode("w")
+            wait_for(lambda: code in keys_down(on_display), 5, "the child to hold W")
+            helper = int(next(line.split()[1] for line in events(log) if line.startswith("child")))
+            child.send_signal(how)
+            child.wait(timeout=20)
+            # SIGKILL and SIGTERM leave no time to clean up: the guard process releases the key and ends the game.
+            wait_for(lambda: code not in keys_down(on_display), 10, "W to be released")
+            wait_for(lambda: not pid_running(pid) and not pid_running(helper), 10, "the game and its child to end")
+        finally:
+            device.close()
+            if child.poll() is None:
+                child.kill()
 
 
 def test_close_ends_exactly_the_processes_we_started(tmp_path, monkeypatch):
