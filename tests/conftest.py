@@ -119,8 +119,16 @@ def no_leaks(request: pytest.FixtureRequest) -> Iterator[None]:
         app = QApplication.instance()
         open_windows = [w for w in QApplication.topLevelWidgets() if w.isVisible()] if app else []
         assert not open_windows, f"test left windows open: {[type(w).__name__ for w in open_windows]}"
+    if request.node.get_closest_marker("threads_owned_by_shared_session") is not None:
+        return  # a module-scoped session restarted its game here: its new threads are the session's, checked at its end
     leaked = _leaked_threads(before)
     assert not leaked, f"test left threads running: {[f'{t.name} (daemon={t.daemon})' for t in leaked]}"
+
+
+def assert_no_threads_left(before: set[int | None]) -> None:
+    """For a shared (module-scoped) session's own teardown: every thread started since `before` has ended."""
+    leaked = _leaked_threads(before)
+    assert not leaked, f"the shared session left threads running: {[t.name for t in leaked]}"
 
 
 def open_live_window(qtbot: Any) -> Any:

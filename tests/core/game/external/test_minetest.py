@@ -34,6 +34,7 @@ from core.evaluation.tasks import load_suite, load_task, suite_folder
 from core.game.pad import PadState
 from core.recording.reader import EpisodeReader
 from core.session.runner import EpisodeRunner, RunOptions
+from tests.conftest import assert_no_threads_left
 from tests.minetest_support import minetest_missing, require_minetest_in_ci, truth_mod
 
 AT_REST_NODES = 0.05
@@ -43,7 +44,8 @@ LEAD_S = 0.3
 
 
 require_minetest_in_ci()
-pytestmark = pytest.mark.skipif(minetest_missing(), reason="minetest and Xvfb are not installed (.ci/run does it)")
+pytestmark = [pytest.mark.skipif(minetest_missing(), reason="minetest and Xvfb are not installed (.ci/run does it)"),
+              pytest.mark.threads_owned_by_shared_session]  # prepare() may restart the game: see the session fixture
 
 
 class Truth:
@@ -81,11 +83,13 @@ class Truth:
 
 @pytest.fixture(scope="module")
 def session() -> Iterator[BackendSession]:
+    before = {t.ident for t in threading.enumerate()}
     with pytest.MonkeyPatch.context() as patch:
         patch.delenv("DISPLAY", raising=False)  # our own Xvfb, even on a desktop
         backend = load_backend("minetest")
         with BackendSession.open(backend, extra_files=[truth_mod()]) as opened:
             yield opened
+    assert_no_threads_left(before)  # the threads tests saw it start (restarts: evaluator, stderr pump) ended with it
 
 
 @pytest.fixture(scope="module")
