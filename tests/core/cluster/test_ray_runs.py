@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -176,8 +177,12 @@ def test_ctrl_c_cancels_the_tasks_and_the_folder_resumes(head, runs, tmp_path):
     run.interrupt()
     run.wait_for_line("stderr", "stopping; Ctrl+C again to abort", timeout=10)
     assert run.wait(timeout=60) == 130, run.text("stderr")
-    assert "1 episode(s) interrupted and 1 not started" in run.text("stderr")
-    assert [r["key"] for r in _rows(out / "results.jsonl")] == [first]
+    # The episode seen playing may still end on its own before the interrupt lands: then it is a result.
+    stopped = re.search(r"stopped: (\d+) episode\(s\) interrupted and (\d+) not started", run.text("stderr"))
+    assert stopped is not None, run.text("stderr")
+    interrupted, not_started = int(stopped.group(1)), int(stopped.group(2))
+    done = [r["key"] for r in _rows(out / "results.jsonl")]
+    assert done[0] == first and len(done) + interrupted + not_started == 3 and interrupted + not_started >= 1
     assert not (out / "errors.jsonl").exists()
     first_written = (out / "episodes" / f"{first}.h5").stat().st_mtime_ns
 
