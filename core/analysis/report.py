@@ -241,11 +241,16 @@ def correlation_text(values: dict[str, Any]) -> str:
 def paper_table(report: dict[str, Any]) -> str:
     """Success rates in the paper's layout: one row per agent, granularities side by side, each split by
     task category plus its average."""
+    headers = ["agent"] + [f"{GRANULARITY_SHORT[g]} {label}" for g in GRANULARITIES
+                           for label in (*CATEGORY_SHORT.values(), "Avg")]
+    return _markdown(headers, paper_rows(report))
+
+
+def paper_rows(report: dict[str, Any]) -> list[list[str]]:
+    """The paper table's cells: per agent, each granularity's category success rates and their average."""
     by_agent: dict[str, dict[str, dict[str, Any]]] = {}
     for row in report["sr"]:
         by_agent.setdefault(row["agent"], {})[row["granularity"]] = row
-    headers = ["agent"] + [f"{GRANULARITY_SHORT[g]} {label}" for g in GRANULARITIES
-                           for label in (*CATEGORY_SHORT.values(), "Avg")]
     rows = []
     for agent, granularities in by_agent.items():
         cells = [agent]
@@ -254,7 +259,7 @@ def paper_table(report: dict[str, Any]) -> str:
             cells += [format_value(row[c], True) if row else "-" for c in TASK_CATEGORIES]
             cells.append(format_value(row["overall"], True) if row else "-")
         rows.append(cells)
-    return _markdown(headers, rows)
+    return rows
 
 
 def write_report(folder: Path, report: dict[str, Any]) -> str:

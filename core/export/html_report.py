@@ -30,6 +30,7 @@ from core.analysis.report import (
     correlation_text,
     format_value,
     load_results,
+    paper_rows,
     scatter_image,
 )
 from core.analysis.rescore import rescore_rows
@@ -47,28 +48,13 @@ def data_uri(mime: str, payload: bytes) -> str:
     return f"data:{mime};base64,{base64.b64encode(payload).decode('ascii')}"
 
 
-def _paper_rows(report: dict[str, Any]) -> list[list[str]]:
-    by_agent: dict[str, dict[str, dict[str, Any]]] = {}
-    for row in report["sr"]:
-        by_agent.setdefault(row["agent"], {})[row["granularity"]] = row
-    rows = []
-    for agent, granularities in by_agent.items():
-        cells = [agent]
-        for g in GRANULARITIES:
-            row = granularities.get(g)
-            cells += [format_value(row[c], True) if row else "-" for c in TASK_CATEGORIES]
-            cells.append(format_value(row["overall"], True) if row else "-")
-        rows.append(cells)
-    return rows
-
-
 def _success_tables(report: dict[str, Any]) -> str:
     paper_headers = ["agent"] + [f"{GRANULARITY_SHORT[g]} {label}" for g in GRANULARITIES
                                  for label in (*CATEGORY_SHORT.values(), "Avg")]
     detail = [[r["agent"], r["granularity"],
                *(f"{format_value(r[c], True)} (n={r[f'n_{c}']})" for c in TASK_CATEGORIES),
                format_value(r["overall"], True), str(r["episodes"])] for r in report["sr"]]
-    return ('<h2 id="success">Success rate (the paper\'s layout)</h2>' + table(paper_headers, _paper_rows(report))
+    return ('<h2 id="success">Success rate (the paper\'s layout)</h2>' + table(paper_headers, paper_rows(report))
             + '<h2 id="by-category">Success rate by granularity and category</h2>'
             + table(["agent", "granularity", *TASK_CATEGORIES, "overall", "episodes"], detail))
 
