@@ -318,7 +318,7 @@ class AuthoringPanel(QWidget):
         views.show_route(self.form.route, self.draft.route)
         # From the event loop: ticking a flag changes the draft, and the list must not be rebuilt inside
         # the signal of the item being ticked.
-        QTimer.singleShot(0, self._refresh_flags)
+        QTimer.singleShot(0, self, self._refresh_flags)
 
     @Slot()
     def _refresh_flags(self) -> None:

@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QFileDialog, QMainWindow, QMenu, QMessageBox, QTab
 
 from core.backends.profile import BACKENDS_DIR, BackendFileError, known_backends, load_backend
 from core.paths import RECORDINGS_DIR
+from studio.gui_thread_gc import collect_on_gui_thread_only
 from studio.human_control import KEY_HELP
 from studio.live_session import LiveSession
 from studio.live_toolbar import ACTIONS
@@ -33,6 +34,7 @@ def studio_settings() -> QSettings:
 class MainWindow(QMainWindow):
     def __init__(self, session: LiveSession) -> None:
         super().__init__()
+        collect_on_gui_thread_only()  # a closed window must never be destroyed on a worker thread
         self.setWindowTitle("PokeGym Studio")
         self.resize(1500, 900)
         self.setAcceptDrops(True)
@@ -157,7 +159,7 @@ class MainWindow(QMainWindow):
     @Slot(str)
     def _remember_later(self, path: str) -> None:
         """Settings are written to disk: not in the same turn of the event loop as opening an episode."""
-        QTimer.singleShot(50, lambda: self._remember(path))
+        QTimer.singleShot(50, self, lambda: self._remember(path))  # not after the window is gone
 
     @Slot(str)
     def _remember(self, path: str) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import faulthandler
+import gc
 import os
 import threading
 import time
@@ -119,10 +120,14 @@ def no_leaks(request: pytest.FixtureRequest) -> Iterator[None]:
         app = QApplication.instance()
         open_windows = [w for w in QApplication.topLevelWidgets() if w.isVisible()] if app else []
         assert not open_windows, f"test left windows open: {[type(w).__name__ for w in open_windows]}"
-    if request.node.get_closest_marker("threads_owned_by_shared_session") is not None:
-        return  # a module-scoped session restarted its game here: its new threads are the session's, checked at its end
-    leaked = _leaked_threads(before)
-    assert not leaked, f"test left threads running: {[f'{t.name} (daemon={t.daemon})' for t in leaked]}"
+    if request.node.get_closest_marker("threads_owned_by_shared_session") is None:
+        # (a module-scoped session that restarted its game here owns its new threads: checked at its end)
+        leaked = _leaked_threads(before)
+        assert not leaked, f"test left threads running: {[f'{t.name} (daemon={t.daemon})' for t in leaked]}"
+    if not gc.isenabled():
+        # The studio collects cycles on the GUI thread only (studio/gui_thread_gc.py), on a timer that runs
+        # only while an event loop does: collect this test's windows here, before the next test's workers run.
+        gc.collect()
 
 
 def assert_no_threads_left(before: set[int | None]) -> None:

@@ -10,23 +10,12 @@ from typing import Any
 
 import pyqtgraph as pg
 
-from core.analysis.report import format_value
+from core.analysis.report import correlation_text, format_value
 from widgets.taxonomy_chart import agent_colour
 
 
 def r_text(value: float | None) -> str:
     return f"r = {format_value(value)}" if value is not None else "r undefined"
-
-
-def stats_text(values: Mapping[str, Any]) -> str:
-    """r with n, p and the 95% interval, short enough for a plot title."""
-    r, n, p = values.get("r"), values.get("n", 0), values.get("p_value")
-    if r is None:
-        return f"r undefined (n = {n})"
-    p_text = "p n/a" if p is None else ("p < 0.001" if p < 0.001 else f"p = {p:.3f}")
-    low, high = values.get("ci95_low"), values.get("ci95_high")
-    ci = "CI n/a" if low is None else f"95% CI [{low:.2f}, {high:.2f}]"
-    return f"{r_text(r)}, n = {n}, {p_text}, {ci}"
 
 
 def _tip(x: float, y: float, data: Any) -> str:
@@ -78,8 +67,8 @@ class ImScatter(pg.PlotWidget):
         overall = found.get("overall", {})
         self.setTitle(f"IM rate vs success rate: {r_text(overall.get('r'))} ({len(points)} points, one per {unit})",
                       color="k", size="10pt")
-        lines = [f"<b>all</b>: {stats_text(overall)}"] if overall else []
-        lines += [f"<b>{g}</b>: {stats_text(v)}" for g, v in found.get("by_granularity", {}).items()]
+        lines = [f"<b>all</b>: {correlation_text(overall)}"] if overall else []
+        lines += [f"<b>{g}</b>: {correlation_text(v)}" for g, v in found.get("by_granularity", {}).items()]
         self.caption = "<br>".join(lines)
 
     # -- what the plot shows (for tests) -------------------------------------------------------

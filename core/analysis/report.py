@@ -8,7 +8,6 @@ Failure categories come from human labels where they exist (rule: core/analysis/
 from __future__ import annotations
 
 import csv
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from statistics import mean
@@ -46,29 +45,23 @@ def agent_of(row: dict[str, Any]) -> str:
 
 def load_results(folder: Path) -> tuple[list[dict[str, Any]], list[str]]:
     """The complete rows of results.jsonl, and a warning for each line skipped. Raises ReportError."""
-    path = folder / "results.jsonl"
+    path = folder / run_folder.RESULTS
     if not folder.is_dir():
         raise ReportError(f"{folder} is not a folder; {RUN_HINT}")
     if not path.is_file() and not (folder / run_folder.ERRORS).is_file():
         raise ReportError(f"{folder} has no results.jsonl; {RUN_HINT}, or run one: python main.py run --out {folder}")
     try:
-        text = path.read_text(encoding="utf-8") if path.is_file() else ""
+        numbered, bad = run_folder.read_numbered_rows(path)
     except (OSError, UnicodeDecodeError) as exc:
         raise ReportError(f"cannot read {path} ({exc}); check its permissions or restore it from a backup") from exc
-    rows, warnings = [], []
-    for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError:
-            row = None
-        if not isinstance(row, dict) or any(k not in row for k in REQUIRED_KEYS) or not (
-                "agent_spec" in row or "agent" in row):
-            warnings.append(f"{path}:{number} is not a complete result line (a crash mid-write?); skipped. Rerun the "
-                            "same `python main.py run` command to redo that episode.")
-            continue
-        rows.append(row)
+    rows = []
+    for number, row in numbered:
+        if any(k not in row for k in REQUIRED_KEYS) or not ("agent_spec" in row or "agent" in row):
+            bad.append(number)
+        else:
+            rows.append(row)
+    warnings = [f"{path}:{number} is not a complete result line (a crash mid-write?); skipped. Rerun the same "
+                "`python main.py run` command to redo that episode." for number in sorted(bad)]
     return rows, warnings
 
 

@@ -58,18 +58,22 @@ class BlockTracker:
         if self.status.address is None and not self.scan():
             return None
         assert self.status.address is not None
+        # Stamped with when the read began: a read preempted before its stamp must not pass for one made
+        # after a caller's moment (sample_after), or a step would see the position from before its move.
+        read_at = time.time()
         try:
             values = read_block(self.reader, self.profile, self.status.address)
         except BlockInvalid as exc:
             self.status.state, self.status.address = "lost", None
             self.status.message = f"block stopped validating ({exc}); rescanning"
             return None
-        return StateSample.from_values(values, time.time())
+        return StateSample.from_values(values, read_at)
 
     def _sample_through_pointers(self) -> StateSample | None:
         assert self.profile.pointer is not None
         if self._regions is None:
             self._regions = self.reader.regions()
+        read_at = time.time()  # as in sample(): when the read began
         address = resolve_root(self.reader, self.profile.pointer, self._regions)
         values = None
         if address is not None:
@@ -86,4 +90,4 @@ class BlockTracker:
             return None
         self.status.state, self.status.address = "locked", address
         self.status.message = f"locked at {address:#x} through pointers from {self.profile.pointer.module}"
-        return StateSample.from_values(values, time.time())
+        return StateSample.from_values(values, read_at)

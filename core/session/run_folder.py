@@ -34,6 +34,13 @@ def is_error(row: dict[str, Any]) -> bool:
 
 def read_rows(path: Path) -> tuple[list[dict[str, Any]], list[int]]:
     """The JSON objects of a .jsonl file, and the numbers of the lines that are not (a crash mid-write)."""
+    numbered, bad = read_numbered_rows(path)
+    return [row for _, row in numbered], bad
+
+
+def read_numbered_rows(path: Path) -> tuple[list[tuple[int, dict[str, Any]]], list[int]]:
+    """As read_rows, each object with its line number (1-based). Raises OSError or UnicodeDecodeError
+    when the file exists but cannot be read."""
     if not path.is_file():
         return [], []
     rows, bad = [], []
@@ -45,7 +52,7 @@ def read_rows(path: Path) -> tuple[list[dict[str, Any]], list[int]]:
         except json.JSONDecodeError:
             row = None
         if isinstance(row, dict):
-            rows.append(row)
+            rows.append((number, row))
         else:
             bad.append(number)
     return rows, bad

@@ -255,7 +255,7 @@ class ReplayView(QMainWindow):
         self._open_labels(labels)
         self.seek(0)
         # A timer, not a posted call: the event loop paints the frame and serves other timers in between.
-        QTimer.singleShot(MAP_AFTER_MS, lambda: self._show_map(request))
+        QTimer.singleShot(MAP_AFTER_MS, self, lambda: self._show_map(request))
 
     def _show_map(self, request: int) -> None:
         if request != self._open_request or self.episode is None:

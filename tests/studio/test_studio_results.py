@@ -166,7 +166,7 @@ def test_r_is_shown_when_the_settings_vary(copied, view, qtbot):
     overall = numbers["correlation"]["overall"]
     assert overall["r"] is not None and overall["n"] == len(numbers["points"])
     assert f"r = {format_value(overall['r'])}" in view.scatter.title_text()
-    assert f"r = {format_value(overall['r'])}, n = {overall['n']}" in view.correlation_caption.text()
+    assert f"r = {format_value(overall['r'])} (n = {overall['n']}, " in view.correlation_caption.text()
     assert f"r = {overall['r']:.2f} (n = {overall['n']}, " in markdown
     for granularity, values in numbers["correlation"]["by_granularity"].items():
         assert granularity in view.correlation_caption.text() and f"n = {values['n']}" in markdown

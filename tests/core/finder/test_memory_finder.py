@@ -53,7 +53,10 @@ def test_a_value_read_off_the_screen_finds_it_in_one_pass(game):
     result = PositionFinder(game).run(typed=Typed((12.5, None, -40.25), tolerance=0.005))
     assert result.candidates[0].address == game.truth["pos"]
     assert [step for step, _ in result.narrowing][:2] == ["snapshot", "typed"]
-    assert dict(result.narrowing)["typed"] <= 20
+    counts = dict(result.narrowing)
+    # One pass keeps the truth and its verbatim copies (the lag history, and dead stack frames whose number
+    # depends on the C library): a thousandth of the snapshot's candidates or fewer.
+    assert counts["typed"] * 1000 <= counts["snapshot"]
 
 
 class DeadPad:

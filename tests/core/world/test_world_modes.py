@@ -51,7 +51,7 @@ def test_lockstep_worlds_refuse_live_input(world):
 
 
 def test_a_world_started_by_hand_can_be_attached_to_and_cleans_up():
-    errors = tempfile.TemporaryFile("w+")  # noqa: SIM115 - outlives the process; closed when collected
+    errors = tempfile.TemporaryFile("w+")  # noqa: SIM115 - outlives the process; closed at the end
     process = subprocess.Popen([sys.executable, "main.py", "world", "--renderer", "software"], cwd=PROJECT_ROOT,
                                stdout=subprocess.PIPE, stderr=errors, text=True,
                                env={**os.environ, "PYTHONFAULTHANDLER": "1"})
@@ -88,6 +88,8 @@ def test_a_world_started_by_hand_can_be_attached_to_and_cleans_up():
         if process.poll() is None:
             process.kill()
             process.wait()
+        process.stdout.close()
+        errors.close()
 
 
 def test_a_world_launched_for_one_client_admits_no_other(world):
