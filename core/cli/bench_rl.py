@@ -1,5 +1,7 @@
 """`python main.py bench rl`: Gymnasium environment steps per second at 160x120, for 1 and 2 environments behind
 AsyncVectorEnv, and the cost of an environment step against the same step timed inside the world process.
+The scaling from 1 to 2 environments is also read against the machine's own: two worlds stepping at once
+with no harness (`world_parallel_scaling`), since a virtual machine's 2 cores don't give 2x even to that.
 
 Every step is one of the four 0.5 s moves (15 ticks), so the in-process baseline (the world's `time_steps`
 request: the same pads, the same ticks, no IPC, no evaluator, no frame copy) does exactly the same game work.
@@ -78,13 +80,51 @@ def _vector_steps_per_s(steps: int) -> tuple[float, float]:
     return BLOCKS * steps / seconds[1], 2 * BLOCKS * steps / seconds[2]
 
 
+def _world_parallel_scaling(steps: int) -> float:
+    """How much more two worlds step than one on this machine with no harness at all: the same moves timed
+    inside each world process (`time_steps`), one world alone, then two at once, in interleaved blocks. It is
+    the ceiling `vector_scaling_ratio` is read against: what the cores give this work at this moment (a
+    virtual machine's 2 cores gave two busy processes 1.66x to 1.95x here, from one minute to the next)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from core.agents.actions import ActionSet
+    from core.evaluation.profile import load_profile
+    from core.game.builtin import BuiltinWorld
+    from core.paths import PROFILES_DIR
+
+    actions = ActionSet.from_profile_data(load_profile(PROFILES_DIR / "builtin_world.yaml").actions)
+    worlds = [BuiltinWorld.launch(width=WIDTH, height=HEIGHT, renderer="software") for _ in range(2)]
+    try:
+        request = {"op": "time_steps", "ticks": worlds[0].ticks_for(actions.discrete(MOVES[0]).macro[0][1]),
+                   "pads": [actions.discrete(MOVES[i % 4]).macro[0][0].to_dict() for i in range(steps)]}
+        alone = together = 0.0
+        with ThreadPoolExecutor(2) as pool:
+            list(pool.map(lambda world: world._request(request), worlds))  # warm both
+            for _ in range(BLOCKS):
+                started = time.perf_counter()
+                worlds[0]._request(request)
+                alone += time.perf_counter() - started
+                started = time.perf_counter()
+                list(pool.map(lambda world: world._request(request), worlds))
+                together += time.perf_counter() - started
+    finally:
+        for world in worlds:
+            world.close()
+    return 2 * alone / together
+
+
 def bench_rl(args: argparse.Namespace, emit: Callable[..., Any]) -> None:
     steps = args.steps
     per_env_step, per_world_step = _in_process_vs_env(steps)
+    ceiling = _world_parallel_scaling(steps)
     one, two = _vector_steps_per_s(steps)
+    ceiling = (ceiling + _world_parallel_scaling(steps)) / 2  # before and after: the load moves meanwhile
     emit(args, "env_steps_per_s_1_env", one, "steps/s", 1.0 / per_world_step, "in_process_steps_per_s")
     emit(args, "env_steps_per_s_2_envs", two, "steps/s", one, "env_steps_per_s_1_env")
     emit(args, "vector_scaling_ratio", two / one, "ratio", one, "env_steps_per_s_1_env", ratio=two / one)
+    emit(args, "world_parallel_scaling", ceiling, "ratio", 1.0, "one_world_alone", ratio=ceiling)
+    emit(args, "vector_scaling_over_world_scaling", (two / one) / ceiling, "ratio", ceiling,
+         "world_parallel_scaling", ratio=(two / one) / ceiling)
     emit(args, "env_step_ms", per_env_step * 1000, "ms", per_world_step * 1000, "in_process_step_ms")
     emit(args, "env_step_overhead_ratio", per_env_step / per_world_step, "ratio", per_world_step * 1000,
          "in_process_step_ms", ratio=per_env_step / per_world_step)

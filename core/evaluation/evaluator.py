@@ -92,21 +92,25 @@ class EvaluatorServer:
                     subscriber.conn.close()
             self.subscribers = alive
 
-    def _handle_requests(self) -> None:
+    def _handle_requests(self) -> bool:
+        """Handle every waiting request; True when one asked for a sample now."""
         with self.lock:
             subscribers = list(self.subscribers)
+        asked = False
         for subscriber in subscribers:
             try:
                 while subscriber.conn.poll(0):
                     header, _ = ipc.receive_message(subscriber.conn)
-                    self._handle(subscriber, header)
+                    asked = self._handle(subscriber, header) or asked
             except (EOFError, OSError, ipc.ProtocolError):
                 with self.lock:
                     if subscriber in self.subscribers:
                         self.subscribers.remove(subscriber)
                 subscriber.conn.close()
+        return asked
 
-    def _handle(self, subscriber: _Subscriber, header: dict[str, Any]) -> None:
+    def _handle(self, subscriber: _Subscriber, header: dict[str, Any]) -> bool:
+        """Handle one request; True when it asks for a sample now (`sample_now`)."""
         op = header.get("op")
         if op == "set_task":
             try:
@@ -114,18 +118,22 @@ class EvaluatorServer:
                 self.task = _Task(Judge(condition, self.flag_bits), step=int(header.get("step", 0)))
             except (ValidationError, ValueError) as exc:
                 ipc.send_message(subscriber.conn, {"type": "error", "error": f"bad success condition: {exc}"})
-                return
+                return False
             ipc.send_message(subscriber.conn, {"type": "task_set"})
-        elif op == "step" and self.task is not None:
+            return False
+        if op == "step" and self.task is not None:
+            # No sample for this: the state before the step is the previous step's end, already read. A
+            # sample here would only cost both processes a read and a message on every step.
             self.task.step = int(header.get("step", 0))
         elif op == "clear_task":
             self.task = None
         elif op == "samples":
             subscriber.wants_samples = bool(header.get("on", True))
         elif op == "sample_now":
-            pass  # waking the loop is enough: it samples right after handling requests
+            return True
         elif op == "shutdown":
             self.running = False
+        return False
 
     def _game_alive(self) -> bool:
         return child.pid_alive(self.pid)
@@ -145,7 +153,13 @@ class EvaluatorServer:
         last_state, last_scans = "", 0
         deadline = time.perf_counter()
         while self.running and self._owner_alive():
-            self._handle_requests()
+            asked = self._handle_requests()
+            if not self.running:
+                break
+            if not asked and time.perf_counter() < deadline:
+                # Woken by a request that needs no sample (a step number, a subscription): wait out the period.
+                self._wait_for_requests(deadline - time.perf_counter())
+                continue
             try:
                 if not self._game_alive():
                     raise ProcessLookupError(self.pid)
@@ -174,20 +188,21 @@ class EvaluatorServer:
                     self.broadcast({"type": "success", "step": task.step, "time": sample.time,
                                     "elapsed": sample.time - task.started, "tick": sample.tick})
                 self.broadcast({"type": "sample", **sample.to_json()}, samples_only=True)
-            deadline += period
-            delay = deadline - time.perf_counter()
-            if delay > 0:
-                # Sleep until the next sample is due, but wake at once for a subscriber's request:
-                # a runner asking for a fresh sample after a step should not wait up to 17 ms.
-                with self.lock:
-                    connections = [s.conn for s in self.subscribers]
-                if connections and connection_wait(connections, timeout=delay):
-                    deadline = time.perf_counter()
-                elif not connections:
-                    time.sleep(delay)
-            else:
-                deadline = time.perf_counter()
+            deadline = max(deadline + period, time.perf_counter()) if not asked else time.perf_counter() + period
+            self._wait_for_requests(deadline - time.perf_counter())
         return 0
+
+    def _wait_for_requests(self, delay: float) -> None:
+        """Sleep until the next sample is due, but wake at once for a subscriber's request: a runner asking
+        for a fresh sample after a step should not wait up to 17 ms."""
+        if delay <= 0:
+            return
+        with self.lock:
+            connections = [s.conn for s in self.subscribers]
+        if connections:
+            connection_wait(connections, timeout=delay)
+        else:
+            time.sleep(delay)
 
     def _fatal(self, message: str) -> None:
         self.broadcast({"type": "status", "state": "failed", "message": message})

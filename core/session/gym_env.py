@@ -23,12 +23,18 @@ from core.game.builtin import BuiltinWorld
 from core.paths import PROFILES_DIR, TASKS_DIR
 from core.session.reward import Reading, RewardSpec, step_reward
 
+# The world is lockstep: it stands still between steps, and every step's reading is asked for when the step
+# ends (the step protocol's sample_now). The evaluator's own rhythm only watches for the world's exit, so it
+# runs slowly: at 60 Hz, N environments' evaluators cost several percent of a core each for nothing.
+EVALUATOR_HZ = 5.0
+
 
 class PokeGymEnv(gym.Env):
     metadata = {"render_modes": ["rgb_array"], "render_fps": 2}
 
     def __init__(self, task_id: str = "q08_site_navigation", dense_reward: bool = True, width: int = 160,
-                 height: int = 90, step_budget: int | None = None, render_mode: str | None = "rgb_array") -> None:
+                 height: int = 90, step_budget: int | None = None, render_mode: str | None = "rgb_array",
+                 evaluator_hz: float = EVALUATOR_HZ) -> None:
         profile = load_profile(PROFILES_DIR / "builtin_world.yaml")
         self.actions = ActionSet.from_profile_data(profile.actions)
         self.task: Task = load_task(TASKS_DIR / f"{task_id}.yaml", profile.flags)
@@ -38,7 +44,7 @@ class PokeGymEnv(gym.Env):
         self.step_budget = step_budget or self.task.step_budget
         self.render_mode = render_mode
         self.world = BuiltinWorld.launch(width=width, height=height, renderer="software")
-        self.evaluator = EvaluatorClient.launch(self.world.pid)
+        self.evaluator = EvaluatorClient.launch(self.world.pid, hz=evaluator_hz)
         self.evaluator.wait_locked()
         self.protocol = StepProtocol(self.world, self.evaluator)
         self.observation_space = gym.spaces.Box(0, 255, (height, width, 3), np.uint8)

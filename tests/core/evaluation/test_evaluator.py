@@ -10,6 +10,7 @@ import pytest
 
 from core.evaluation.client import EvaluatorClient, EvaluatorError
 from core.evaluation.driver import ScriptedDriver
+from core.evaluation.stepping import StepProtocol
 from core.evaluation.tasks import Goto, Interact, load_task
 from core.game.builtin import BuiltinWorld
 from core.game.pad import Button, PadState
@@ -38,6 +39,26 @@ def test_it_samples_at_sixty_hertz_or_more(evaluator):
     window = evaluator.samples[start:start + 61]
     rate = 60 / (window[-1].time - window[0].time)
     assert rate >= 55, f"sampled at {rate:.1f} Hz"
+
+
+def test_a_step_costs_one_sample_and_the_rhythm_goes_on(world, evaluator):
+    """Announcing a step only names the step a success belongs to. A sample for it as well would cost the
+    game's cores a read and a message on every step for nothing: the state before a step is the last one's
+    end, already read."""
+    world.reset("plaza_north")
+    protocol = StepProtocol(world, evaluator)
+    protocol.sample_now()
+    start, started = len(evaluator.samples), time.time()
+    steps = 40
+    for step in range(1, steps + 1):
+        protocol.begin(step)
+        protocol.end(world.hold(PadState(left_y=1.0 if step % 2 else -1.0), 0.1))
+    elapsed = evaluator.samples[-1].time - started
+    taken = len(evaluator.samples) - start
+    periodic = elapsed * 60
+    assert taken <= steps + periodic * 1.2 + 3, f"{taken} samples for {steps} steps in {elapsed:.3f} s"
+    evaluator.wait_until(lambda: evaluator.samples[-1].time > time.time() - 0.05 and len(evaluator.samples)
+                         > start + taken + 3, timeout=10, what="samples at the evaluator's own rhythm")
 
 
 def test_an_interaction_flips_the_right_flag(world, evaluator, builtin_profile):
