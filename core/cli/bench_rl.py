@@ -1,7 +1,8 @@
 """`python main.py bench rl`: Gymnasium environment steps per second at 160x120, for 1 and 2 environments behind
 AsyncVectorEnv, and the cost of an environment step against the same step timed inside the world process.
 The scaling from 1 to 2 environments is also read against the machine's own: two worlds stepping at once
-with no harness (`world_parallel_scaling`), since a virtual machine's 2 cores don't give 2x even to that.
+with no harness (`world_parallel_scaling`), since a virtual machine's 2 cores don't give 2x even to that;
+and without pinning each environment to a CPU (`vector_scaling_ratio_unpinned`), what pinning is worth.
 
 Every step is one of the four 0.5 s moves (15 ticks), so the in-process baseline (the world's `time_steps`
 request: the same pads, the same ticks, no IPC, no evaluator, no frame copy) does exactly the same game work.
@@ -48,10 +49,11 @@ def _in_process_vs_env(steps: int) -> tuple[float, float]:
     return through / (BLOCKS * steps), inside / (BLOCKS * steps)
 
 
-def _vector_steps_per_s(steps: int) -> tuple[float, float]:
+def _vector_steps_per_s(steps: int) -> dict[tuple[int, bool], float]:
     """Environment steps per second (all environments together) through AsyncVectorEnv with 1 and with 2
-    environments. Both stay open and are timed in alternating blocks, so a shared machine's changing load
-    falls on both alike (an idle environment's evaluator keeps sampling, a few percent of a core)."""
+    environments, each pinned to CPUs (the default) and not: {(count, pinned): steps/s}. All four stay open
+    and are timed in alternating blocks, so a shared machine's changing load falls on each alike (an idle
+    environment's evaluator samples at 5 Hz, nothing to speak of)."""
     import numpy as np
 
     from core.agents.actions import ActionSet
@@ -61,23 +63,24 @@ def _vector_steps_per_s(steps: int) -> tuple[float, float]:
 
     names = ActionSet.from_profile_data(load_profile(PROFILES_DIR / "builtin_world.yaml").actions).names
     actions = [names.index(name) for name in MOVES]  # the environments' action indices
-    vectors = {count: make_vector_env(count, TASK, WIDTH, HEIGHT, step_budget=10**9) for count in (1, 2)}
+    vectors = {(count, pinned): make_vector_env(count, TASK, WIDTH, HEIGHT, step_budget=10**9, pin_cpus=pinned)
+               for count in (1, 2) for pinned in (True, False)}
     seconds = dict.fromkeys(vectors, 0.0)
     try:
-        for count, envs in vectors.items():
+        for (count, _), envs in vectors.items():
             envs.reset(seed=0)
             for i in range(8):
                 envs.step(np.full(count, actions[i % 4]))
         for _ in range(BLOCKS):
-            for count, envs in vectors.items():
+            for (count, pinned), envs in vectors.items():
                 started = time.perf_counter()
                 for i in range(steps):
                     envs.step(np.full(count, actions[i % 4]))
-                seconds[count] += time.perf_counter() - started
+                seconds[count, pinned] += time.perf_counter() - started
     finally:
         for envs in vectors.values():
             envs.close()
-    return BLOCKS * steps / seconds[1], 2 * BLOCKS * steps / seconds[2]
+    return {key: key[0] * BLOCKS * steps / spent for key, spent in seconds.items()}
 
 
 def _world_parallel_scaling(steps: int) -> float:
@@ -117,11 +120,15 @@ def bench_rl(args: argparse.Namespace, emit: Callable[..., Any]) -> None:
     steps = args.steps
     per_env_step, per_world_step = _in_process_vs_env(steps)
     ceiling = _world_parallel_scaling(steps)
-    one, two = _vector_steps_per_s(steps)
+    rates = _vector_steps_per_s(steps)
+    one, two = rates[1, True], rates[2, True]
+    one_unpinned, two_unpinned = rates[1, False], rates[2, False]
     ceiling = (ceiling + _world_parallel_scaling(steps)) / 2  # before and after: the load moves meanwhile
     emit(args, "env_steps_per_s_1_env", one, "steps/s", 1.0 / per_world_step, "in_process_steps_per_s")
     emit(args, "env_steps_per_s_2_envs", two, "steps/s", one, "env_steps_per_s_1_env")
     emit(args, "vector_scaling_ratio", two / one, "ratio", one, "env_steps_per_s_1_env", ratio=two / one)
+    emit(args, "vector_scaling_ratio_unpinned", two_unpinned / one_unpinned, "ratio", one_unpinned,
+         "env_steps_per_s_1_env_unpinned", ratio=two_unpinned / one_unpinned)
     emit(args, "world_parallel_scaling", ceiling, "ratio", 1.0, "one_world_alone", ratio=ceiling)
     emit(args, "vector_scaling_over_world_scaling", (two / one) / ceiling, "ratio", ceiling,
          "world_parallel_scaling", ratio=(two / one) / ceiling)

@@ -8,6 +8,8 @@ that becomes set, plus 10 on success. Reward comes from evaluator samples; the o
 
 from __future__ import annotations
 
+import contextlib
+import os
 from typing import Any
 
 import gymnasium as gym
@@ -29,12 +31,32 @@ from core.session.reward import Reading, RewardSpec, step_reward
 EVALUATOR_HZ = 5.0
 
 
+def pin_to_cpu(cpu: int, pids: list[int]) -> None:
+    """Keep processes on one CPU, every thread of each (Linux sets affinity per thread).
+
+    An environment's step passes through its processes (its subprocess, its world, its evaluator) one after
+    another, never two at once, so one CPU is all they need; left to the scheduler, each wake-up may find
+    the CPU taken by another environment's process and wait for it. Where the system has no CPU affinity
+    (macOS, Windows), they run unpinned."""
+    set_affinity = getattr(os, "sched_setaffinity", None)
+    if set_affinity is None:
+        return
+    for pid in pids:
+        try:
+            threads = [int(name) for name in os.listdir(f"/proc/{pid}/task")]
+        except OSError:
+            threads = [pid]
+        for thread in threads:
+            with contextlib.suppress(ProcessLookupError):  # a thread that ended meanwhile
+                set_affinity(thread, {cpu})
+
+
 class PokeGymEnv(gym.Env):
     metadata = {"render_modes": ["rgb_array"], "render_fps": 2}
 
     def __init__(self, task_id: str = "q08_site_navigation", dense_reward: bool = True, width: int = 160,
                  height: int = 90, step_budget: int | None = None, render_mode: str | None = "rgb_array",
-                 evaluator_hz: float = EVALUATOR_HZ) -> None:
+                 evaluator_hz: float = EVALUATOR_HZ, cpu: int | None = None) -> None:
         profile = load_profile(PROFILES_DIR / "builtin_world.yaml")
         self.actions = ActionSet.from_profile_data(profile.actions)
         self.task: Task = load_task(TASKS_DIR / f"{task_id}.yaml", profile.flags)
@@ -46,6 +68,11 @@ class PokeGymEnv(gym.Env):
         self.world = BuiltinWorld.launch(width=width, height=height, renderer="software")
         self.evaluator = EvaluatorClient.launch(self.world.pid, hz=evaluator_hz)
         self.evaluator.wait_locked()
+        if cpu is not None:
+            # Its world and evaluator; make_vector_env pins the environment's own subprocess. Never this process
+            # here: AsyncVectorEnv builds one environment in the caller's process to read its spaces.
+            # After the evaluator found the state block, so that first scan still used every core.
+            pin_to_cpu(cpu, [self.world.pid, self.evaluator.pid])
         self.protocol = StepProtocol(self.world, self.evaluator)
         self.observation_space = gym.spaces.Box(0, 255, (height, width, 3), np.uint8)
         self.action_space = gym.spaces.Discrete(len(self.actions.names))

@@ -4,6 +4,7 @@ parallel, and the same seed with the same actions giving the same observations a
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
 
 import numpy as np
@@ -39,12 +40,21 @@ def _rollout(envs, seed: int, steps: int) -> list[tuple[list[str], list[float]]]
 
 
 def test_two_async_envs_are_two_worlds_stepped_in_parallel_and_seeding_is_reproducible():
+    ours = os.sched_getaffinity(0)
     envs = make_vector_env(2, task_id="q08_site_navigation", step_budget=50)
     try:
         assert envs.num_envs == 2 and envs.observation_space.shape == (2, 120, 160, 3)
         owners = [process.pid for process in envs.processes]
         worlds = _worlds_of(owners)
         assert sorted(worlds.values()) == sorted(owners)  # one world per environment, in its own subprocess
+        # Each environment keeps its subprocess and its world on a CPU of its own; the caller stays free
+        # (gymnasium builds one environment in the caller's process, whose world must not pin the caller).
+        assert os.sched_getaffinity(0) == ours
+        if len(ours) > 1:
+            for world, owner in worlds.items():
+                assert len(os.sched_getaffinity(world)) == 1
+                assert os.sched_getaffinity(world) == os.sched_getaffinity(owner)
+            assert len({frozenset(os.sched_getaffinity(owner)) for owner in owners}) == 2
 
         first = _rollout(envs, seed=7, steps=8)
         again = _rollout(envs, seed=7, steps=8)
