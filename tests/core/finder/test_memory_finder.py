@@ -160,7 +160,11 @@ def test_a_signature_is_built_from_two_processes_and_verified_on_two_fresh_ones(
 
     result = SignatureBuilder(launch, BuildOptions(name="foreign", game="foreign_game")).build()
     assert result.ok, result.message
-    assert len(result.processes) == 2 and len(result.verifications) == 2 and all(v.ok for v in result.verifications)
+    # Two processes, or more when a byte kept literal from two failed on a fresh one: the player's `session`
+    # is random per process, and one of its bytes matches between two processes about 1 time in 64. That
+    # fresh process then becomes one more observation, and the pattern is built again.
+    assert len(result.processes) == 2 or (len(result.processes) > 2 and result.rejected), result.message
+    assert len(result.verifications) == 2 and all(v.ok for v in result.verifications)
     assert all(g.process.poll() is not None for g in launched)  # every process it started, it closed
     pattern = result.pick.pattern
     assert pattern.masks[0] == 0xFF and len(pattern.anchor) >= 4  # literal leading bytes, a real anchor
