@@ -18,6 +18,9 @@ class ReasoningPanel(QWidget):
         super().__init__()
         self.thinking = QLabel("")
         self.list = QListWidget()
+        # Every entry is two lines (the thought flattened onto the second), so the list may skip measuring
+        # each item: otherwise every added step laid out all before it, 26 ms a step at 1,000 steps.
+        self.list.setUniformItemSizes(True)
         self.details = QPlainTextEdit()
         self.details.setReadOnly(True)
         self.details.setPlaceholderText("Select a step to see the model's raw reply.")
@@ -37,11 +40,11 @@ class ReasoningPanel(QWidget):
     def add_step(self, record: dict[str, Any]) -> None:
         self._records.append(record)
         said = record.get("self_assessment") or "-"
-        error = f"  ⚠ {record['parse_error']}" if record.get("parse_error") else ""
+        error = f"  ⚠ {' '.join(str(record['parse_error']).split())}" if record.get("parse_error") else ""
         usage = record.get("usage") or {}
         tokens = f"  {usage.get('input_tokens', 0)}+{usage.get('output_tokens', 0)} tok" if usage else ""
         text = (f"{record['step']:>4}  {record['action']}  [{said}]  {record.get('latency_s', 0.0):.2f}s{tokens}"
-                f"{error}\n      {record.get('thought', '')}")
+                f"{error}\n      {' '.join(str(record.get('thought') or '').split())}")
         item = QListWidgetItem(text)
         item.setForeground(ASSESSMENT_COLORS.get(said, QColor(90, 90, 90)))
         self.list.addItem(item)

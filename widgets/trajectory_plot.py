@@ -210,7 +210,8 @@ class TrajectoryPlot(pg.PlotWidget):
 
     def set_cursor(self, step: int | None) -> None:
         if step is None or len(self._steps) == 0:
-            self._cursor.setData([], [])
+            if len(self._cursor.data):  # a live view clears it on every step: rebuilding an empty item costs
+                self._cursor.setData([], [])
             return
         index = min(int(np.searchsorted(self._steps, step)), len(self._steps) - 1)
         self._cursor.setData([self._step_xy[index, 0]], [self._step_xy[index, 1]])

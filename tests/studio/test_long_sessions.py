@@ -64,3 +64,34 @@ def test_the_live_map_keeps_a_long_walk_downsampled_and_the_tail_as_it_came(qtbo
     assert len(tail_x) == _TAIL and (tail_x[-1], tail_y[-1]) == (x, y)  # the latest samples, all of them
     kept = plot._path_buffer[:plot.points]
     assert np.hypot(*np.diff(kept, axis=0).T).min() >= PATH_SPACING_M - 1e-9
+
+
+def test_a_long_episode_adds_each_step_to_the_reasoning_list_without_measuring_the_ones_before(qtbot):
+    """At 1,000 steps, measuring every entry again on each new step took 26 ms of the GUI thread per step."""
+    from PySide6.QtWidgets import QStyledItemDelegate
+
+    from widgets.reasoning_panel import ReasoningPanel
+
+    class CountingDelegate(QStyledItemDelegate):
+        measured = 0
+
+        def sizeHint(self, option, index):  # Qt's name
+            CountingDelegate.measured += 1
+            return super().sizeHint(option, index)
+
+    panel = ReasoningPanel()
+    qtbot.addWidget(panel)
+    panel.list.setItemDelegate(CountingDelegate(panel.list))
+    panel.resize(400, 600)
+    panel.show()
+    steps = 400
+    for step in range(1, steps + 1):
+        panel.add_step({"step": step, "action": "MoveForward", "self_assessment": "progressing",
+                        "thought": "a thought the model wrote\nover several lines\n\nlike this"})
+        if step % 50 == 0:
+            qtbot.wait(0)  # let the list lay out now and then, as the event loop does
+    qtbot.waitUntil(lambda: panel.list.verticalScrollBar().value() == panel.list.verticalScrollBar().maximum())
+    assert CountingDelegate.measured < 10 * steps, f"{CountingDelegate.measured} measurements for {steps} steps"
+    # Each entry is two lines whatever line breaks the model wrote; its whole reply is one click away.
+    assert panel.list.item(0).text().splitlines() == [
+        "   1  MoveForward  [progressing]  0.00s", "      a thought the model wrote over several lines like this"]
