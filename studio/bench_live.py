@@ -19,8 +19,10 @@ one figure the load barely moves (it leaves out waits, which the tests rule out 
 from __future__ import annotations
 
 import argparse
+import atexit
 import gc
 import os
+import shutil
 import tempfile
 import time
 from collections.abc import Callable
@@ -83,6 +85,7 @@ def bench_live(args: argparse.Namespace, emit: Emit) -> None:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from PySide6.QtWidgets import QApplication
 
+    from studio import live_session
     from studio.live_controls import CLOCKS, LiveChoices
     from studio.live_session import LiveSession
     from studio.main_window import MainWindow
@@ -91,6 +94,10 @@ def bench_live(args: argparse.Namespace, emit: Emit) -> None:
     _app = QApplication.instance() or QApplication([])  # must exist while the window lives
     # The user's saved settings (task, world clock...) must neither shape the measurement nor change.
     use_scratch_settings()
+    # Nor fill the user's recordings folder: the measured episode (about 10 MB) is recorded into a scratch one.
+    scratch = tempfile.mkdtemp(prefix="pokegym-bench-live-")
+    atexit.register(shutil.rmtree, scratch, ignore_errors=True)
+    live_session.RECORDINGS_DIR = Path(scratch)
     session = LiveSession(mode="realtime")
     window = MainWindow(session)
     window.live.controls.clock.setCurrentIndex(list(CLOCKS.values()).index("realtime"))

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import atexit
 import faulthandler
 import gc
 import os
+import shutil
+import tempfile
 import threading
 import time
 from collections.abc import Generator, Iterator
@@ -21,6 +24,12 @@ from core.game.builtin import BuiltinWorld
 from core.memory.readers import LinuxReader
 from core.paths import PROFILES_DIR
 from tests.foreign import foreign_binary  # noqa: F401 - the compiled foreign C target, for memory tests
+
+# No test reads or changes the user's studio settings, in this process or in a studio it starts: Qt looks for
+# them under XDG_CONFIG_HOME. (A test that checks settings also gets a folder of its own: settings_dir.)
+_CONFIG_HOME = tempfile.mkdtemp(prefix="pokegym-test-config-")
+os.environ["XDG_CONFIG_HOME"] = _CONFIG_HOME
+atexit.register(shutil.rmtree, _CONFIG_HOME, ignore_errors=True)
 
 
 @dataclass
