@@ -142,7 +142,7 @@ class EpisodePanes(QObject):
                                       if event.result.success_step is not None and len(episode) else [])
             self.timeline.set_marks(self._marks)
             self.refresh_spans(event.result.metrics.get("deadlocks"))
-            self.metrics.set_outcome(bool(event.result.success))
+            self.metrics.set_outcome(bool(event.result.success), event.result.end_reason)
         elif isinstance(event, LabelsChanged):
             self.label_spans = list(event.labels or [])
             self.refresh_spans()

@@ -36,6 +36,7 @@ from studio.live_toolbar import build_toolbar
 from studio.recording_bar import RecordingBar
 from studio.status_messages import StatusLine, describe_error, describe_evaluator
 from studio.task_list import TaskList
+from widgets.elided_label import ElidedLabel
 from widgets.frame_view import FrameView
 from widgets.metrics_bar import MetricsBar
 from widgets.observation_strip import ObservationStrip
@@ -90,10 +91,12 @@ class LiveView(QMainWindow):
         self.state_label = QLabel("")
         self.state_label.setStyleSheet("font-weight: bold; padding: 0 6px")
         self.statusBar().addWidget(self.state_label)
-        self.statusBar().addWidget(self.status, 1)
-        self.source = QLabel()  # the game, its capture rate and the input device
+        # The message and the game's line share the room the metrics leave, 2 to 1, each shortened to fit with
+        # the whole text in its tooltip: at its natural width the game's line left an episode's outcome cut off.
+        self.statusBar().addWidget(self.status, 2)
+        self.source = ElidedLabel()  # the game, its capture rate and the input device
         self.source.setObjectName("source-status")
-        self.statusBar().addPermanentWidget(self.source)
+        self.statusBar().addPermanentWidget(self.source, 1)
         self.statusBar().addPermanentWidget(self.metrics)
         self.driver = HumanDriver(session.human_input, lambda: session.human_inputs_waiting,
                                   session.cancel_human_inputs)
@@ -233,7 +236,9 @@ class LiveView(QMainWindow):
 
     @Slot()
     def _pull_source(self) -> None:
-        self.source.setText(self.session.status_line())
+        line = self.session.status_line()
+        if line != self.source.full_text():
+            self.source.set_full_text(line)
 
     @Slot(str)
     def _clock_changed(self, mode: str) -> None:
@@ -420,7 +425,9 @@ class LiveView(QMainWindow):
         self.recording.set_recording(result["recording"], finished=True)
         if self.human_driving:
             self.toggle_control()
-        self.metrics.set_outcome(bool(result.get("success")))  # also when the episode never set a result
+        # Also when the episode never set a result; an error is one whatever end reason came with it.
+        self.metrics.set_outcome(bool(result.get("success")),
+                                 "error" if result.get("error") else str(result.get("end_reason", "")))
         self.instruction.running = False
         text, error = describe_end(result)
         self.say(text, error=error)

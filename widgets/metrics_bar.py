@@ -1,13 +1,21 @@
 """MetricsBar: step / budget, ineffective moves, deadlock indicator, success, tokens and latency.
 
 Success reads "Success: not yet" while an episode may still succeed, "Success: yes" once it has, and
-"Success: failed" once it ended without (set_outcome)."""
+"Success: failed" once it ended without, or "not judged" when it was stopped or broke (set_outcome)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QWidget
+
+_NOT_JUDGED = "color: #5f6368"
+OUTCOMES = {"success": ("Success: yes", "color: #1b7a2f; font-weight: bold"),
+            "failed": ("Success: failed", "color: #c62828"),
+            "stopped": ("Success: stopped", _NOT_JUDGED),
+            "interrupted": ("Success: interrupted", _NOT_JUDGED),
+            "error": ("Success: error", "color: #b06000")}
+NOT_JUDGED_TIP = "Not judged: the agent neither succeeded nor failed (the status line says why)."
 
 
 class MetricsBar(QWidget):
@@ -36,12 +44,17 @@ class MetricsBar(QWidget):
         if self._budget != budget:
             self.reset(budget)
 
-    def set_outcome(self, success: bool | None) -> None:
-        """The episode ended with (True) or without (False) success; None: it is still going."""
+    def set_outcome(self, success: bool | None, end_reason: str = "") -> None:
+        """The episode ended with (True) or without (False) success; None: it is still going. An episode that
+        ended without success is not a failure when the user stopped it, a batch was cut short or the game or
+        evaluator broke (`end_reason`): the agent was not judged, as the status line says too."""
         self._ended = success
-        if success is not None:
-            self.labels["success"].setText("Success: yes" if success else "Success: failed")
-            self.labels["success"].setStyleSheet("color: #1b7a2f; font-weight: bold" if success else "color: #c62828")
+        if success is None:
+            return
+        text, style = OUTCOMES.get("success" if success else end_reason, OUTCOMES["failed"])
+        self.labels["success"].setText(text)
+        self.labels["success"].setStyleSheet(style)
+        self.labels["success"].setToolTip(NOT_JUDGED_TIP if text not in ("Success: yes", "Success: failed") else "")
 
     @property
     def budget(self) -> int:
@@ -67,6 +80,7 @@ class MetricsBar(QWidget):
         if self._ended is None:
             self.labels["success"].setText("Success: yes" if metrics.get("success") else "Success: not yet")
             self.labels["success"].setStyleSheet("color: #1b7a2f; font-weight: bold" if metrics.get("success") else "")
+            self.labels["success"].setToolTip("")
         self.labels["tokens"].setText(f"Tokens {self._tokens}  ${self._cost:.3f}")
         mean = sum(self._latencies) / len(self._latencies) if self._latencies else 0.0
         self.labels["latency"].setText(f"Mean latency {mean:.2f}s")

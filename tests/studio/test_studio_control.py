@@ -64,6 +64,8 @@ def test_an_intervention_while_paused_is_one_step_and_a_hint_is_queued_then_deli
     assert ends[0]["end_reason"] == "stopped" and len(steps) == paused_at + 2
     qtbot.waitUntil(lambda: "stopped by user" in live.status.text(), timeout=5_000)
     assert "Lost" not in live.status.text()
+    # The success field agrees with the status line: a user's Stop is not the agent's failure.
+    assert live.metrics.labels["success"].text() == "Success: stopped"
     assert ends[0]["undelivered_interventions"][0]["params"]["hint"] == "Sent too late to be read."
 
 

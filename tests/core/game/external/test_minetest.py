@@ -241,8 +241,8 @@ def test_the_studio_drives_minetest_chosen_in_its_game_menu(qtbot, tmp_path, mon
         assert "Connected" in live.status.text(), errors
         qtbot.waitUntil(lambda: live.frame_view.current is not None, timeout=10_000)
         assert live.frame_view.current.shape[:2] == (360, 640)
-        qtbot.waitUntil(lambda: "capture" in live.source.text(), timeout=5_000)
-        assert "frames/s" in live.source.text() and "XTEST" in live.source.text()
+        qtbot.waitUntil(lambda: "capture" in live.source.full_text(), timeout=5_000)
+        assert "frames/s" in live.source.full_text() and "XTEST" in live.source.full_text()
         live.controls.task.setCurrentText("mt01_lakeshore_navigation")
         live.controls.budget.setValue(3)
         live.toggle_control()  # taken before Start: the human keeps control
