@@ -236,9 +236,7 @@ class LiveView(QMainWindow):
 
     @Slot()
     def _pull_source(self) -> None:
-        line = self.session.status_line()
-        if line != self.source.full_text():
-            self.source.set_full_text(line)
+        self.source.set_full_text(self.session.status_line())
 
     @Slot(str)
     def _clock_changed(self, mode: str) -> None:

@@ -18,6 +18,8 @@ class ElidedLabel(QLabel):
         self.set_full_text(text)
 
     def set_full_text(self, text: str) -> None:
+        if text == self._full and text:
+            return  # polled callers set the same line again and again: nothing to measure
         self._full = text
         self.setToolTip(text)
         self._elide()

@@ -9,13 +9,14 @@ from typing import Any
 
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QWidget
 
-_NOT_JUDGED = "color: #5f6368"
-OUTCOMES = {"success": ("Success: yes", "color: #1b7a2f; font-weight: bold"),
-            "failed": ("Success: failed", "color: #c62828"),
-            "stopped": ("Success: stopped", _NOT_JUDGED),
-            "interrupted": ("Success: interrupted", _NOT_JUDGED),
-            "error": ("Success: error", "color: #b06000")}
-NOT_JUDGED_TIP = "Not judged: the agent neither succeeded nor failed (the status line says why)."
+_GREY = "color: #5f6368"
+_NOT_JUDGED = "Not judged: the agent neither succeeded nor failed (the status line says why)."
+# How an ended episode reads: (text, style, tooltip) by outcome (success, failed, or the end reason).
+OUTCOMES = {"success": ("Success: yes", "color: #1b7a2f; font-weight: bold", ""),
+            "failed": ("Success: failed", "color: #c62828", ""),
+            "stopped": ("Success: stopped", _GREY, _NOT_JUDGED),
+            "interrupted": ("Success: interrupted", _GREY, _NOT_JUDGED),
+            "error": ("Success: error", "color: #b06000", _NOT_JUDGED)}
 
 
 class MetricsBar(QWidget):
@@ -51,10 +52,10 @@ class MetricsBar(QWidget):
         self._ended = success
         if success is None:
             return
-        text, style = OUTCOMES.get("success" if success else end_reason, OUTCOMES["failed"])
+        text, style, tip = OUTCOMES.get("success" if success else end_reason, OUTCOMES["failed"])
         self.labels["success"].setText(text)
         self.labels["success"].setStyleSheet(style)
-        self.labels["success"].setToolTip(NOT_JUDGED_TIP if text not in ("Success: yes", "Success: failed") else "")
+        self.labels["success"].setToolTip(tip)
 
     @property
     def budget(self) -> int:

@@ -11,6 +11,11 @@ from PySide6.QtWidgets import QLabel, QListWidget, QListWidgetItem, QPlainTextEd
 ASSESSMENT_COLORS = {"progressing": QColor(40, 150, 60), "stuck": QColor(200, 40, 40), "unsure": QColor(200, 140, 0)}
 
 
+def _one_line(text: object) -> str:
+    """Line breaks and runs of spaces as single spaces: every entry of the list stays two lines."""
+    return " ".join(str(text).split())
+
+
 class ReasoningPanel(QWidget):
     sig_step_selected = Signal(int)  # step number the user clicked
 
@@ -40,11 +45,11 @@ class ReasoningPanel(QWidget):
     def add_step(self, record: dict[str, Any]) -> None:
         self._records.append(record)
         said = record.get("self_assessment") or "-"
-        error = f"  ⚠ {' '.join(str(record['parse_error']).split())}" if record.get("parse_error") else ""
+        error = f"  ⚠ {_one_line(record['parse_error'])}" if record.get("parse_error") else ""
         usage = record.get("usage") or {}
         tokens = f"  {usage.get('input_tokens', 0)}+{usage.get('output_tokens', 0)} tok" if usage else ""
         text = (f"{record['step']:>4}  {record['action']}  [{said}]  {record.get('latency_s', 0.0):.2f}s{tokens}"
-                f"{error}\n      {' '.join(str(record.get('thought') or '').split())}")
+                f"{error}\n      {_one_line(record.get('thought') or '')}")
         item = QListWidgetItem(text)
         item.setForeground(ASSESSMENT_COLORS.get(said, QColor(90, 90, 90)))
         self.list.addItem(item)

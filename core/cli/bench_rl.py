@@ -13,12 +13,24 @@ from __future__ import annotations
 import argparse
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from core.agents.actions import ActionSet
 
 MOVES = ("MoveForward", "MoveLeft", "MoveBackward", "MoveRight")
 WIDTH, HEIGHT = 160, 120
 TASK = "q08_site_navigation"
 BLOCKS = 4  # interleaved blocks for the in-process comparison, so both sides see the same machine load
+
+
+def _builtin_actions() -> ActionSet:
+    """The built-in world's action set, whose moves every block steps through."""
+    from core.agents.actions import ActionSet
+    from core.evaluation.profile import load_profile
+    from core.paths import PROFILES_DIR
+
+    return ActionSet.from_profile_data(load_profile(PROFILES_DIR / "builtin_world.yaml").actions)
 
 
 def _in_process_vs_env(steps: int) -> tuple[float, float]:
@@ -56,12 +68,9 @@ def _vector_steps_per_s(steps: int) -> dict[tuple[int, bool], float]:
     environment's evaluator samples at 5 Hz, nothing to speak of)."""
     import numpy as np
 
-    from core.agents.actions import ActionSet
-    from core.evaluation.profile import load_profile
-    from core.paths import PROFILES_DIR
     from core.session.vector_env import make_vector_env
 
-    names = ActionSet.from_profile_data(load_profile(PROFILES_DIR / "builtin_world.yaml").actions).names
+    names = _builtin_actions().names
     actions = [names.index(name) for name in MOVES]  # the environments' action indices
     vectors = {(count, pinned): make_vector_env(count, TASK, WIDTH, HEIGHT, step_budget=10**9, pin_cpus=pinned)
                for count in (1, 2) for pinned in (True, False)}
@@ -90,12 +99,9 @@ def _world_parallel_scaling(steps: int) -> float:
     virtual machine's 2 cores gave two busy processes 1.66x to 1.95x here, from one minute to the next)."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from core.agents.actions import ActionSet
-    from core.evaluation.profile import load_profile
     from core.game.builtin import BuiltinWorld
-    from core.paths import PROFILES_DIR
 
-    actions = ActionSet.from_profile_data(load_profile(PROFILES_DIR / "builtin_world.yaml").actions)
+    actions = _builtin_actions()
     worlds = [BuiltinWorld.launch(width=WIDTH, height=HEIGHT, renderer="software") for _ in range(2)]
     try:
         request = {"op": "time_steps", "ticks": worlds[0].ticks_for(actions.discrete(MOVES[0]).macro[0][1]),

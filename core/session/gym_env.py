@@ -8,8 +8,6 @@ that becomes set, plus 10 on success. Reward comes from evaluator samples; the o
 
 from __future__ import annotations
 
-import contextlib
-import os
 from typing import Any
 
 import gymnasium as gym
@@ -23,32 +21,13 @@ from core.evaluation.stepping import StepProtocol
 from core.evaluation.tasks import Task, load_task
 from core.game.builtin import BuiltinWorld
 from core.paths import PROFILES_DIR, TASKS_DIR
+from core.session.cpu_pinning import pin_to_cpu
 from core.session.reward import Reading, RewardSpec, step_reward
 
 # The world is lockstep: it stands still between steps, and every step's reading is asked for when the step
 # ends (the step protocol's sample_now). The evaluator's own rhythm only watches for the world's exit, so it
 # runs slowly: at 60 Hz, N environments' evaluators cost several percent of a core each for nothing.
 EVALUATOR_HZ = 5.0
-
-
-def pin_to_cpu(cpu: int, pids: list[int]) -> None:
-    """Keep processes on one CPU, every thread of each (Linux sets affinity per thread).
-
-    An environment's step passes through its processes (its subprocess, its world, its evaluator) one after
-    another, never two at once, so one CPU is all they need; left to the scheduler, each wake-up may find
-    the CPU taken by another environment's process and wait for it. Where the system has no CPU affinity
-    (macOS, Windows), they run unpinned."""
-    set_affinity = getattr(os, "sched_setaffinity", None)
-    if set_affinity is None:
-        return
-    for pid in pids:
-        try:
-            threads = [int(name) for name in os.listdir(f"/proc/{pid}/task")]
-        except OSError:
-            threads = [pid]
-        for thread in threads:
-            with contextlib.suppress(ProcessLookupError):  # a thread that ended meanwhile
-                set_affinity(thread, {cpu})
 
 
 class PokeGymEnv(gym.Env):

@@ -19,7 +19,8 @@ from typing import Any
 
 import gymnasium as gym
 
-from core.session.gym_env import pin_to_cpu  # importing it registers PokeGym/Harborvale-v0
+import core.session.gym_env  # noqa: F401 - registers PokeGym/Harborvale-v0
+from core.session.cpu_pinning import pin_to_cpu
 
 ENV_ID = "PokeGym/Harborvale-v0"
 
