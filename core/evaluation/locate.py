@@ -21,6 +21,7 @@ MAX_USER_ADDRESS = 0x7FFF_FFFF_FFFF
 class LocatedBlock:
     address: int
     values: dict[str, Any]
+    mismatches: int = 0   # signature bytes that differed (within the profile's max_mismatches)
 
 
 class BlockNotFound(LookupError):
@@ -66,7 +67,8 @@ def _decode_at(reader: MemoryReader, profile: Profile, address: int) -> dict[str
 def candidates(reader: MemoryReader, profile: Profile, region_filter: RegionFilter | None = None,
                stats: ScanStats | None = None) -> list[LocatedBlock]:
     """Every block that decodes and validates: the pointer root's target, or each signature match
-    (regions from the profile by default)."""
+    (regions from the profile by default). A profile that allows mismatches is scanned with that
+    tolerance only when no exact match validates, and then only the closest matches are kept."""
     if profile.pointer is not None:
         address = resolve_root(reader, profile.pointer)
         if address is None:
@@ -79,15 +81,20 @@ def candidates(reader: MemoryReader, profile: Profile, region_filter: RegionFilt
     if region_filter is None:
         region_filter = RegionFilter(perms=profile.scan_regions.perms, path_contains=profile.scan_regions.path_contains)
     offset = profile.signature.base_offset if profile.signature else 0
-    found = []
-    for match in scan(reader, pattern, region_filter, stats=stats):
-        address = match.address + offset
-        try:
-            values = _decode_at(reader, profile, address)
-        except BlockInvalid:
-            continue
-        found.append(LocatedBlock(address, values))
-    return found
+    tolerance = profile.signature.max_mismatches if profile.signature else 0
+    for allowed in sorted({0, tolerance}):
+        found = []
+        for match in scan(reader, pattern, region_filter, stats=stats, tolerance=allowed):
+            address = match.address + offset
+            try:
+                values = _decode_at(reader, profile, address)
+            except BlockInvalid:
+                continue
+            found.append(LocatedBlock(address, values, match.mismatches))
+        if found:
+            fewest = min(block.mismatches for block in found)
+            return [block for block in found if block.mismatches == fewest]
+    return []
 
 
 def read_block(reader: MemoryReader, profile: Profile, address: int, attempts: int = 8) -> dict[str, Any]:

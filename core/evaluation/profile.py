@@ -16,6 +16,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from core.memory.pattern import Pattern, PatternError, parse_pattern
+from core.memory.tolerant import max_tolerance, mismatches_at
 
 PROFILE_FORMAT_VERSION = 1
 FieldType = Literal["u8", "u16", "u32", "u64", "i32", "f32", "flags64", "flags32"]
@@ -38,6 +39,8 @@ class _Model(BaseModel):
 class Signature(_Model):
     pattern: str
     base_offset: int = 0  # block start = match address + base_offset
+    # Literal bytes allowed to differ (core/memory/tolerant.py): an exact match is always preferred.
+    max_mismatches: int = Field(default=0, ge=0)
 
     @field_validator("pattern")
     @classmethod
@@ -47,6 +50,14 @@ class Signature(_Model):
         except PatternError as exc:
             raise ValueError(str(exc)) from None
         return text
+
+    @model_validator(mode="after")
+    def _tolerable(self) -> Signature:
+        limit = max_tolerance(parse_pattern(self.pattern))
+        if self.max_mismatches > limit:
+            raise ValueError(f"max_mismatches {self.max_mismatches} is too many for this pattern: at most {limit}, "
+                             "so that three quarters of its literal bytes still have to match")
+        return self
 
 
 class FieldSpec(_Model):
@@ -160,7 +171,8 @@ class Profile(_Model):
             raise BlockInvalid(f"short read: {len(raw)} of {self.block_size} bytes")
         if self.signature is not None:
             pattern = self.compiled_signature()
-            if not pattern.matches_at(raw, -self.signature.base_offset):
+            wrong = mismatches_at(pattern, raw, -self.signature.base_offset)
+            if wrong is None or wrong > self.signature.max_mismatches:
                 raise BlockInvalid("signature no longer present")
         values: dict[str, Any] = {}
         for name, spec in self.fields.items():

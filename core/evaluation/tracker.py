@@ -44,6 +44,9 @@ class BlockTracker:
         if found:
             self.status.state, self.status.address = "locked", found[0].address
             self.status.message = f"locked at {found[0].address:#x} ({len(found)} valid candidate(s))"
+            if found[0].mismatches:
+                self.status.message += (f"; {found[0].mismatches} literal byte(s) of the signature differ here "
+                                        "(within its max_mismatches)")
             return True
         self.status.state, self.status.address = "scanning", None
         self.status.message = f"signature not found yet (scan {self.status.scans}, {stats.bytes_read >> 20} MiB)"

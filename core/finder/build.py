@@ -176,7 +176,11 @@ class SignatureBuilder:
                     expected = self._first.speed * abs(options.scale) if self._first.speed else None
                     check = verify_profile(game, profile, options.plan, expected_speed=expected)
                     result.verifications.append(check)
-                    if not check.ok:
+                    # Found only thanks to the tolerance: a byte kept literal varies between launches. While
+                    # processes may still be added, this one joins the build so the byte becomes a wildcard
+                    # and the tolerance stays a margin, not a necessity.
+                    near_miss = check.ok and check.mismatches > 0 and len(observations) < options.max_processes
+                    if not check.ok or near_miss:
                         failed = check
                         result.rejected.append(check)
                         break
@@ -187,14 +191,15 @@ class SignatureBuilder:
                     draft.provenance.append(f"Verified on {options.verify} fresh process(es): {last}.")
                     result.profile_data, result.draft = build(draft), draft
                     result.ok, result.message = True, (f"signature of {len(pick.pattern)} bytes ({pick.literals} "
-                                                       f"literal) unique in {len(observations)} processes and "
-                                                       f"verified on {options.verify} more")
+                                                       f"literal, {pick.tolerance} may differ) unique in "
+                                                       f"{len(observations)} processes and verified on "
+                                                       f"{options.verify} more")
                     if result.skipped:
                         result.message += (f"; {len(result.skipped)} process(es) skipped: the position found there was "
                                            "another structure's copy")
                     if result.rejected:
-                        result.message += (f" (an earlier pattern failed on {len(result.rejected)} fresh "
-                                           "process(es), which were added to the build)")
+                        result.message += (f" (an earlier pattern failed, or matched only with a byte differing, on "
+                                           f"{len(result.rejected)} fresh process(es), which were added to the build)")
                     return result
                 if len(observations) >= options.max_processes:
                     result.message = f"the signature failed on a fresh process: {failed.message}"
@@ -252,7 +257,8 @@ class SignatureBuilder:
         assert first is not None
         provenance = [f"Signature built from {len(observations)} processes "
                       f"(pids {', '.join(str(o.pid) for o in observations)}) by the motion-guided finder;",
-                      f"{pick.literals} literal bytes of {len(pick.pattern)}."]
+                      f"{pick.literals} literal bytes of {len(pick.pattern)}, of which up to {pick.tolerance} may "
+                      "differ in a launch (max_mismatches; still unique with that many in every build process)."]
         perms = options.finder.region_filter.perms
         return ProfileDraft(options.name, options.game, options.game_version, pick, first.vertical, first.values,
                             options.scale, options.units, options.flags, scan_perms=perms,

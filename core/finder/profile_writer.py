@@ -90,7 +90,8 @@ def build(draft: ProfileDraft) -> dict[str, Any]:
         "fields": fields,
     }
     if draft.pick is not None:
-        data["signature"] = {"pattern": draft.pick.pattern.text, "base_offset": block_start - draft.pick.start}
+        data["signature"] = {"pattern": draft.pick.pattern.text, "base_offset": block_start - draft.pick.start,
+                             "max_mismatches": draft.pick.tolerance}
     if draft.pointer is not None:
         data["pointer"] = draft.pointer
     if draft.flags is not None:

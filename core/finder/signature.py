@@ -5,11 +5,17 @@ at least two game processes. A byte stays literal only if it was the same in eve
   the value itself (or another field the profile reads, such as flags);
   part of a pointer-like qword (it points into the process's mappings, or looks like a user
   address): heap and module addresses move between runs;
-and "weak" bytes are kept out of the pattern unless it cannot be unique without them: zeros, 0xFF
-and the 0x7FFF of a 16-bit maximum. Those are the values of fields not set yet (a flag word before
-any quest, a timer before it starts, a node position initialised to 32767), which flip in some
-runs: on Minetest a window of such sentinels next to the player's position matched in 2 of 5
-fresh processes.
+  equal in every process to a byte of that process's heap addresses (a stray piece of a pointer);
+and "weak" bytes are kept out of the pattern unless it cannot be unique without them: zeros, 0xFF,
+the 0x7FFF of a 16-bit maximum and the sign byte of a float -0.0. Those are the values of fields not
+set yet (a flag word before any quest, a timer before it starts, a node position initialised to
+32767), which flip in some runs: on Minetest a window of such sentinels next to the player's position
+matched in 2 of 5 fresh processes, and a float that is -0.0 in most launches is +0.0 in about one in six.
+
+However careful, a handful of processes cannot show every byte that varies between launches, so
+a pattern with enough literal bytes allows some of them to differ (`tolerance_for`: one per 8
+literal bytes, at most 2; core/memory/tolerant.py), and is chosen only if it is unique in every
+build process with that tolerance too.
 
 Of the sub-windows that start and end on a literal byte, the one chosen is unique in every
 process it was built from (checked in saved images of their memory, core/memory/image.py) and
@@ -30,6 +36,7 @@ from core.memory.pattern import Pattern, parse_pattern
 from core.memory.readers import MemoryReader
 from core.memory.regions import Region
 from core.memory.scanner import RegionFilter, scan
+from core.memory.tolerant import max_tolerance
 
 BEFORE = 96
 AFTER = 96
@@ -37,6 +44,8 @@ VALUE_BYTES = 12
 MIN_LITERALS = 8
 MIN_NONZERO = 6
 MAX_LENGTH = 96
+MAX_TOLERANCE = 2
+TOLERANT_TRIES = 8   # tolerant uniqueness checks (slower than exact ones) before settling for an exact pattern
 
 
 @dataclass
@@ -141,6 +150,16 @@ def derive(observations: list[Observation], exclude: list[tuple[int, int]] | Non
                 if _pointer_like(int.from_bytes(data[i:i + 8].tobytes(), "little"), o.maps, starts):
                     pointer_mask[i:i + 8] = True
     reasons["pointer-like"] = int((pointer_mask & same & ~value_mask).sum())
+    # A byte equal, in every process, to a byte of that process's own heap addresses (bits 32..47 of the
+    # value's address) is most likely a stray piece of a pointer (padding left over from freed memory):
+    # it agrees in the build processes only because their heaps happened to share a prefix. On Minetest
+    # such a byte next to the position was 0x56 or 0x55 with the heap's prefix, and a pattern keeping it
+    # failed in 9 of 12 fresh launches.
+    fragment = np.ones(length, bool)
+    for o in observations:
+        fragment &= np.isin(stack[0], [(o.address >> 40) & 0xFF, (o.address >> 32) & 0xFF])
+    reasons["address fragment"] = int((fragment & same & ~value_mask & ~pointer_mask).sum())
+    literal &= ~fragment
     reasons["value and read fields"] = int(value_mask.sum())
     literal &= ~pointer_mask
     return WindowModel(low, high, stack[0].copy(), literal, reasons)
@@ -155,6 +174,7 @@ class Pick:
     literals: int
     anchor: int
     score: float
+    tolerance: int = 0    # literal bytes allowed to differ (the profile's max_mismatches)
 
     @property
     def end(self) -> int:
@@ -166,10 +186,18 @@ def pattern_text(values: np.ndarray, literal: np.ndarray) -> str:
 
 
 def weak_bytes(values: np.ndarray) -> np.ndarray:
-    """Bytes that look like an unset field's value: 0x00, 0xFF, and the 0x7F of a little-endian 0x7FFF."""
+    """Bytes that look like an unset field's value: 0x00, 0xFF, the 0x7F of a little-endian 0x7FFF, and the
+    0x80 that ends a float -0.0 (00 00 00 80): a zero whose sign depends on how it was computed."""
     weak = (values == 0) | (values == 0xFF)
     weak[1:] |= (values[1:] == 0x7F) & (values[:-1] == 0xFF)
+    weak[3:] |= (values[3:] == 0x80) & (values[2:-1] == 0) & (values[1:-2] == 0) & (values[:-3] == 0)
     return weak
+
+
+def tolerance_for(pattern: Pattern) -> int:
+    """Literal bytes a built pattern may allow to differ: one per 8, at most MAX_TOLERANCE."""
+    literals = sum(1 for mask in pattern.masks if mask)
+    return min(MAX_TOLERANCE, literals // 8, max_tolerance(pattern))
 
 
 def candidate_windows(model: WindowModel, allow_zero: bool) -> list[tuple[float, int, int, np.ndarray]]:
@@ -201,8 +229,11 @@ def candidate_windows(model: WindowModel, allow_zero: bool) -> list[tuple[float,
 
 
 def choose(model: WindowModel, observations: list[Observation], tries: int = 40) -> Pick | None:
-    """The best-scoring pattern that is unique, and where expected, in every observed process."""
+    """The best-scoring pattern that is unique, and where expected, in every observed process, with its
+    tolerance if it stays unique with it; otherwise the best pattern unique exactly."""
     seen: set[str] = set()
+    exact: Pick | None = None
+    tried_since_exact = 0
     for allow_zero in (False, True):
         tried = 0  # each pass has its own budget: weak bytes get their chance when strong ones are not enough
         for score, a, b, mask in candidate_windows(model, allow_zero)[:tries * 4]:
@@ -210,19 +241,28 @@ def choose(model: WindowModel, observations: list[Observation], tries: int = 40)
             if text in seen:
                 continue
             seen.add(text)
-            tried += 1
             pattern = parse_pattern(text)
+            tolerance = tolerance_for(pattern)
+            if exact is not None and not tolerance:
+                continue  # only a pattern that tolerates a changed byte can beat the exact one already found
+            tried += 1
+            tried_since_exact += exact is not None
             start = a + model.low
             if all(_unique_at(pattern, o, o.address + start) for o in observations):
-                return Pick(pattern, start, int(mask.sum()), len(pattern.anchor), score)
-            if tried >= tries:
+                pick = Pick(pattern, start, int(mask.sum()), len(pattern.anchor), score, 0)
+                if tolerance and all(_unique_at(pattern, o, o.address + start, tolerance) for o in observations):
+                    return Pick(pattern, start, pick.literals, pick.anchor, score, tolerance)
+                exact = exact or pick
+            if tried >= tries or tried_since_exact >= TOLERANT_TRIES:
                 break
-    return None
+        if exact is not None:
+            return exact
+    return exact
 
 
-def _unique_at(pattern: Pattern, observation: Observation, expected: int) -> bool:
+def _unique_at(pattern: Pattern, observation: Observation, expected: int, tolerance: int = 0) -> bool:
     reader = observation.image
     if reader is None:
         return True  # no image kept: uniqueness is checked live, later
-    matches = scan(reader, pattern, RegionFilter(perms="rw"))
+    matches = scan(reader, pattern, RegionFilter(perms="rw"), tolerance=tolerance)
     return [m.address for m in matches] == [expected]

@@ -31,11 +31,12 @@ class VerifyResult:
     speed: float = 0.0
     positions: list[tuple[float, float, float]] = field(default_factory=list)
     terms: dict[str, float] = field(default_factory=dict)
+    mismatches: int = 0    # signature bytes that differed where the block was found (within max_mismatches)
 
     def to_json(self) -> dict[str, object]:
         return {"ok": self.ok, "message": self.message, "pid": self.pid, "blocks": self.blocks,
                 "address": self.address, "fit": round(self.fit, 4), "speed": round(self.speed, 4),
-                "positions": [list(p) for p in self.positions], "terms": self.terms}
+                "positions": [list(p) for p in self.positions], "terms": self.terms, "mismatches": self.mismatches}
 
 
 def verify_profile(game: Drivable, profile: Profile, plan: MotionPlan | None = None,
@@ -103,4 +104,8 @@ def _verify(game: Drivable, profile: Profile, plan: MotionPlan, reader: MemoryRe
         message = f"the position moves at {speed:.3f} units/s, but the found one moved at {expected_speed:.3f}"
     if ok and len(found) > 1:
         message += f"; note: {len(found)} valid blocks matched, the evaluator takes the first"
-    return VerifyResult(ok, message, game.pid, len(found), address, float(score[0]), speed, positions, details)
+    if ok and found[0].mismatches:
+        message += (f"; {found[0].mismatches} literal byte(s) of the signature differed in this process "
+                    "(within max_mismatches)")
+    return VerifyResult(ok, message, game.pid, len(found), address, float(score[0]), speed, positions, details,
+                        found[0].mismatches)

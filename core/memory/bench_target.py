@@ -26,9 +26,13 @@ def signature() -> bytes:
     return bytes(b ^ 0x4A for b in (0x1A, 0x01, 0x0D, 0x13, 0x07, 0x10, 0xEF, 0x4B))
 
 
-def block(x: float, y: float, tick: int, valid: bool = True) -> bytes:
-    """A 64-byte block in the built-in world's layout (docs/state-block.md)."""
-    body = signature() + struct.pack("<HHIQffffffQHBB", 2, 64, 1, tick, x, y, 0.0, 0.0, 0.0, -12.0, 5, 0, 0, 0)
+def block(x: float, y: float, tick: int, valid: bool = True, changed: int = 0) -> bytes:
+    """A 64-byte block in the built-in world's layout (docs/state-block.md); `changed`: that many bytes of
+    its signature altered (a block a tolerant signature should still find), checksum still valid."""
+    mark = bytearray(signature())
+    for index in range(changed):
+        mark[1 + 2 * index] ^= 0x5A
+    body = bytes(mark) + struct.pack("<HHIQffffffQHBB", 2, 64, 1, tick, x, y, 0.0, 0.0, 0.0, -12.0, 5, 0, 0, 0)
     checksum = zlib.crc32(body)
     return body + struct.pack("<I", checksum if valid else checksum ^ 0xFFFF)
 
@@ -54,6 +58,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--count", type=int, default=5)
     parser.add_argument("--fill", action="store_true", help="fill with realistic data (anon mode)")
+    parser.add_argument("--altered", action="store_true",
+                        help="only blocks with 1 or 2 signature bytes changed (anon mode; for tolerant scans)")
     args = parser.parse_args(argv)
     rng = random.Random(args.seed)
     report: dict[str, object] = {"pid": os.getpid()}
@@ -63,6 +69,19 @@ def main(argv: list[str]) -> int:
         if args.fill:
             fill(view, rng)
         base = ctypes.addressof(ctypes.c_char.from_buffer(memory))
+        if args.altered:
+            # Across page boundaries too: one changed byte at PAGE * 5 - 4 (the signature straddles it) and two
+            # at random places; one block with two changed bytes.
+            one = [PAGE * 5 - 4, *(rng.randrange(PAGE * 8, args.size - 64) for _ in range(2))]
+            two = [PAGE * 6 - 1]
+            for offset in one:
+                view[offset:offset + 64] = block(1.0, 1.0, 7, changed=1)
+            for offset in two:
+                view[offset:offset + 64] = block(2.0, 2.0, 8, changed=2)
+            report.update(one=[base + o for o in one], two=[base + o for o in two], base=base, size=args.size)
+            print(json.dumps(report), flush=True)
+            sys.stdin.read()
+            return 0
         planted, decoys = [], []
         # Straddle page boundaries (chunk boundaries for a page-sized chunk scan), then random places.
         offsets = [PAGE * 3 - 3, PAGE * 7 - 5] + [rng.randrange(0, args.size - 64) for _ in range(args.count)]

@@ -18,6 +18,7 @@ from core.memory.pattern import Pattern
 from core.memory.readers import MemoryReader
 from core.memory.regions import Region
 from core.memory.search import find_all
+from core.memory.tolerant import find_tolerant, split_parts
 
 DEFAULT_CHUNK = 16 * 1024 * 1024
 _SKIPPED_MAPPINGS = ("[vvar]", "[vsyscall]", "[vvar_vclock]")
@@ -46,6 +47,7 @@ class RegionFilter:
 class Match:
     address: int
     region: Region
+    mismatches: int = 0   # literal bytes that differed (only a scan with a tolerance finds such matches)
 
 
 @dataclass
@@ -66,8 +68,10 @@ def default_workers() -> int:
 
 def scan(reader: MemoryReader, pattern: Pattern, region_filter: RegionFilter | None = None,
          chunk_size: int = DEFAULT_CHUNK, regions: Iterable[Region] | None = None,
-         stats: ScanStats | None = None, threads: bool = True, workers: int | None = None) -> list[Match]:
-    """Every match of `pattern` in the readable regions that pass `region_filter`, in address order.
+         stats: ScanStats | None = None, threads: bool = True, workers: int | None = None,
+         tolerance: int = 0) -> list[Match]:
+    """Every match of `pattern` in the readable regions that pass `region_filter`, in address order;
+    with a `tolerance`, also the places where up to that many literal bytes differ (core/memory/tolerant.py).
 
     Chunks are read and searched by a pool of workers, one buffer each: process_vm_readv, pread
     and the memmem search all run outside the GIL, so every core reads and searches at once.
@@ -76,6 +80,7 @@ def scan(reader: MemoryReader, pattern: Pattern, region_filter: RegionFilter | N
     region_filter = region_filter or RegionFilter()
     stats = stats if stats is not None else ScanStats()
     overlap = len(pattern) - 1
+    parts = split_parts(pattern, tolerance) if tolerance else []
     started = time.perf_counter()
     jobs = []
     for region in regions if regions is not None else reader.regions():
@@ -90,7 +95,7 @@ def scan(reader: MemoryReader, pattern: Pattern, region_filter: RegionFilter | N
     count = (workers or default_workers()) if threads else 1
     local = threading.local()
 
-    def search(job: tuple[Region, int, int]) -> tuple[Region, int, int, list[int]]:
+    def search(job: tuple[Region, int, int]) -> tuple[Region, int, int, list[tuple[int, int]]]:
         region, address, size = job
         buffer = getattr(local, "buffer", None)
         if buffer is None:
@@ -98,7 +103,11 @@ def scan(reader: MemoryReader, pattern: Pattern, region_filter: RegionFilter | N
         got = reader.read_into(address, memoryview(buffer)[:size])
         # The overlap is one byte shorter than the pattern, so a match is found in the chunk
         # where it starts and never again in the next one.
-        return region, address, got, find_all(pattern, buffer, got) if got else []
+        if not got:
+            return region, address, got, []
+        if parts:
+            return region, address, got, find_tolerant(pattern, tolerance, parts, buffer, got)
+        return region, address, got, [(position, 0) for position in find_all(pattern, buffer, got)]
 
     matches: list[Match] = []
     if count == 1:
@@ -114,10 +123,10 @@ def scan(reader: MemoryReader, pattern: Pattern, region_filter: RegionFilter | N
 
 
 def _collect(stats: ScanStats, matches: list[Match], region: Region, address: int, got: int,
-             found: list[int]) -> None:
+             found: list[tuple[int, int]]) -> None:
     if got == 0:
         if not stats.unreadable or stats.unreadable[-1] is not region:
             stats.unreadable.append(region)
         return
     stats.bytes_read += got
-    matches.extend(Match(address + position, region) for position in found)
+    matches.extend(Match(address + position, region, wrong) for position, wrong in found)

@@ -1,0 +1,46 @@
+"""Which bytes around a found value a signature may keep: hand-made windows from two "processes", with the
+byte kinds that broke found Minetest profiles in fresh launches."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from core.finder.signature import Observation, derive, tolerance_for, weak_bytes
+from core.memory.pattern import parse_pattern
+
+LOW = -16
+
+
+def observation(address: int, before: bytes) -> Observation:
+    """A value at `address` with 16 bytes before it (`before`) and its own 12 bytes, the same in two states."""
+    window = before + bytes(range(1, 13))
+    return Observation(pid=address & 0xFFFF, address=address, low=LOW, high=LOW + len(window),
+                       windows=[window, window], maps=[])
+
+
+def literal_before(model) -> list[bool]:
+    return model.literal[:16].tolist()
+
+
+def test_a_byte_that_tracks_each_process_s_heap_prefix_is_a_wildcard_even_when_two_processes_agree():
+    # Bytes 0..3 structure (the same everywhere); byte 4 is 0x56 in both processes, whose heaps both start 0x56..:
+    # a stray pointer byte. In a process whose heap starts 0x55.. it reads 0x55 (seen on Minetest, 9 of 12 launches).
+    before = bytes([0x11, 0x22, 0x33, 0x44, 0x56, 0x21, 0x43, 0x65]) + bytes([0x31] * 8)
+    model = derive([observation(0x5612_3456_7000, before), observation(0x5698_0ABC_D000, before)])
+    literal = literal_before(model)
+    assert literal[:4] == [True] * 4 and literal[5:8] == [True] * 3
+    assert literal[4] is False and model.reasons["address fragment"] >= 1
+    # The same byte is kept where it cannot be a piece of these processes' addresses.
+    model = derive([observation(0x5512_3456_7000, before), observation(0x5598_0ABC_D000, before)])
+    assert literal_before(model)[4] is True
+
+
+def test_the_sign_byte_of_a_float_minus_zero_is_weak_like_an_unset_field():
+    values = np.array([0x00, 0x00, 0x00, 0x80, 0x01, 0x12, 0x00, 0x80, 0xFF, 0x7F, 0x41], dtype=np.uint8)
+    assert weak_bytes(values).tolist() == [True, True, True, True, False, False, True, False, True, True, False]
+
+
+def test_a_built_pattern_tolerates_one_changed_byte_per_eight_literal_ones_at_most_two():
+    assert tolerance_for(parse_pattern("11 22 33 44 55 66 77")) == 0
+    assert tolerance_for(parse_pattern("11 22 33 44 ?? 55 66 77 88")) == 1
+    assert tolerance_for(parse_pattern(" ".join(["AB"] * 40))) == 2
