@@ -25,7 +25,7 @@ closeness to the value.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -36,7 +36,7 @@ from core.memory.pattern import Pattern, parse_pattern
 from core.memory.readers import MemoryReader
 from core.memory.regions import Region
 from core.memory.scanner import RegionFilter, scan
-from core.memory.tolerant import max_tolerance
+from core.memory.tolerant import literal_count, max_tolerance
 
 BEFORE = 96
 AFTER = 96
@@ -196,8 +196,7 @@ def weak_bytes(values: np.ndarray) -> np.ndarray:
 
 def tolerance_for(pattern: Pattern) -> int:
     """Literal bytes a built pattern may allow to differ: one per 8, at most MAX_TOLERANCE."""
-    literals = sum(1 for mask in pattern.masks if mask)
-    return min(MAX_TOLERANCE, literals // 8, max_tolerance(pattern))
+    return min(MAX_TOLERANCE, literal_count(pattern) // 8, max_tolerance(pattern))
 
 
 def candidate_windows(model: WindowModel, allow_zero: bool) -> list[tuple[float, int, int, np.ndarray]]:
@@ -249,14 +248,14 @@ def choose(model: WindowModel, observations: list[Observation], tries: int = 40)
             tried_since_exact += exact is not None
             start = a + model.low
             if all(_unique_at(pattern, o, o.address + start) for o in observations):
-                pick = Pick(pattern, start, int(mask.sum()), len(pattern.anchor), score, 0)
+                pick = Pick(pattern, start, int(mask.sum()), len(pattern.anchor), score)
                 if tolerance and all(_unique_at(pattern, o, o.address + start, tolerance) for o in observations):
-                    return Pick(pattern, start, pick.literals, pick.anchor, score, tolerance)
+                    return replace(pick, tolerance=tolerance)
                 exact = exact or pick
             if tried >= tries or tried_since_exact >= TOLERANT_TRIES:
                 break
         if exact is not None:
-            return exact
+            break  # weak bytes are tried only when no pattern without them was unique
     return exact
 
 

@@ -51,6 +51,18 @@ def fill(view: memoryview, rng: random.Random) -> None:
             view[offset:offset + size] = (words * (size // len(words) + 1))[:size]
 
 
+def _plant_altered(view: memoryview, base: int, rng: random.Random) -> dict[str, list[int]]:
+    """Blocks with one changed signature byte (one across a page boundary, two at random places) and one
+    with two, for tolerant scans; their addresses as {"one": [...], "two": [...]}."""
+    one = [PAGE * 5 - 4, *(rng.randrange(PAGE * 8, len(view) - 64) for _ in range(2))]
+    two = [PAGE * 6 - 1]
+    for offset in one:
+        view[offset:offset + 64] = block(1.0, 1.0, 7, changed=1)
+    for offset in two:
+        view[offset:offset + 64] = block(2.0, 2.0, 8, changed=2)
+    return {"one": [base + o for o in one], "two": [base + o for o in two]}
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--mode", choices=["anon", "shm"], default="anon")
@@ -70,29 +82,19 @@ def main(argv: list[str]) -> int:
             fill(view, rng)
         base = ctypes.addressof(ctypes.c_char.from_buffer(memory))
         if args.altered:
-            # Across page boundaries too: one changed byte at PAGE * 5 - 4 (the signature straddles it) and two
-            # at random places; one block with two changed bytes.
-            one = [PAGE * 5 - 4, *(rng.randrange(PAGE * 8, args.size - 64) for _ in range(2))]
-            two = [PAGE * 6 - 1]
-            for offset in one:
-                view[offset:offset + 64] = block(1.0, 1.0, 7, changed=1)
-            for offset in two:
-                view[offset:offset + 64] = block(2.0, 2.0, 8, changed=2)
-            report.update(one=[base + o for o in one], two=[base + o for o in two], base=base, size=args.size)
-            print(json.dumps(report), flush=True)
-            sys.stdin.read()
-            return 0
-        planted, decoys = [], []
-        # Straddle page boundaries (chunk boundaries for a page-sized chunk scan), then random places.
-        offsets = [PAGE * 3 - 3, PAGE * 7 - 5] + [rng.randrange(0, args.size - 64) for _ in range(args.count)]
-        for i, offset in enumerate(offsets):
-            view[offset:offset + 64] = block(float(i), -float(i), 100 + i)
-            planted.append(base + offset)
-        for _ in range(3):
-            offset = rng.randrange(0, args.size - 64)
-            view[offset:offset + 64] = block(9.0, 9.0, 1, valid=False)
-            decoys.append(base + offset)
-        report.update(planted=planted, decoys=decoys, base=base, size=args.size)
+            report.update(_plant_altered(view, base, rng), base=base, size=args.size)
+        else:
+            planted, decoys = [], []
+            # Straddle page boundaries (chunk boundaries for a page-sized chunk scan), then random places.
+            offsets = [PAGE * 3 - 3, PAGE * 7 - 5] + [rng.randrange(0, args.size - 64) for _ in range(args.count)]
+            for i, offset in enumerate(offsets):
+                view[offset:offset + 64] = block(float(i), -float(i), 100 + i)
+                planted.append(base + offset)
+            for _ in range(3):
+                offset = rng.randrange(0, args.size - 64)
+                view[offset:offset + 64] = block(9.0, 9.0, 1, valid=False)
+                decoys.append(base + offset)
+            report.update(planted=planted, decoys=decoys, base=base, size=args.size)
     else:
         path = f"/dev/shm/pokegym-test-{os.getpid()}"
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
