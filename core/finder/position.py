@@ -26,6 +26,8 @@ from core.memory.readers import MemoryReader, open_reader
 from core.memory.scanner import RegionFilter
 
 MAX_DENSE_ROUNDS = 2
+BLOCKED = ("was the character blocked, in a menu, or is the game window without input focus? Start in open ground "
+           "and try again")
 
 
 @dataclass
@@ -114,6 +116,8 @@ class PositionFinder:
             scan.close()
         assert tracker is not None
         candidates = rank(tracker.addresses, tracker.now, tracker.moves, plan.move_seconds, options.top)
+        if not candidates:
+            raise FinderError(self._never_walked(tracker.count))
         return PositionResult(candidates, time.perf_counter() - started, narrowing,
                               scan.bytes_read)
 
@@ -147,8 +151,7 @@ class PositionFinder:
 
     @staticmethod
     def _nothing_left(step: Step, moves: int) -> str:
-        blocked = ("was the character blocked, in a menu, or is the game window without input focus? Start in "
-                   "open ground and try again")
+        blocked = BLOCKED
         if step.kind == "moved":
             return f"no candidate moved during '{step.name}': {blocked}"
         if moves <= 1:
@@ -158,6 +161,11 @@ class PositionFinder:
                     f"the character did not move at all ({blocked}); otherwise it drifts while standing")
         return (f"every candidate changed during '{step.name}', when the character should have stood still: "
                 "does the character drift (on a slope, in water), or does turning the camera move it?")
+
+    @staticmethod
+    def _never_walked(count: int) -> str:
+        return (f"{count} value(s) stayed still whenever the character stood, but none moved in most of the walks: "
+                f"the character did not move at all ({BLOCKED}); what changed was something else, written once")
 
     def close(self) -> None:
         if self._own_reader:

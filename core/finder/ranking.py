@@ -29,6 +29,7 @@ import numpy as np
 from core.finder.track import MoveRecord
 
 SPEED_RANGE = (0.05, 2000.0)
+MIN_WALKED_SHARE = 0.5   # of the walking steps a candidate must have moved in to be ranked at all
 _WEIGHTS = {"returns": 2.0, "square": 1.5, "even": 1.0, "rotation": 1.5, "level": 1.0}
 _TINY = 1e-12
 VERTICAL_NAMES = {1: "y", 2: "z"}
@@ -182,7 +183,8 @@ def _steadiness(moves: list[MoveRecord], vertical: np.ndarray) -> np.ndarray:
 
 def rank(addresses: np.ndarray, now: np.ndarray, moves: list[MoveRecord], move_seconds: float,
          top: int = 20, pool: int = 400) -> list[RankedTriple]:
-    """The best `top` candidates, best first (overlapping windows of one struct count once)."""
+    """The best `top` candidates, best first (overlapping windows of one struct count once); none when no
+    candidate moved in at least MIN_WALKED_SHARE of the walking steps."""
     if len(addresses) == 0 or not moves:
         return []
     fits = {v: fit(moves, v) for v in VERTICAL_NAMES}
@@ -193,7 +195,13 @@ def rank(addresses: np.ndarray, now: np.ndarray, moves: list[MoveRecord], move_s
     typical = np.where(vertical == 2, by_axis[2]["typical"], by_axis[1]["typical"])
     speed = typical / move_seconds
     base = chosen * speed_plausibility(speed)
-    order = np.argsort(-base, kind="stable")[:pool]
+    walked = np.where(vertical == 2, by_axis[2]["moved"], by_axis[1]["moved"])
+    # A position moves in most walking steps (a wall may block one). A triple that changed once, say a
+    # setting written during the first walk, survives every standing check but is no position at all.
+    eligible = np.flatnonzero(walked >= MIN_WALKED_SHARE)
+    if len(eligible) == 0:
+        return []
+    order = eligible[np.argsort(-base[eligible], kind="stable")[:pool]]
     order = _one_window_per_struct(addresses, base, order)
     pooled = [m.select(order) for m in moves]
     with np.errstate(invalid="ignore"):  # a value sampled mid-move may be a signalling NaN (not a position)

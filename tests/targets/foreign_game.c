@@ -7,7 +7,8 @@
  *
  *   hold LX LY RX RY TICKS   sticks in [-1, 1], TICKS at 30 Hz; answers "ok TICK"
  *   press                    an interaction: sets the next quest flag bit; answers "ok FLAGS"
- *   set NAME VALUE           coins (i32), odd (unaligned f32), mood (i8), big (i64), clock (f64)
+ *   set NAME VALUE           coins (i32), odd (unaligned f32), mood (i8), big (i64), clock (f64),
+ *                            volume (f32, next to two more: a triple that changes only when set)
  *   quit
  *
  * At start it prints one JSON line of addresses, for the tests' assertions only: the finder never
@@ -56,6 +57,7 @@ typedef struct Progress { uint32_t header; uint32_t flags; uint32_t next_bit; ui
 typedef struct Odd { uint8_t lead; float value; uint8_t tail[3]; } Odd;
 #pragma pack(pop)
 typedef struct Misc { int32_t coins; int8_t mood; int64_t big; double clock; float noise[4]; } Misc;
+typedef struct Audio { float volume; float music; float effects; } Audio;  /* changes only when set */
 
 static const char KIND_NAME[] = "player-kind";
 Game *g_game;  /* a static root for pointer chains: g_game->world->player->pos */
@@ -94,7 +96,9 @@ int main(int argc, char **argv) {
     Camera *camera = calloc(1, sizeof(Camera)); junk(512);
     Progress *progress = calloc(1, sizeof(Progress)); junk(512);
     Odd *odd = calloc(1, sizeof(Odd)); junk(512);
-    Misc *misc = calloc(1, sizeof(Misc));
+    Misc *misc = calloc(1, sizeof(Misc)); junk(512);
+    Audio *audio = calloc(1, sizeof(Audio));
+    audio->volume = 0.8f; audio->music = 0.5f; audio->effects = 0.5f;
     progress->header = 0xC0FFEE; progress->footer = 0xF00D;
     minimap->zoom = 3; minimap->icon = 9; units->unit = 0.001f; render->scale = 1.0f;
     camera->pitch = -10.0f; camera->fov = 70.0f;
@@ -176,6 +180,7 @@ int main(int argc, char **argv) {
             else if (!strcmp(name, "mood")) misc->mood = (int8_t)value;
             else if (!strcmp(name, "big")) misc->big = (int64_t)value;
             else if (!strcmp(name, "clock")) misc->clock = (double)value;
+            else if (!strcmp(name, "volume")) audio->volume = value;
             printf("ok\n");
         } else if (!strncmp(line, "quit", 4)) {
             break;

@@ -60,19 +60,26 @@ def test_a_value_read_off_the_screen_finds_it_in_one_pass(game):
 
 
 class DeadPad:
-    """A game whose window has lost input focus: holds arrive, nothing moves."""
+    """A game whose window has lost input focus: holds arrive, nothing moves. With `write_once`, the game
+    also changes a setting during the first walk and never again (CI once met such a triple: it survived
+    every standing check, and the finder returned it as a position that never moved)."""
 
-    def __init__(self, game: ForeignGame) -> None:
+    def __init__(self, game: ForeignGame, write_once: bool = False) -> None:
         self.game = game
         self.pid = game.pid
+        self.write_once = write_once
 
     def hold(self, pad: PadState, seconds: float) -> int:
+        if self.write_once and pad.left_y > 0:
+            self.game.set("volume", 0.25)
+            self.write_once = False
         return self.game.hold(PadState(), seconds)
 
 
-def test_a_character_that_does_not_move_is_reported_with_what_to_check(game):
+@pytest.mark.parametrize("write_once", [False, True], ids=["quiet", "a-setting-written-once"])
+def test_a_character_that_does_not_move_is_reported_with_what_to_check(game, write_once):
     with pytest.raises(FinderError, match="the character did not move at all.*input focus"):
-        PositionFinder(DeadPad(game)).run()
+        PositionFinder(DeadPad(game, write_once)).run()
 
 
 def test_a_search_can_be_cancelled_between_steps(game):
