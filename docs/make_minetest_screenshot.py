@@ -27,7 +27,7 @@ def main() -> None:
     try:
         window.choose_backend("minetest")
         live = window.live
-        spin_until(lambda: "Connected" in live.status.text(), 120)
+        spin_until(lambda: "Connected" in live.status.full_text(), 120)
     finally:
         if studio_display is not None:
             os.environ["DISPLAY"] = studio_display

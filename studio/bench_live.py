@@ -105,7 +105,7 @@ def bench_live(args: argparse.Namespace, emit: Emit) -> None:
     window.show()
     session.connect_world()
 
-    spin_until(lambda: session.evaluator is not None and "Connected" in window.live.status.text(), 90)
+    spin_until(lambda: session.evaluator is not None and "Connected" in window.live.status.full_text(), 90)
     session.start_episode(LiveChoices("q10_market_mixed", budget=10_000))
     spin_until(lambda: False, 2.0)  # let the episode get going
     probe = StallProbe()
@@ -147,7 +147,7 @@ def _across_restart(window: Any, probe: StallProbe, spin_until: Callable[..., bo
     probe.start()
     window.live.restart_world()
     connected = spin_until(lambda: session.world is not None and session.world.pid != old
-                           and "Connected" in window.live.status.text(), 120)
+                           and "Connected" in window.live.status.full_text(), 120)
     stalls = probe.stop()
     if not connected:
         raise RuntimeError("the restarted world did not connect within 120 s")

@@ -16,7 +16,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QMainWindow,
     QMessageBox,
-    QSizePolicy,
     QVBoxLayout,
     QWidget,
 )
@@ -86,8 +85,7 @@ class LiveView(QMainWindow):
             "Send hint…": self.send_hint, "Take control": self.toggle_control, "Restart world": self.restart_world,
             "Back to live": self.cursor.follow})
         self.actions_by_name["Overlays"].toggled.connect(self.frame_view.set_overlays_visible)
-        self.status = QLabel("")
-        self.status.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.status = ElidedLabel(mode=Qt.TextElideMode.ElideRight)  # a message's start says what happened
         self.state_label = QLabel("")
         self.state_label.setStyleSheet("font-weight: bold; padding: 0 6px")
         self.statusBar().addWidget(self.state_label)
@@ -177,8 +175,7 @@ class LiveView(QMainWindow):
     @Slot(str)
     def say(self, text: str, error: bool = False) -> None:
         """One line in the status bar (red for errors). Nothing here opens a dialog."""
-        self.status.setText(text)
-        self.status.setToolTip(text)
+        self.status.set_full_text(text)
         self.status.setStyleSheet("color: #b00020" if error else "")
         self._status_about_evaluator = False
 

@@ -222,6 +222,15 @@ class MainWindow(QMainWindow):
         self.replay.restore_settings(settings)
 
     def closeEvent(self, event: Any) -> None:
+        unsaved = self.replay.labels.flush()
+        if unsaved and not self.property("quiet") and QMessageBox.question(
+                self, "PokeGym Studio", "These labels could not be saved:\n\n" + "\n".join(unsaved)
+                + "\n\nClose anyway and lose them? (No keeps the studio open: free some disk space or fix the "
+                "file's permissions, then edit a label to save again.)",
+                QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+                QMessageBox.StandardButton.No) != QMessageBox.StandardButton.Yes:
+            event.ignore()
+            return
         settings = studio_settings()
         settings.setValue("version", SETTINGS_VERSION)
         settings.setValue("geometry", self.saveGeometry())

@@ -25,7 +25,7 @@ def open_studio(size: tuple[int, int] = (1600, 940), connect: bool = True) -> tu
     window.show()
     if connect:
         session.connect_world()
-        spin_until(lambda: session.evaluator is not None and "Connected" in window.live.status.text(), 90)
+        spin_until(lambda: session.evaluator is not None and "Connected" in window.live.status.full_text(), 90)
     return app, window  # type: ignore[return-value]
 
 

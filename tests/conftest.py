@@ -156,7 +156,8 @@ def open_live_window(qtbot: Any) -> Any:
     qtbot.addWidget(main)
     main.show()
     session.connect_world()
-    qtbot.waitUntil(lambda: session.evaluator is not None and "Connected" in main.live.status.text(), timeout=60_000)
+    qtbot.waitUntil(lambda: session.evaluator is not None and "Connected" in main.live.status.full_text(),
+                    timeout=60_000)
     return main
 
 

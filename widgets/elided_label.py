@@ -1,5 +1,6 @@
-"""ElidedLabel: one line of text that is shortened in the middle to fit ("/home/…/20261201__q08.h5"),
-so the end of a long path, the file name, stays visible. The whole text is in the tooltip."""
+"""ElidedLabel: one line of text that is shortened to fit, by default in the middle ("/home/…/20261201__q08.h5")
+so the end of a long path, the file name, stays visible; a message is better shortened at its end. The
+whole text is in the tooltip."""
 
 from __future__ import annotations
 
@@ -10,9 +11,10 @@ from PySide6.QtWidgets import QLabel, QSizePolicy
 
 
 class ElidedLabel(QLabel):
-    def __init__(self, text: str = "") -> None:
+    def __init__(self, text: str = "", mode: Qt.TextElideMode = Qt.TextElideMode.ElideMiddle) -> None:
         super().__init__()
         self._full = ""
+        self._mode = mode
         self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)  # never widens its window
         self.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.set_full_text(text)
@@ -33,4 +35,4 @@ class ElidedLabel(QLabel):
 
     def _elide(self) -> None:
         width = max(self.width() - 4, 20)
-        self.setText(self.fontMetrics().elidedText(self._full, Qt.TextElideMode.ElideMiddle, width))
+        self.setText(self.fontMetrics().elidedText(self._full, self._mode, width))

@@ -276,6 +276,12 @@ class LabelEditor:
     def redo_text(self) -> str:
         return self._redo[-1].description if self._redo else ""
 
+    def resume_unsaved(self, labels: AnnotatorLabels) -> None:
+        """Labels edited earlier whose save failed: shown again and dirty, so they are saved again. Not an
+        undoable edit: there is nothing on disk to go back to."""
+        self._labels = labels
+        self._notify()
+
     def mark_saved(self, labels: AnnotatorLabels | None = None) -> None:
         self._saved = self._labels if labels is None else labels
         self._notify()

@@ -4,15 +4,16 @@ Every edit goes through core.labels' LabelEditor (undoable, Qt-free). A change r
 debounce timer; when it fires, an immutable snapshot of the labels is written by a single worker
 (the crash-safe slot store), and the editor is marked saved with exactly that snapshot. Switching
 episodes queues the last save on the same worker and never waits for it; its outcome is reported
-with the file's name.
+with the file's name. Labels whose save failed after their episode was closed are kept, and put back to be
+saved again when that episode is opened again; `flush` lets the window ask before quitting with any.
 """
 
 from __future__ import annotations
 
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from pathlib import Path
 
-from PySide6.QtCore import QObject, QTimer, Signal, Slot
+from PySide6.QtCore import QCoreApplication, QObject, QTimer, Signal, Slot
 
 from core.labels.model import AnnotatorLabels, LabelDocument, LabelEditor, SpanKind
 from core.labels.store import LabelStoreError, read_labels, save_labels
@@ -40,6 +41,7 @@ class LabelSession(QObject):
         self._saver = ThreadPoolExecutor(max_workers=1, thread_name_prefix="studio-labels")
         self._saving: Future[None] | None = None
         self._queued: dict[tuple[str, str], AnnotatorLabels] = {}  # (file, annotator) -> labels being saved
+        self._unsaved: dict[tuple[str, str], tuple[AnnotatorLabels, str]] = {}  # closed episodes' failed saves
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.timeout.connect(self.save_soon_due)
@@ -70,6 +72,10 @@ class LabelSession(QObject):
                              f"read ({exc})")
             return
         self.editor.on_change.append(self._edited)
+        unsaved = self._unsaved.get((str(self.path), annotator))
+        if unsaved is not None and not self.read_only_reason:
+            self.editor.resume_unsaved(unsaved[0])  # dirty again: the autosave tries once more
+            self.sig_error.emit(f"Labels put back that were not saved before ({unsaved[1]}); saving them again")
         self.others = {name: labels for name, labels in document.annotators.items() if name != annotator}
         if self.read_only_reason:
             self.sig_error.emit(f"Labels are read-only here: {self.read_only_reason}")
@@ -87,6 +93,20 @@ class LabelSession(QObject):
         if self.editor is not None and self.editor.dirty and not self.read_only_reason and self.path is not None:
             self._submit(self.path, self.editor.labels)
         self.editor = None
+
+    def flush(self, timeout: float = 30.0) -> list[str]:
+        """Save what is unsaved and wait for every save; returns one line per file whose labels are still
+        not on disk (empty when all are). The session stays usable: the window may decide not to close."""
+        self._timer.stop()
+        if self.editor is not None and self.editor.dirty and not self.read_only_reason and self.path is not None:
+            self._submit(self.path, self.editor.labels)
+        if self._saving is not None:
+            wait([self._saving], timeout)  # the worker saves in order: the last one submitted ends last
+        QCoreApplication.sendPostedEvents(self)  # deliver the save worker's outcomes to _on_save_done
+        lost = [f"{Path(path).name} ({annotator}): {error}" for (path, annotator), (_, error) in self._unsaved.items()]
+        if self.editor is not None and self.editor.dirty and not self.read_only_reason and self.path is not None:
+            lost.append(f"{self.path.name} ({self.editor.labels.annotator}): not saved yet")
+        return lost
 
     def shut_down(self) -> None:
         """The application is closing: the last save is written before the worker stops."""
@@ -131,13 +151,17 @@ class LabelSession(QObject):
 
     @Slot(str, object, str)
     def _on_save_done(self, path: str, snapshot: AnnotatorLabels, error: str) -> None:
-        if self._queued.get((path, snapshot.annotator)) is snapshot:
-            del self._queued[(path, snapshot.annotator)]  # on disk now (or failed): the file is the truth again
+        key = (path, snapshot.annotator)
+        if self._queued.get(key) is snapshot:
+            del self._queued[key]  # on disk now (or failed): the file is the truth again
         if not error:
+            self._unsaved.pop(key, None)
             self.sig_saved_file.emit(path, snapshot.annotator)
         if self.path is None or Path(path) != self.path or self.editor is None:
             if error:  # the episode was closed meanwhile: say which file, since it is no longer on screen
-                self.sig_error.emit(f"Labels of {Path(path).name} not saved: {error}")
+                self._unsaved[key] = (snapshot, error)
+                self.sig_error.emit(f"Labels of {Path(path).name} not saved: {error}. They are kept: open that "
+                                    "episode again to save them")
             return
         if error:
             self.sig_error.emit(f"Labels not saved (they are kept here; edit again to retry): {error}")

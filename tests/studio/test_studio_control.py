@@ -48,13 +48,13 @@ def test_an_intervention_while_paused_is_one_step_and_a_hint_is_queued_then_deli
     qtbot.waitUntil(lambda: live.state_label.text() == f"Paused after step {paused_at + 1}", timeout=2_000)
 
     session.intervene("text", "The site is east of the shops.")
-    qtbot.waitUntil(lambda: "Hint queued for step" in live.status.text(), timeout=10_000)
-    assert f"Hint queued for step {paused_at + 2}" in live.status.text()
+    qtbot.waitUntil(lambda: "Hint queued for step" in live.status.full_text(), timeout=10_000)
+    assert f"Hint queued for step {paused_at + 2}" in live.status.full_text()
     assert len(steps) == paused_at + 1 and session.runner.waiting  # a hint is no reason to resume
 
     live.actions_by_name["Step"].trigger()
-    qtbot.waitUntil(lambda: "Hint delivered" in live.status.text(), timeout=30_000)
-    assert f"prompt for step {paused_at + 2} carried" in live.status.text()
+    qtbot.waitUntil(lambda: "Hint delivered" in live.status.full_text(), timeout=30_000)
+    assert f"prompt for step {paused_at + 2} carried" in live.status.full_text()
     qtbot.waitUntil(lambda: len(steps) == paused_at + 2 and session.runner.waiting, timeout=30_000)
     assert steps[-1]["source"] == "agent"
 
@@ -62,8 +62,8 @@ def test_an_intervention_while_paused_is_one_step_and_a_hint_is_queued_then_deli
     live.actions_by_name["Stop"].trigger()
     qtbot.waitUntil(lambda: bool(ends), timeout=30_000)
     assert ends[0]["end_reason"] == "stopped" and len(steps) == paused_at + 2
-    qtbot.waitUntil(lambda: "stopped by user" in live.status.text(), timeout=5_000)
-    assert "Lost" not in live.status.text()
+    qtbot.waitUntil(lambda: "stopped by user" in live.status.full_text(), timeout=5_000)
+    assert "Lost" not in live.status.full_text()
     # The success field agrees with the status line: a user's Stop is not the agent's failure.
     assert live.metrics.labels["success"].text() == "Success: stopped"
     assert ends[0]["undelivered_interventions"][0]["params"]["hint"] == "Sent too late to be read."
@@ -124,12 +124,12 @@ def test_the_status_bar_tells_the_truth_before_during_and_after(window, qtbot, s
     session.sig_episode_end.connect(ends.append)
     live.start()
     qtbot.waitUntil(lambda: live.state_label.text().startswith("Running"), timeout=10_000)
-    said = live.status.text()
+    said = live.status.full_text()
     live.start()  # pressed again during the episode: said in the status bar, no dialog
     assert QApplication.activeModalWidget() is None
-    assert "already running" in live.status.text()
+    assert "already running" in live.status.full_text()
     qtbot.waitUntil(lambda: bool(ends), timeout=60_000)
     assert live.metrics.labels["success"].text() == "Success: failed"
-    assert "Episode failed after 7 steps" in live.status.text()
+    assert "Episode failed after 7 steps" in live.status.full_text()
     with EpisodeReader(next(settings_dir.glob("*.h5"))) as episode:
         assert f"(seed {episode.metadata['options']['seed']})" in said

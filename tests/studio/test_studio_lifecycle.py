@@ -31,7 +31,7 @@ def settings(tmp_path, monkeypatch):
 
 
 def connected(window) -> bool:
-    return window.session.evaluator is not None and "Connected" in window.live.status.text()
+    return window.session.evaluator is not None and "Connected" in window.live.status.full_text()
 
 
 def test_replay_of_a_file_starts_no_world_until_the_live_view_is_shown(qtbot, settings, tmp_path):
@@ -82,10 +82,11 @@ def test_a_busy_world_connection_reaches_the_window(qtbot, settings, monkeypatch
     qtbot.addWidget(window)
     window.show()
     try:
-        qtbot.waitUntil(lambda: "ConnectionBusyError" in window.live.status.text(), timeout=60_000)
-        assert window.live.status.text().startswith("Could not start the built-in world")
+        qtbot.waitUntil(lambda: "ConnectionBusyError" in window.live.status.full_text(), timeout=60_000)
+        assert window.live.status.full_text().startswith("Could not start the built-in world")
         window.live.start()
-        assert "Cannot start" in window.live.status.text() and "ConnectionBusyError" in window.live.status.text()
+        said = window.live.status.full_text()
+        assert "Cannot start" in said and "ConnectionBusyError" in said
     finally:
         window.close()
 
@@ -101,10 +102,10 @@ def test_an_evaluator_that_fails_after_the_world_starts_is_reported_and_start_sa
     qtbot.addWidget(window)
     window.show()
     try:
-        qtbot.waitUntil(lambda: "evaluator failed" in window.live.status.text(), timeout=60_000)
+        qtbot.waitUntil(lambda: "evaluator failed" in window.live.status.full_text(), timeout=60_000)
         assert session.world is not None  # the world runs (its frames show); ground truth does not
         window.live.start()
-        status = window.live.status.text()
+        status = window.live.status.full_text()
         assert status.startswith("Cannot start: The built-in world started, but the evaluator failed") and \
             "Restart world" in status
         assert session.runner is None and not list(Path(settings).glob("*.h5"))

@@ -39,7 +39,10 @@ def test_a_random_episode_updates_every_panel(window, qtbot, settings_dir):
     qtbot.waitUntil(lambda: live.frame_view.overlay_text("top_right") == "step 6 / 6", timeout=2_000)  # next poll
     assert live.frame_view.overlay_text("top_left").startswith("pad:")
     assert set(live.observations.shown_kinds()) == {"previous", "left", "right"}
-    assert "Episode failed after 6 steps: the step budget was used up" in live.status.text()
+    assert "Episode failed after 6 steps: the step budget was used up" in live.status.full_text()
+    live.status.resize(160, live.status.height())  # a narrow status bar keeps the message's start, marked cut
+    assert live.status.text().startswith("Episode fail") and live.status.text().endswith("…")
+    assert live.status.toolTip() == live.status.full_text()
     assert live.metrics.labels["success"].text() == "Success: failed"
     recordings = list(settings_dir.glob("*.h5"))
     assert len(recordings) == 1 and str(recordings[0]) in live.recording.label.full_text()
@@ -164,11 +167,11 @@ def test_a_dead_world_is_reported_the_recording_kept_and_a_restart_works(window,
     os.kill(window.session.world.pid, signal.SIGKILL)
     qtbot.waitUntil(lambda: bool(ends), timeout=30_000)
     assert ends[0]["end_reason"] == "error"
-    assert "world process" in live.status.text() and "Restart world" in live.status.text()
+    assert "world process" in live.status.full_text() and "Restart world" in live.status.full_text()
     with EpisodeReader(next(settings_dir.glob("*.h5"))) as episode:
         assert episode.step_count >= 3 and episode.result["end_reason"] == "error"
     live.restart_world()
-    qtbot.waitUntil(lambda: "Connected" in live.status.text(), timeout=60_000)
+    qtbot.waitUntil(lambda: "Connected" in live.status.full_text(), timeout=60_000)
     assert window.session.world.latest_frame().pixels.shape == (360, 640, 3)
 
 
@@ -178,7 +181,7 @@ def test_clicking_a_step_shows_what_the_agent_saw_and_the_timeline_follows(windo
     qtbot.waitUntil(lambda: live.reasoning.count == 5 and live.timeline.timeline.count == 5, timeout=10_000)
     live.reasoning.list.setCurrentRow(2)  # step 3
     assert live.frame_view.current.shape == (180, 320, 3)  # the stored half-size frame of step 3
-    assert "step 3" in live.status.text() and live.timeline.timeline.cursor == 2
+    assert "step 3" in live.status.full_text() and live.timeline.timeline.cursor == 2
     qtbot.wait(100)  # live frames keep arriving meanwhile; the past step must stay on screen
     assert live.frame_view.current.shape == (180, 320, 3)
     live.actions_by_name["Back to live"].trigger()

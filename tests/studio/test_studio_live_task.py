@@ -55,7 +55,7 @@ def test_the_map_starts_at_the_tasks_start_and_the_trail_is_cleared_on_reset_and
 
     live.restart_world()
     assert live.trajectory.points == 0 and live.frame_view.overlay_text("top_right") == ""
-    qtbot.waitUntil(lambda: "Connected" in live.status.text(), timeout=60_000)
+    qtbot.waitUntil(lambda: "Connected" in live.status.full_text(), timeout=60_000)
 
 
 def test_the_instruction_the_agent_receives_is_shown_with_the_title(window, qtbot):

@@ -238,9 +238,9 @@ def test_the_memory_tab_finds_the_position_and_tries_a_profile_on_minetest(qtbot
     memory, panel = window.memory, window.memory.finder_panel
     try:
         window.choose_backend("minetest")
-        qtbot.waitUntil(lambda: "Connected" in window.live.status.text() or "Error" in window.live.status.text(),
-                        timeout=120_000)
-        assert "Connected" in window.live.status.text()
+        status = window.live.status
+        qtbot.waitUntil(lambda: "Connected" in status.full_text() or "Error" in status.full_text(), timeout=120_000)
+        assert "Connected" in window.live.status.full_text()
         window.tabs.setCurrentWidget(memory)
         qtbot.waitUntil(lambda: "Minetest" in memory.attached.text() or "minetest" in memory.attached.text(),
                         timeout=5_000)

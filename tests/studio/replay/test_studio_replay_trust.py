@@ -14,7 +14,7 @@ import pytest
 pytest.importorskip("pytestqt")
 
 from PySide6.QtCore import QSettings, Qt, QTimer
-from PySide6.QtWidgets import QApplication, QFileDialog, QInputDialog
+from PySide6.QtWidgets import QApplication, QFileDialog, QInputDialog, QMessageBox
 
 from core.labels.store import read_labels
 from core.recording.writer import EpisodeWriter
@@ -224,3 +224,41 @@ def test_the_first_label_asks_for_the_annotators_name(qtbot, tmp_path, monkeypat
         assert QSettings("PokeGym", "Studio").value("replay/annotator") == "bea"
     finally:
         main.close()
+
+
+def test_labels_whose_save_failed_after_a_switch_are_kept_put_back_and_saved(window, qtbot, tmp_path, monkeypatch):
+    first = write_long_episode(tmp_path / "a.h5", 40, frames(), seed=1)
+    second = write_long_episode(tmp_path / "b.h5", 40, frames(), seed=2)
+    import studio.replay.label_session as label_session
+
+    disk_full = threading.Event()  # the disk boundary: a save fails as a full disk makes it fail
+    disk_full.set()
+    real_save = label_session.save_labels
+
+    def save(path, labels):
+        if disk_full.is_set():
+            raise OSError(28, "No space left on device")
+        return real_save(path, labels)
+
+    monkeypatch.setattr(label_session, "save_labels", save)
+    asked: list[str] = []
+    monkeypatch.setattr(QMessageBox, "question", lambda parent, title, text, *rest: (
+        asked.append(text), QMessageBox.StandardButton.No)[1])
+    window.setProperty("quiet", False)
+    replay = window.replay
+    open_episode(window, qtbot, first)
+    replay.labels.set_category("Lost")
+    open_episode(window, qtbot, second)  # the first episode's save fails behind the switch
+    panel = replay.label_panel.status
+    qtbot.waitUntil(lambda: "a.h5 not saved" in panel.text(), timeout=20_000)
+    assert "No space left on device" in panel.text() and "kept" in panel.text()
+    assert not window.close() and window.isVisible()  # quitting now would lose them: asked, and "No" stays
+    assert len(asked) == 1 and "a.h5 (alice)" in asked[0]
+    disk_full.clear()
+    open_episode(window, qtbot, first)
+    assert replay.labels.editor.labels.failure_category == "Lost" and replay.labels.editor.dirty
+    qtbot.waitUntil(lambda: "alice" in read_labels(first).annotators, timeout=20_000)
+    assert read_labels(first).annotators["alice"].failure_category == "Lost"
+    qtbot.waitUntil(lambda: not replay.labels.editor.dirty, timeout=5_000)
+    window.setProperty("quiet", True)
+    assert replay.labels.flush() == []

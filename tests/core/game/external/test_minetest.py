@@ -237,8 +237,9 @@ def test_the_studio_drives_minetest_chosen_in_its_game_menu(qtbot, tmp_path, mon
     try:
         window.choose_backend("minetest")
         assert live.controls.task.currentText().startswith("mt0") and not live.controls.clock.isEnabled()
-        qtbot.waitUntil(lambda: "Connected" in live.status.text() or "Error" in live.status.text(), timeout=120_000)
-        assert "Connected" in live.status.text(), errors
+        qtbot.waitUntil(lambda: "Connected" in live.status.full_text() or "Error" in live.status.full_text(),
+                        timeout=120_000)
+        assert "Connected" in live.status.full_text(), errors
         qtbot.waitUntil(lambda: live.frame_view.current is not None, timeout=10_000)
         assert live.frame_view.current.shape[:2] == (360, 640)
         qtbot.waitUntil(lambda: "capture" in live.source.full_text(), timeout=5_000)
