@@ -74,8 +74,6 @@ class LiveSession(QObject):
     sig_status = Signal(str)             # something the user should know that is not an error
     sig_thinking = Signal(bool)          # the agent is being asked
     sig_observation = Signal(int, dict)  # step, the images the agent is given: current/previous/left/right
-    sig_step = Signal(dict)              # one executed step: numbers, record and the position after it
-    sig_metrics = Signal(dict)           # running metrics after each step
     sig_reset = Signal(float, float, int)  # the episode's reset is done: x, y after it, and its sample index
     sig_intervention = Signal(dict)      # an intervention's progress (a hint: queued, delivered, undelivered)
     sig_episode_started = Signal(dict)   # task id, budget, recording path, seed, granularity
@@ -236,8 +234,7 @@ class LiveSession(QObject):
         runner = EpisodeRunner(game, self.evaluator, agent, self.actions, task, options, path)  # type: ignore[arg-type]
         events = runner.events
         for signal, slot in ((events.sig_observation, self._on_observation), (events.sig_decision, self._on_decision),
-                             (events.sig_pad, self._on_pad), (events.sig_step, self.sig_step.emit),
-                             (events.sig_reset, self._on_reset), (events.sig_metrics, self.sig_metrics.emit),
+                             (events.sig_pad, self._on_pad), (events.sig_reset, self._on_reset),
                              (events.sig_intervention, self.sig_intervention.emit)):
             signal.connect(slot)
         self.runner = runner

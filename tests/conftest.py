@@ -10,7 +10,7 @@ import shutil
 import tempfile
 import threading
 import time
-from collections.abc import Generator, Iterator
+from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -200,3 +200,22 @@ def run_episode_to_end(session: Any, qtbot: Any, choices: Any, timeout_ms: int =
     assert ends, f"the episode did not start: {errors}"
     return ends[0]
 
+
+
+class StepsSoFar(Sequence[dict[str, Any]]):
+    """The running episode's steps as the runner records them (StepRecord.to_json()), read from the Episode
+    the Live panes show: what a test would otherwise collect from a step signal."""
+
+    def __init__(self, session: Any) -> None:
+        self.session = session
+
+    def _records(self) -> list[Any]:
+        runner = self.session.runner
+        return [] if runner is None else runner.episode.steps()
+
+    def __len__(self) -> int:
+        return len(self._records())
+
+    def __getitem__(self, index: Any) -> Any:
+        picked = self._records()[index]
+        return [r.to_json() for r in picked] if isinstance(index, slice) else picked.to_json()

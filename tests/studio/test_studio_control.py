@@ -17,6 +17,7 @@ from PySide6.QtWidgets import QApplication
 from core.recording.reader import EpisodeReader
 from studio.human_control import HUMAN_STEP_S
 from studio.live_controls import LiveChoices
+from tests.conftest import StepsSoFar
 
 
 @pytest.fixture
@@ -34,8 +35,8 @@ def human_seconds(record: dict) -> float:
 
 def test_an_intervention_while_paused_is_one_step_and_a_hint_is_queued_then_delivered(window, qtbot, settings_dir):
     live, session = window.live, window.session
-    steps, ends = [], []
-    session.sig_step.connect(steps.append)
+    ends = []
+    steps = StepsSoFar(session)
     session.sig_episode_end.connect(ends.append)
     session.start_episode(LiveChoices("q08_site_navigation", budget=50))
     live.actions_by_name["Pause"].trigger()
@@ -71,8 +72,7 @@ def test_an_intervention_while_paused_is_one_step_and_a_hint_is_queued_then_deli
 
 def test_a_held_key_drives_only_while_held_and_auto_repeats_add_nothing(window, qtbot, settings_dir):
     live, session = window.live, window.session
-    steps = []
-    session.sig_step.connect(steps.append)
+    steps = StepsSoFar(session)
     session.start_episode(LiveChoices("q08_site_navigation", budget=400))
     live.toggle_control()
     qtbot.waitUntil(lambda: session.runner.waiting, timeout=30_000)

@@ -16,7 +16,7 @@ from core.recording.reader import EpisodeReader
 from studio.live_controls import LiveChoices
 from studio.live_session import LiveSession
 from studio.main_window import MainWindow
-from tests.conftest import run_episode_to_end
+from tests.conftest import StepsSoFar, run_episode_to_end
 
 
 @pytest.fixture
@@ -98,9 +98,9 @@ def test_help_lists_every_shortcut(window):
 
 def test_taking_control_sends_pad_input_that_is_recorded(window, qtbot, settings_dir):
     live = window.live
-    ends, steps = [], []
+    ends = []
     window.session.sig_episode_end.connect(ends.append)
-    window.session.sig_step.connect(steps.append)
+    steps = StepsSoFar(window.session)
     window.session.start_episode(LiveChoices("q08_site_navigation", budget=4))
     live.toggle_control()
     assert live.actions_by_name["Take control"].text() == "Hand back"
@@ -121,9 +121,8 @@ def test_taking_control_sends_pad_input_that_is_recorded(window, qtbot, settings
 
 def test_a_hint_typed_into_the_dialog_reaches_the_recording(window, qtbot, settings_dir):
     live = window.live
-    ends, steps = [], []
+    ends = []
     window.session.sig_episode_end.connect(ends.append)
-    window.session.sig_step.connect(steps.append)
     window.session.start_episode(LiveChoices("q08_site_navigation", budget=5))
     live.actions_by_name["Pause"].trigger()  # the hint must arrive while steps remain
 
@@ -159,9 +158,9 @@ def test_driving_between_episodes_moves_the_character(window, qtbot):
 
 def test_a_dead_world_is_reported_the_recording_kept_and_a_restart_works(window, qtbot, settings_dir):
     live = window.live
-    ends, steps = [], []
+    ends = []
     window.session.sig_episode_end.connect(ends.append)
-    window.session.sig_step.connect(steps.append)
+    steps = StepsSoFar(window.session)
     window.session.start_episode(LiveChoices("q08_site_navigation", budget=200))
     qtbot.waitUntil(lambda: len(steps) >= 3, timeout=30_000)
     os.kill(window.session.world.pid, signal.SIGKILL)
@@ -211,8 +210,7 @@ def test_a_physical_gamepad_drives_the_character_as_recorded_human_steps(window,
     os.mkfifo(devices / "js0")  # stands in for /dev/input/js0: real js_event bytes go through it
     live = window.live
     live.driver.device_dir = devices
-    steps = []
-    window.session.sig_step.connect(steps.append)
+    steps = StepsSoFar(window.session)
     window.session.start_episode(LiveChoices("q08_site_navigation", budget=40))
     live.toggle_control()  # opens the gamepad (the reading end of the FIFO)
     assert live.driver.gamepad_active
