@@ -225,8 +225,8 @@ class MainWindow(QMainWindow):
         unsaved = self.replay.labels.flush()
         if unsaved and not self.property("quiet") and QMessageBox.question(
                 self, "PokeGym Studio", "These labels could not be saved:\n\n" + "\n".join(unsaved)
-                + "\n\nClose anyway and lose them? (No keeps the studio open: once the cause is fixed, open each "
-                "episode listed again, or edit a label of the open one, and its labels are saved.)",
+                + "\n\nClose anyway and lose them? (No keeps the studio open: fix the cause, then quit again; "
+                "every unsaved label is tried once more first.)",
                 QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
                 QMessageBox.StandardButton.No) != QMessageBox.StandardButton.Yes:
             event.ignore()

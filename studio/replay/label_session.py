@@ -5,7 +5,8 @@ debounce timer; when it fires, an immutable snapshot of the labels is written by
 (the crash-safe slot store), and the editor is marked saved with exactly that snapshot. Switching
 episodes queues the last save on the same worker and never waits for it; its outcome is reported
 with the file's name. Labels whose save failed after their episode was closed are kept, and put back to be
-saved again when that episode is opened again; `flush` lets the window ask before quitting with any.
+saved again when that episode is opened again, or when the studio quits (`flush`, which lets the window ask
+before quitting with any still unsaved).
 """
 
 from __future__ import annotations
@@ -72,7 +73,7 @@ class LabelSession(QObject):
                              f"read ({exc})")
             return
         self.editor.on_change.append(self._edited)
-        unsaved = self._unsaved.get((str(self.path), annotator))
+        unsaved = self._unsaved.pop((str(self.path), annotator), None)  # the editor holds them now
         if unsaved is not None and not self.read_only_reason:
             self.editor.resume_unsaved(unsaved[0])  # dirty again: the autosave tries once more
             self.sig_error.emit(f"Labels put back that were not saved before ({unsaved[1]}); saving them again")
@@ -95,11 +96,14 @@ class LabelSession(QObject):
         self.editor = None
 
     def flush(self, timeout: float = 30.0) -> list[str]:
-        """Save what is unsaved and wait for every save; returns one line per file whose labels are still
-        not on disk (empty when all are). The session stays usable: the window may decide not to close."""
+        """Save what is unsaved, retrying closed episodes' failed saves (the cause may be fixed by now), and
+        wait for every save; returns one line per file whose labels are still not on disk (empty when all
+        are). The session stays usable: the window may decide not to close."""
         self._timer.stop()
         if self.editor is not None and self.editor.dirty and not self.read_only_reason and self.path is not None:
             self._submit(self.path, self.editor.labels)
+        for (path, _), (snapshot, _) in list(self._unsaved.items()):
+            self._submit(Path(path), snapshot)
         if self._saving is not None:
             wait([self._saving], timeout)  # the worker saves in order: the last one submitted ends last
         QCoreApplication.sendPostedEvents(self)  # deliver the save worker's outcomes to _on_save_done

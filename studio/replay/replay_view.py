@@ -36,6 +36,7 @@ from studio.replay.keymap import REPLAY_KEYS, TextFieldsKeepKeys, load_keys
 from studio.replay.label_panel import LabelPanel
 from studio.replay.label_session import LabelSession
 from studio.replay.open_check import load_for_view
+from widgets.elided_label import ElidedLabel
 from widgets.frame_view import FrameView
 from widgets.message_banner import MessageBanner
 from widgets.metrics_bar import MetricsBar
@@ -109,6 +110,10 @@ class ReplayView(QMainWindow):
             self.addDockWidget(area, dock)
             docks.append(dock)
         self.resizeDocks([docks[0], docks[1]], [330, 400], Qt.Orientation.Horizontal)
+        # Messages in a label of their own, shortened with an ellipsis to the room the metrics leave (a
+        # status bar's own message is cut off silently) and whole in the tooltip.
+        self.status_message = ElidedLabel(mode=Qt.TextElideMode.ElideRight)
+        self.statusBar().addWidget(self.status_message, 1)
         self.statusBar().addPermanentWidget(self.metrics)
         self.key_actions: dict[str, QAction] = {}
         self._install_keys(load_keys(QSettings("PokeGym", "Studio")))
@@ -167,12 +172,12 @@ class ReplayView(QMainWindow):
         self.speed.currentIndexChanged.connect(self._restart_clock)
         self.sub_frames.valueChanged.connect(self._sub_frame_chosen)
         self.episodes.sig_open.connect(self.open_episode)
-        self.episodes.sig_status.connect(self.statusBar().showMessage)
+        self.episodes.sig_status.connect(self.say)
         self.label_panel.sig_seek_step.connect(self.seek_step)
         self.label_panel.sig_annotator_changed.connect(self.set_annotator)
         self.label_panel.buttons["awareness"].clicked.connect(self.awareness_here)
         self.labels.sig_changed.connect(self._labels_changed)
-        self.labels.sig_error.connect(self.statusBar().showMessage)
+        self.labels.sig_error.connect(self.say)
         self.labels.sig_need_annotator.connect(self._ask_annotator)
         self.labels.sig_saved_file.connect(self.episodes.mark_labelled)  # also saves finishing after a switch
         keep_keys = TextFieldsKeepKeys(self)
@@ -362,10 +367,10 @@ class ReplayView(QMainWindow):
         self.frame_view.set_overlay("top_left", overlay)
         if overlay:
             said = overlay.replace("\n", ", ")
-            self.statusBar().showMessage(f"{said} — {detail}. The other steps are unaffected.")
+            self.say(f"{said} — {detail}. The other steps are unaffected.")
             self.sig_image_damaged.emit(index, detail)
         elif self._damage_said:
-            self.statusBar().clearMessage()  # that was the previous step's damage
+            self.say("")  # that was the previous step's damage
         self._damage_said = bool(overlay)
 
     @Slot(int)
@@ -512,7 +517,7 @@ class ReplayView(QMainWindow):
     def open_export_clip(self) -> None:
         if self.clip_dialog is None:
             self.clip_dialog = ExportClipDialog(self)
-            self.clip_dialog.sig_status.connect(self.statusBar().showMessage)
+            self.clip_dialog.sig_status.connect(self.say)
         self.clip_dialog.open_for(self)
 
     # -- settings and shutdown -------------------------------------------------------------------------
@@ -530,6 +535,11 @@ class ReplayView(QMainWindow):
         except (TypeError, ValueError):
             if isinstance(speed, str) and self.speed.findText(speed) >= 0:  # written as a caption by older versions
                 self.speed.setCurrentText(speed)
+
+    @Slot(str)
+    def say(self, text: str) -> None:
+        """One line in the status bar, shortened to fit; "" clears it."""
+        self.status_message.set_full_text(text)
 
     def shut_down(self) -> None:
         """The application is closing: unsaved labels are written and the workers stop (bounded waits)."""

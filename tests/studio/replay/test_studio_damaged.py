@@ -60,11 +60,11 @@ def test_one_damaged_image_costs_only_its_step(window, qtbot, recording, tmp_pat
         qtbot.waitUntil(lambda index=index: replay.shown_index == index, timeout=10_000)
         if index == 2:
             assert replay.frame_view.overlay_text("top_left") == "damaged image at step 3"
-            assert replay.statusBar().currentMessage().startswith("damaged image at step 3")
+            assert replay.status_message.full_text().startswith("damaged image at step 3")
             assert not any(np.array_equal(replay.frame_view.current, image) for image in images)  # not a stale frame
         else:
             assert replay.frame_view.overlay_text("top_left") == ""
-            assert "damaged" not in replay.statusBar().currentMessage()
+            assert "damaged" not in replay.status_message.full_text()
             assert np.array_equal(replay.frame_view.current, images[index])
     assert not replay.message.isVisible()  # nothing stopped the loader
 

@@ -74,7 +74,7 @@ def test_shift_drag_selects_steps_and_the_clip_is_written_off_the_gui_thread(ope
     assert dialog.progress.value() == dialog.progress.maximum() > 0
     with Image.open(out) as gif:
         assert gif.size[0] == 320 and gif.n_frames >= 11  # eleven steps, each with its in-between frames
-    assert replay.statusBar().currentMessage() == f"Clip written: {out}"
+    assert replay.status_message.full_text() == f"Clip written: {out}"
     dialog.close()
 
 
@@ -100,7 +100,7 @@ def test_cancel_stops_the_export_and_leaves_no_file(opened, qtbot, tmp_path):
 
 def test_export_clip_without_an_episode_says_what_to_do(window, qtbot):
     window.replay.open_export_clip()
-    assert "Open an episode first" in window.replay.statusBar().currentMessage()
+    assert "Open an episode first" in window.replay.status_message.full_text()
     assert window.replay.clip_dialog is not None and not window.replay.clip_dialog.isVisible()
 
 

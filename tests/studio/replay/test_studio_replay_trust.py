@@ -226,12 +226,11 @@ def test_the_first_label_asks_for_the_annotators_name(qtbot, tmp_path, monkeypat
         main.close()
 
 
-def test_labels_whose_save_failed_after_a_switch_are_kept_put_back_and_saved(window, qtbot, tmp_path, monkeypatch):
-    first = write_long_episode(tmp_path / "a.h5", 40, frames(), seed=1)
-    second = write_long_episode(tmp_path / "b.h5", 40, frames(), seed=2)
+def full_disk(monkeypatch) -> threading.Event:
+    """The disk boundary: while the event is set, a label save fails as a full disk makes it fail."""
     import studio.replay.label_session as label_session
 
-    disk_full = threading.Event()  # the disk boundary: a save fails as a full disk makes it fail
+    disk_full = threading.Event()
     disk_full.set()
     real_save = label_session.save_labels
 
@@ -241,17 +240,31 @@ def test_labels_whose_save_failed_after_a_switch_are_kept_put_back_and_saved(win
         return real_save(path, labels)
 
     monkeypatch.setattr(label_session, "save_labels", save)
+    return disk_full
+
+
+def label_then_switch(window, qtbot, first: Path, second: Path) -> None:
+    open_episode(window, qtbot, first)
+    window.replay.labels.set_category("Lost")
+    open_episode(window, qtbot, second)  # the first episode's save fails behind the switch
+    qtbot.waitUntil(lambda: "a.h5 not saved" in window.replay.label_panel.status.text(), timeout=20_000)
+
+
+def test_labels_whose_save_failed_after_a_switch_are_kept_put_back_and_saved(window, qtbot, tmp_path, monkeypatch):
+    first = write_long_episode(tmp_path / "a.h5", 40, frames(), seed=1)
+    second = write_long_episode(tmp_path / "b.h5", 40, frames(), seed=2)
+    disk_full = full_disk(monkeypatch)
     asked: list[str] = []
     monkeypatch.setattr(QMessageBox, "question", lambda parent, title, text, *rest: (
         asked.append(text), QMessageBox.StandardButton.No)[1])
     window.setProperty("quiet", False)
     replay = window.replay
-    open_episode(window, qtbot, first)
-    replay.labels.set_category("Lost")
-    open_episode(window, qtbot, second)  # the first episode's save fails behind the switch
+    label_then_switch(window, qtbot, first, second)
     panel = replay.label_panel.status
-    qtbot.waitUntil(lambda: "a.h5 not saved" in panel.text(), timeout=20_000)
     assert "No space left on device" in panel.text() and "kept" in panel.text()
+    said = replay.status_message  # the status bar says it too, shortened to fit, whole in the tooltip
+    assert said.isVisible() and "a.h5 not saved" in said.full_text() and said.toolTip() == said.full_text()
+    assert not replay.message.isVisible()  # the "Open an episode" hint is gone once one is open
     assert not window.close() and window.isVisible()  # quitting now would lose them: asked, and "No" stays
     assert len(asked) == 1 and "a.h5 (alice)" in asked[0]
     disk_full.clear()
@@ -262,3 +275,18 @@ def test_labels_whose_save_failed_after_a_switch_are_kept_put_back_and_saved(win
     qtbot.waitUntil(lambda: not replay.labels.editor.dirty, timeout=5_000)
     window.setProperty("quiet", True)
     assert replay.labels.flush() == []
+
+
+def test_quitting_retries_labels_whose_save_failed_and_closes_once_they_are_saved(window, qtbot, tmp_path,
+                                                                                   monkeypatch):
+    first = write_long_episode(tmp_path / "a.h5", 40, frames(), seed=1)
+    second = write_long_episode(tmp_path / "b.h5", 40, frames(), seed=2)
+    disk_full = full_disk(monkeypatch)
+    asked: list[str] = []
+    monkeypatch.setattr(QMessageBox, "question", lambda parent, title, text, *rest: (
+        asked.append(text), QMessageBox.StandardButton.No)[1])
+    window.setProperty("quiet", False)
+    label_then_switch(window, qtbot, first, second)
+    disk_full.clear()  # the user freed some space, then quits
+    assert window.close() and not asked  # tried once more before closing: saved, nothing to ask
+    assert read_labels(first).annotators["alice"].failure_category == "Lost"
