@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QByteArray, QSettings, QTimer, Slot
+from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer, Slot
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
-from PySide6.QtWidgets import QFileDialog, QMainWindow, QMenu, QMessageBox, QTabWidget
+from PySide6.QtWidgets import QApplication, QFileDialog, QMainWindow, QMenu, QMessageBox, QTabWidget
 
 from core.backends.profile import BACKENDS_DIR, BackendFileError, known_backends, load_backend
 from core.paths import RECORDINGS_DIR
@@ -222,7 +222,11 @@ class MainWindow(QMainWindow):
         self.replay.restore_settings(settings)
 
     def closeEvent(self, event: Any) -> None:
-        unsaved = self.replay.labels.flush()
+        QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)  # a slow disk may take a while to finish saving
+        try:
+            unsaved = self.replay.labels.flush()
+        finally:
+            QApplication.restoreOverrideCursor()
         if unsaved and not self.property("quiet") and QMessageBox.question(
                 self, "PokeGym Studio", "These labels could not be saved:\n\n" + "\n".join(unsaved)
                 + "\n\nClose anyway and lose them? (No keeps the studio open: fix the cause, then quit again; "

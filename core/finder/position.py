@@ -117,7 +117,7 @@ class PositionFinder:
         assert tracker is not None
         candidates = rank(tracker.addresses, tracker.now, tracker.moves, plan.move_seconds, options.top)
         if not candidates:
-            raise FinderError(self._never_walked(tracker.count))
+            raise FinderError(self._never_walked(tracker.count, len(tracker.moves)))
         return PositionResult(candidates, time.perf_counter() - started, narrowing,
                               scan.bytes_read)
 
@@ -163,9 +163,10 @@ class PositionFinder:
                 "does the character drift (on a slope, in water), or does turning the camera move it?")
 
     @staticmethod
-    def _never_walked(count: int) -> str:
-        return (f"{count} value(s) stayed still whenever the character stood, but none moved in most of the walks: "
-                f"the character did not move at all ({BLOCKED}); what changed was something else, written once")
+    def _never_walked(count: int, walks: int) -> str:
+        return (f"{count} value(s) stayed still whenever the character stood, but none moved in at least half of "
+                f"the {walks} walks, as a position would: most likely the character did not move at all, or walls "
+                f"stopped most walks ({BLOCKED}); what changed was something else, written once")
 
     def close(self) -> None:
         if self._own_reader:

@@ -231,7 +231,7 @@ class LabelEditor:
     def __init__(self, labels: AnnotatorLabels, step_count: int | None = None,
                  clock: Callable[[], str] = utc_now) -> None:
         self._labels = labels
-        self._saved = labels  # what is on disk; dirty = differs from it
+        self._saved: AnnotatorLabels | None = labels  # what is on disk (None: unknown); dirty = differs from it
         self.step_count = step_count
         self._clock = clock
         self._undo: list[Edit] = []
@@ -278,8 +278,16 @@ class LabelEditor:
 
     def resume_unsaved(self, labels: AnnotatorLabels) -> None:
         """Labels edited earlier whose save failed: shown again and dirty, so they are saved again. Not an
-        undoable edit: there is nothing on disk to go back to."""
+        undoable edit (there is nothing on disk to go back to), and the undo history starts afresh."""
         self._labels = labels
+        self._undo.clear()
+        self._redo.clear()
+        self._notify()
+
+    def mark_save_failed(self) -> None:
+        """A save these labels were counted as written by failed: what the file holds is unknown, so the
+        labels are dirty until a save succeeds."""
+        self._saved = None
         self._notify()
 
     def mark_saved(self, labels: AnnotatorLabels | None = None) -> None:

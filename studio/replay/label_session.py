@@ -42,7 +42,9 @@ class LabelSession(QObject):
         self._saver = ThreadPoolExecutor(max_workers=1, thread_name_prefix="studio-labels")
         self._saving: Future[None] | None = None
         self._queued: dict[tuple[str, str], AnnotatorLabels] = {}  # (file, annotator) -> labels being saved
-        self._unsaved: dict[tuple[str, str], tuple[AnnotatorLabels, str]] = {}  # closed episodes' failed saves
+        self._unsaved: dict[tuple[str, str], tuple[AnnotatorLabels, str]] = {}  # failed saves no editor holds
+        self._open_error = ""  # why the open editor's last save failed; "" when it did not
+        self._shut = False
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.timeout.connect(self.save_soon_due)
@@ -73,13 +75,17 @@ class LabelSession(QObject):
                              f"read ({exc})")
             return
         self.editor.on_change.append(self._edited)
-        unsaved = self._unsaved.pop((str(self.path), annotator), None)  # the editor holds them now
-        if unsaved is not None and not self.read_only_reason:
+        self.others = {name: labels for name, labels in document.annotators.items() if name != annotator}
+        self._open_error = ""
+        unsaved = self._unsaved.get((str(self.path), annotator))
+        if self.read_only_reason:
+            kept = (f" (labels of {annotator} that could not be saved earlier are still kept, to be saved once the "
+                    "file can be written)") if unsaved is not None else ""
+            self.sig_error.emit(f"Labels are read-only here: {self.read_only_reason}{kept}")
+        elif unsaved is not None:
+            del self._unsaved[(str(self.path), annotator)]  # the editor holds them now
             self.editor.resume_unsaved(unsaved[0])  # dirty again: the autosave tries once more
             self.sig_error.emit(f"Labels put back that were not saved before ({unsaved[1]}); saving them again")
-        self.others = {name: labels for name, labels in document.annotators.items() if name != annotator}
-        if self.read_only_reason:
-            self.sig_error.emit(f"Labels are read-only here: {self.read_only_reason}")
         self.sig_changed.emit()
 
     def _unreadable(self, reason: str) -> None:
@@ -99,6 +105,8 @@ class LabelSession(QObject):
         """Save what is unsaved, retrying closed episodes' failed saves (the cause may be fixed by now), and
         wait for every save; returns one line per file whose labels are still not on disk (empty when all
         are). The session stays usable: the window may decide not to close."""
+        if self._shut:
+            return []
         self._timer.stop()
         if self.editor is not None and self.editor.dirty and not self.read_only_reason and self.path is not None:
             self._submit(self.path, self.editor.labels)
@@ -109,13 +117,19 @@ class LabelSession(QObject):
         QCoreApplication.sendPostedEvents(self)  # deliver the save worker's outcomes to _on_save_done
         lost = [f"{Path(path).name} ({annotator}): {error}" for (path, annotator), (_, error) in self._unsaved.items()]
         if self.editor is not None and self.editor.dirty and not self.read_only_reason and self.path is not None:
-            lost.append(f"{self.path.name} ({self.editor.labels.annotator}): not saved yet")
+            lost.append(f"{self.path.name} ({self.editor.labels.annotator}): {self._open_error or 'not saved yet'}")
         return lost
 
-    def shut_down(self) -> None:
-        """The application is closing: the last save is written before the worker stops."""
+    def shut_down(self, timeout: float = 30.0) -> None:
+        """The application is closing: the last save is written before the worker stops (a bounded wait:
+        a disk that hangs must not hang the studio's exit)."""
+        if self._shut:
+            return
         self.close()
-        self._saver.shutdown(wait=True)
+        self._shut = True
+        if self._saving is not None:
+            wait([self._saving], timeout)
+        self._saver.shutdown(wait=False)
 
     @property
     def editable(self) -> bool:
@@ -161,18 +175,24 @@ class LabelSession(QObject):
         if not error:
             self._unsaved.pop(key, None)
             self.sig_saved_file.emit(path, snapshot.annotator)
-        if self.path is None or Path(path) != self.path or self.editor is None:
-            if error:  # the episode was closed meanwhile: say which file, since it is no longer on screen
+        held = (self.path is not None and Path(path) == self.path and self.editor is not None
+                and snapshot.annotator == self.editor.labels.annotator)
+        if not held:
+            if error:  # closed meanwhile, or another annotator's: say which file, since it is not on screen
                 self._unsaved[key] = (snapshot, error)
-                self.sig_error.emit(f"Labels of {Path(path).name} not saved: {error}. They are kept: open that "
-                                    "episode again to save them")
+                self.sig_error.emit(f"Labels of {Path(path).name} by {snapshot.annotator} not saved: {error}. They "
+                                    "are kept: open that episode again, or quit, to save them")
             return
+        assert self.editor is not None
         if error:
+            self._open_error = error
+            if not self.editor.dirty:  # counted as written (reopened while this save was queued): it was not
+                self.editor.mark_save_failed()
             self.sig_error.emit(f"Labels not saved (they are kept here; edit again to retry): {error}")
             return
-        if self.editor is not None and snapshot.annotator == self.editor.labels.annotator:
-            self.editor.mark_saved(snapshot)
-            self.sig_saved.emit(snapshot.updated)
+        self._open_error = ""
+        self.editor.mark_saved(snapshot)
+        self.sig_saved.emit(snapshot.updated)
 
     # -- edits (each one undoable call on the editor) ------------------------------------------------
     def _do(self, action: str, *args: object) -> None:

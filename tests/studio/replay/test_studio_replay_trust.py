@@ -247,7 +247,7 @@ def label_then_switch(window, qtbot, first: Path, second: Path) -> None:
     open_episode(window, qtbot, first)
     window.replay.labels.set_category("Lost")
     open_episode(window, qtbot, second)  # the first episode's save fails behind the switch
-    qtbot.waitUntil(lambda: "a.h5 not saved" in window.replay.label_panel.status.text(), timeout=20_000)
+    qtbot.waitUntil(lambda: "a.h5 by alice not saved" in window.replay.label_panel.status.text(), timeout=20_000)
 
 
 def test_labels_whose_save_failed_after_a_switch_are_kept_put_back_and_saved(window, qtbot, tmp_path, monkeypatch):
@@ -263,13 +263,13 @@ def test_labels_whose_save_failed_after_a_switch_are_kept_put_back_and_saved(win
     panel = replay.label_panel.status
     assert "No space left on device" in panel.text() and "kept" in panel.text()
     said = replay.status_message  # the status bar says it too, shortened to fit, whole in the tooltip
-    assert said.isVisible() and "a.h5 not saved" in said.full_text() and said.toolTip() == said.full_text()
+    assert said.isVisible() and "a.h5 by alice not saved" in said.full_text() and said.toolTip() == said.full_text()
     assert not replay.message.isVisible()  # the "Open an episode" hint is gone once one is open
     assert not window.close() and window.isVisible()  # quitting now would lose them: asked, and "No" stays
     assert len(asked) == 1 and "a.h5 (alice)" in asked[0]
     disk_full.clear()
     open_episode(window, qtbot, first)
-    assert replay.labels.editor.labels.failure_category == "Lost" and replay.labels.editor.dirty
+    assert replay.labels.editor.labels.failure_category == "Lost"  # put back (its save may already run)
     qtbot.waitUntil(lambda: "alice" in read_labels(first).annotators, timeout=20_000)
     assert read_labels(first).annotators["alice"].failure_category == "Lost"
     qtbot.waitUntil(lambda: not replay.labels.editor.dirty, timeout=5_000)
@@ -289,4 +289,20 @@ def test_quitting_retries_labels_whose_save_failed_and_closes_once_they_are_save
     label_then_switch(window, qtbot, first, second)
     disk_full.clear()  # the user freed some space, then quits
     assert window.close() and not asked  # tried once more before closing: saved, nothing to ask
+    assert read_labels(first).annotators["alice"].failure_category == "Lost"
+
+
+def test_another_annotators_failed_save_is_kept_not_claimed_by_the_open_editor(window, qtbot, tmp_path,
+                                                                                monkeypatch):
+    first = write_long_episode(tmp_path / "a.h5", 40, frames(), seed=1)
+    disk_full = full_disk(monkeypatch)
+    replay = window.replay
+    open_episode(window, qtbot, first)
+    replay.labels.set_category("Lost")
+    replay.set_annotator("bob")  # same episode, another annotator: alice's labels are saved behind the switch
+    qtbot.waitUntil(lambda: "by alice not saved" in replay.label_panel.status.text(), timeout=20_000)
+    assert replay.labels.editor.labels.annotator == "bob" and not replay.labels.editor.dirty
+    assert [line.split(":")[0] for line in replay.labels.flush()] == ["a.h5 (alice)"]
+    disk_full.clear()
+    assert replay.labels.flush() == []
     assert read_labels(first).annotators["alice"].failure_category == "Lost"
