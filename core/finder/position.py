@@ -151,14 +151,13 @@ class PositionFinder:
 
     @staticmethod
     def _nothing_left(step: Step, moves: int) -> str:
-        blocked = BLOCKED
         if step.kind == "moved":
-            return f"no candidate moved during '{step.name}': {blocked}"
+            return f"no candidate moved during '{step.name}': {BLOCKED}"
         if moves <= 1:
             # What changed during the first walk then changed again while standing: noise, which is
             # what is left when the walk itself moved nothing.
             return (f"nothing that changed during the first walk stayed still during '{step.name}': most likely "
-                    f"the character did not move at all ({blocked}); otherwise it drifts while standing")
+                    f"the character did not move at all ({BLOCKED}); otherwise it drifts while standing")
         return (f"every candidate changed during '{step.name}', when the character should have stood still: "
                 "does the character drift (on a slope, in water), or does turning the camera move it?")
 

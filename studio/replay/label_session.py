@@ -4,9 +4,9 @@ Every edit goes through core.labels' LabelEditor (undoable, Qt-free). A change r
 debounce timer; when it fires, an immutable snapshot of the labels is written by a single worker
 (the crash-safe slot store), and the editor is marked saved with exactly that snapshot. Switching
 episodes queues the last save on the same worker and never waits for it; its outcome is reported
-with the file's name. Labels whose save failed after their episode was closed are kept, and put back to be
-saved again when that episode is opened again, or when the studio quits (`flush`, which lets the window ask
-before quitting with any still unsaved).
+with the file's name. Labels whose save failed when no open editor held them (their episode or annotator
+was switched) are kept, and saved again when that episode is opened again or the studio quits (`flush`,
+which lets the window ask before quitting with any still unsaved).
 """
 
 from __future__ import annotations
@@ -97,8 +97,9 @@ class LabelSession(QObject):
         """Save what is unsaved, on the save worker after any save in progress; returns at once. Called
         when switching episodes and on exit."""
         self._timer.stop()
-        if self.editor is not None and self.editor.dirty and not self.read_only_reason and self.path is not None:
-            self._submit(self.path, self.editor.labels)
+        edits = self._unsaved_edits()
+        if edits is not None:
+            self._submit(*edits)
         self.editor = None
 
     def flush(self, timeout: float = 30.0) -> list[str]:
@@ -108,16 +109,18 @@ class LabelSession(QObject):
         if self._shut:
             return []
         self._timer.stop()
-        if self.editor is not None and self.editor.dirty and not self.read_only_reason and self.path is not None:
-            self._submit(self.path, self.editor.labels)
+        edits = self._unsaved_edits()
+        if edits is not None:
+            self._submit(*edits)
         for (path, _), (snapshot, _) in list(self._unsaved.items()):
             self._submit(Path(path), snapshot)
         if self._saving is not None:
             wait([self._saving], timeout)  # the worker saves in order: the last one submitted ends last
         QCoreApplication.sendPostedEvents(self)  # deliver the save worker's outcomes to _on_save_done
         lost = [f"{Path(path).name} ({annotator}): {error}" for (path, annotator), (_, error) in self._unsaved.items()]
-        if self.editor is not None and self.editor.dirty and not self.read_only_reason and self.path is not None:
-            lost.append(f"{self.path.name} ({self.editor.labels.annotator}): {self._open_error or 'not saved yet'}")
+        edits = self._unsaved_edits()
+        if edits is not None:
+            lost.append(f"{edits[0].name} ({edits[1].annotator}): {self._open_error or 'not saved yet'}")
         return lost
 
     def shut_down(self, timeout: float = 30.0) -> None:
@@ -130,6 +133,12 @@ class LabelSession(QObject):
         if self._saving is not None:
             wait([self._saving], timeout)
         self._saver.shutdown(wait=False)
+
+    def _unsaved_edits(self) -> tuple[Path, AnnotatorLabels] | None:
+        """The open episode and its editor's labels when they hold edits not on disk that may be saved."""
+        if self.editor is None or not self.editor.dirty or self.read_only_reason or self.path is None:
+            return None
+        return self.path, self.editor.labels
 
     @property
     def editable(self) -> bool:

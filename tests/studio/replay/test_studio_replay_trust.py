@@ -226,6 +226,7 @@ def test_the_first_label_asks_for_the_annotators_name(qtbot, tmp_path, monkeypat
         main.close()
 
 
+@pytest.fixture
 def full_disk(monkeypatch) -> threading.Event:
     """The disk boundary: while the event is set, a label save fails as a full disk makes it fail."""
     import studio.replay.label_session as label_session
@@ -243,6 +244,22 @@ def full_disk(monkeypatch) -> threading.Event:
     return disk_full
 
 
+@pytest.fixture
+def close_questions(window, monkeypatch) -> list[str]:
+    """What closing the window asks (answered "No"); the window asks as it does for a user."""
+    asked: list[str] = []
+    monkeypatch.setattr(QMessageBox, "question", lambda parent, title, text, *rest: (
+        asked.append(text), QMessageBox.StandardButton.No)[1])
+    window.setProperty("quiet", False)
+    return asked
+
+
+@pytest.fixture
+def two_episodes(tmp_path) -> tuple[Path, Path]:
+    return (write_long_episode(tmp_path / "a.h5", 40, frames(), seed=1),
+            write_long_episode(tmp_path / "b.h5", 40, frames(), seed=2))
+
+
 def label_then_switch(window, qtbot, first: Path, second: Path) -> None:
     open_episode(window, qtbot, first)
     window.replay.labels.set_category("Lost")
@@ -250,14 +267,9 @@ def label_then_switch(window, qtbot, first: Path, second: Path) -> None:
     qtbot.waitUntil(lambda: "a.h5 by alice not saved" in window.replay.label_panel.status.text(), timeout=20_000)
 
 
-def test_labels_whose_save_failed_after_a_switch_are_kept_put_back_and_saved(window, qtbot, tmp_path, monkeypatch):
-    first = write_long_episode(tmp_path / "a.h5", 40, frames(), seed=1)
-    second = write_long_episode(tmp_path / "b.h5", 40, frames(), seed=2)
-    disk_full = full_disk(monkeypatch)
-    asked: list[str] = []
-    monkeypatch.setattr(QMessageBox, "question", lambda parent, title, text, *rest: (
-        asked.append(text), QMessageBox.StandardButton.No)[1])
-    window.setProperty("quiet", False)
+def test_labels_whose_save_failed_after_a_switch_are_kept_put_back_and_saved(window, qtbot, two_episodes, full_disk,
+                                                                            close_questions):
+    first, second = two_episodes
     replay = window.replay
     label_then_switch(window, qtbot, first, second)
     panel = replay.label_panel.status
@@ -266,8 +278,8 @@ def test_labels_whose_save_failed_after_a_switch_are_kept_put_back_and_saved(win
     assert said.isVisible() and "a.h5 by alice not saved" in said.full_text() and said.toolTip() == said.full_text()
     assert not replay.message.isVisible()  # the "Open an episode" hint is gone once one is open
     assert not window.close() and window.isVisible()  # quitting now would lose them: asked, and "No" stays
-    assert len(asked) == 1 and "a.h5 (alice)" in asked[0]
-    disk_full.clear()
+    assert len(close_questions) == 1 and "a.h5 (alice)" in close_questions[0]
+    full_disk.clear()
     open_episode(window, qtbot, first)
     assert replay.labels.editor.labels.failure_category == "Lost"  # put back (its save may already run)
     qtbot.waitUntil(lambda: "alice" in read_labels(first).annotators, timeout=20_000)
@@ -277,25 +289,18 @@ def test_labels_whose_save_failed_after_a_switch_are_kept_put_back_and_saved(win
     assert replay.labels.flush() == []
 
 
-def test_quitting_retries_labels_whose_save_failed_and_closes_once_they_are_saved(window, qtbot, tmp_path,
-                                                                                   monkeypatch):
-    first = write_long_episode(tmp_path / "a.h5", 40, frames(), seed=1)
-    second = write_long_episode(tmp_path / "b.h5", 40, frames(), seed=2)
-    disk_full = full_disk(monkeypatch)
-    asked: list[str] = []
-    monkeypatch.setattr(QMessageBox, "question", lambda parent, title, text, *rest: (
-        asked.append(text), QMessageBox.StandardButton.No)[1])
-    window.setProperty("quiet", False)
+def test_quitting_retries_labels_whose_save_failed_and_closes_once_they_are_saved(window, qtbot, two_episodes,
+                                                                                   full_disk, close_questions):
+    first, second = two_episodes
     label_then_switch(window, qtbot, first, second)
-    disk_full.clear()  # the user freed some space, then quits
-    assert window.close() and not asked  # tried once more before closing: saved, nothing to ask
+    full_disk.clear()  # the user freed some space, then quits
+    assert window.close() and not close_questions  # tried once more before closing: saved, nothing to ask
     assert read_labels(first).annotators["alice"].failure_category == "Lost"
 
 
-def test_another_annotators_failed_save_is_kept_not_claimed_by_the_open_editor(window, qtbot, tmp_path,
-                                                                                monkeypatch):
-    first = write_long_episode(tmp_path / "a.h5", 40, frames(), seed=1)
-    disk_full = full_disk(monkeypatch)
+def test_another_annotators_failed_save_is_kept_not_claimed_by_the_open_editor(window, qtbot, two_episodes,
+                                                                                full_disk):
+    first, _ = two_episodes
     replay = window.replay
     open_episode(window, qtbot, first)
     replay.labels.set_category("Lost")
@@ -303,6 +308,6 @@ def test_another_annotators_failed_save_is_kept_not_claimed_by_the_open_editor(w
     qtbot.waitUntil(lambda: "by alice not saved" in replay.label_panel.status.text(), timeout=20_000)
     assert replay.labels.editor.labels.annotator == "bob" and not replay.labels.editor.dirty
     assert [line.split(":")[0] for line in replay.labels.flush()] == ["a.h5 (alice)"]
-    disk_full.clear()
+    full_disk.clear()
     assert replay.labels.flush() == []
     assert read_labels(first).annotators["alice"].failure_category == "Lost"
