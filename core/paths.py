@@ -13,3 +13,18 @@ TASKS_DIR = ASSETS_DIR / "tasks"
 # Where the studio writes its episodes; POKEGYM_RECORDINGS moves them (scripts and tests use a scratch folder).
 RECORDINGS_DIR = Path(os.environ.get("POKEGYM_RECORDINGS") or PROJECT_ROOT / "recordings")
 DEFAULT_WORLD = WORLDS_DIR / "town" / "world.yaml"
+
+
+def user_data_dir() -> Path:
+    """The user's own PokeGym folder: POKEGYM_HOME, else $XDG_DATA_HOME/pokegym (~/.local/share/pokegym). Read
+    when asked, so a test (or a user's shell) that sets the variable later is heeded."""
+    chosen = os.environ.get("POKEGYM_HOME")
+    if chosen:
+        return Path(chosen).expanduser()
+    data = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(data) / "pokegym"
+
+
+def user_tasks_dir() -> Path:
+    """Where tasks a user authors are saved by default (never into the suite's assets/tasks/)."""
+    return user_data_dir() / "tasks"

@@ -18,7 +18,7 @@ from core.authoring import TaskDraft, TryResult, save_task
 from core.authoring.context import world_start_states
 from core.evaluation.sample import StateSample
 from core.evaluation.tasks import InlineStart, Task, TaskFileError
-from core.paths import TASKS_DIR
+from core.paths import user_tasks_dir
 from studio import authoring_fields as fields
 from studio import authoring_views as views
 from studio.authoring_form import CAPTURED, AuthoringBar, AuthoringForm
@@ -39,7 +39,7 @@ class AuthoringPanel(QWidget):
     sig_tried = Signal(object)     # the TryResult of "Try it"
 
     def __init__(self, session: LiveSession, trajectory: TrajectoryPlot | None = None,
-                 tasks_dir: Path = TASKS_DIR) -> None:
+                 tasks_dir: Path | None = None) -> None:
         super().__init__()
         self.session = session
         self.trajectory = trajectory
@@ -48,7 +48,7 @@ class AuthoringPanel(QWidget):
         self.form = AuthoringForm(list(self.start_poses))
         self.bar = AuthoringBar()
         self.worker = AuthoringWorker(session)
-        self.tasks_dir = Path(tasks_dir)
+        self.tasks_dir = Path(tasks_dir) if tasks_dir is not None else user_tasks_dir()
         self._trying = False
         self._flag_rows: list[views.FlagRow] = []
         self._captured_start: InlineStart | None = None

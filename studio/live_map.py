@@ -11,7 +11,6 @@ import numpy as np
 
 from core.authoring.context import world_start_states
 from core.evaluation.tasks import InlineStart, Task
-from core.session.runner import goal_point
 from widgets.trajectory_plot import TrajectoryPlot
 
 
@@ -39,7 +38,8 @@ def show_task(plot: TrajectoryPlot, task: Task, frame_on_task: bool = False) -> 
     start = task_start(task)
     if start is not None:
         plot.set_start(*start)
-    goal = goal_point(task)
+    found = task.goal_point()
+    goal = found[:2] if found is not None else None
     radius = getattr(getattr(task.success, "reach", None), "radius", 3.0)
     if goal is not None:
         plot.set_goal(goal[0], goal[1], radius)

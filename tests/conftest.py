@@ -30,6 +30,10 @@ from tests.foreign import foreign_binary  # noqa: F401 - the compiled foreign C 
 _CONFIG_HOME = tempfile.mkdtemp(prefix="pokegym-test-config-")
 os.environ["XDG_CONFIG_HOME"] = _CONFIG_HOME
 atexit.register(shutil.rmtree, _CONFIG_HOME, ignore_errors=True)
+# Nor the user's own PokeGym folder (authored tasks): core.paths.user_data_dir() reads POKEGYM_HOME.
+_USER_HOME = tempfile.mkdtemp(prefix="pokegym-test-home-")
+os.environ["POKEGYM_HOME"] = _USER_HOME
+atexit.register(shutil.rmtree, _USER_HOME, ignore_errors=True)
 
 
 @dataclass

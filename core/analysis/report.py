@@ -17,20 +17,32 @@ import cv2
 import numpy as np
 
 from core.analysis.rescore import rescore_rows
-from core.analysis.stats import correlation
+from core.analysis.stats import correlation, describe_correlation
 from core.analysis.taxonomy import AUTO, HUMAN, TAXONOMY, EpisodeCategory, categorise
 from core.episode.metrics import AWARENESS_CLASSES, METRICS_VERSION
 from core.session import run_folder
 
 TASK_CATEGORIES = ("navigation", "interaction", "mixed")
 GRANULARITIES = ("visual_guided", "step_guided", "goal_only")
-METRICS = ("avg_successful_steps", "im_rate", "max_consecutive_im", "recovery_rate", "action_entropy_bits")
-SPAN_COUNTS = ("deadlock_spans", *(f"spans_{name}" for name in AWARENESS_CLASSES))
+# Every aggregation is named (docs/metrics.md#aggregation): "mean of episodes" averages each episode's own value;
+# "pooled" counts over all spans of all episodes; "longest" is the true maximum over the episodes.
+METRICS = ("avg_successful_steps", "im_rate", "im_rate_physical", "dialogue_moves", "max_consecutive_im",
+           "max_consecutive_im_longest", "recovery_rate", "recovery_rate_pooled", "action_entropy_bits")
+METRIC_LABELS = {
+    "avg_successful_steps": "avg successful steps", "im_rate": "IM rate (mean of episodes)",
+    "im_rate_physical": "IM rate, dialogue moves left out", "dialogue_moves": "dialogue moves per episode",
+    "max_consecutive_im": "max consecutive IMs (mean of episodes)", "max_consecutive_im_longest":
+        "max consecutive IMs (longest)", "recovery_rate": "recovery rate (mean of episodes)",
+    "recovery_rate_pooled": "recovery rate (pooled spans)", "action_entropy_bits": "action entropy (bits)"}
+PERCENT_METRICS = ("im_rate", "im_rate_physical", "recovery_rate", "recovery_rate_pooled")
+SPAN_COUNTS = ("deadlock_spans", *(f"spans_{name}" for name in AWARENESS_CLASSES), "spans_from_human_labels")
 # The unit each IM-rate/success-rate point stands for. "task": one agent on one task at one granularity,
 # its trials pooled (the default: success rates over trials, n = tasks x granularities x agents);
 # "episode": every episode (success is 0 or 1, a point-biserial r); "setting": agent x granularity x
 # task category (few points: fine for a plot, weak for a test).
 CORRELATION_UNITS = ("task", "episode", "setting")
+UNIT_WORDS = {"task": "agent, task and granularity (its trials pooled)", "episode": "episode",
+              "setting": "agent, granularity and task category"}
 REQUIRED_KEYS = ("granularity", "category")
 RUN_HINT = "choose a folder written by `python main.py run --out FOLDER`"
 
@@ -65,8 +77,18 @@ def load_results(folder: Path) -> tuple[list[dict[str, Any]], list[str]]:
     return rows, warnings
 
 
+def earned(row: dict[str, Any]) -> bool:
+    """A success the agent earned: met on the agent's own step (rows before success_source count as theirs)."""
+    return bool(row.get("success")) and row.get("success_source") in (None, "agent", "privileged")
+
+
+def human_assisted(row: dict[str, Any]) -> bool:
+    """A success met on a human's step (someone drove in the studio): counted apart, never as the agent's."""
+    return bool(row.get("success")) and row.get("success_source") == "human"
+
+
 def _rate(rows: Sequence[dict[str, Any]]) -> float | None:
-    return sum(bool(r.get("success")) for r in rows) / len(rows) if rows else None
+    return sum(earned(r) for r in rows) / len(rows) if rows else None
 
 
 def format_value(value: float | None, percent: bool = False) -> str:
@@ -90,15 +112,40 @@ def _failures(agent: str, labelled: Sequence[EpisodeCategory]) -> tuple[dict[str
     return row, sources
 
 
-def _span_counts(rows: Sequence[dict[str, Any]]) -> dict[str, int]:
+def _span_counts(rows: Sequence[dict[str, Any]], labelled: Sequence[EpisodeCategory]) -> dict[str, int]:
+    """Deadlock spans by awareness: a human's span labels where an annotator classified the episode's spans
+    (counted in `spans_from_human_labels` too), the agent's own self-assessments otherwise."""
     counts = dict.fromkeys(SPAN_COUNTS, 0)
-    for row in rows:
+    for row, category in zip(rows, labelled):
         metrics = row.get("metrics") or {}
-        by_class = metrics.get("spans_by_awareness") or {}
-        counts["deadlock_spans"] += len(metrics.get("deadlocks") or [])
+        if category.spans is not None:
+            by_class, spans = category.spans, sum(category.spans.values())
+            counts["spans_from_human_labels"] += spans
+        else:
+            by_class, spans = metrics.get("spans_by_awareness") or {}, len(metrics.get("deadlocks") or [])
+        counts["deadlock_spans"] += spans
         for name in AWARENESS_CLASSES:
             counts[f"spans_{name}"] += int(by_class.get(name, 0))
     return counts
+
+
+def _movement_metrics(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The movement columns of one agent x granularity, each aggregated as METRIC_LABELS says."""
+    scored = [r["metrics"] for r in rows if r.get("metrics")]
+    spans = [span for m in scored for span in m.get("deadlocks") or []]
+    longest = [int(m["max_consecutive_im"]) for m in scored if m.get("max_consecutive_im") is not None]
+    dialogue = [int(m["dialogue_moves"]) for m in scored if m.get("dialogue_moves") is not None]
+    return {
+        "im_rate": _metric(rows, "im_rate"), "im_rate_physical": _metric(rows, "im_rate_physical"),
+        "dialogue_moves": mean(dialogue) if dialogue else None,
+        "max_consecutive_im": _metric(rows, "max_consecutive_im"),
+        "max_consecutive_im_longest": max(longest) if longest else None,
+        "recovery_rate": _metric(rows, "recovery_rate"),
+        "recovery_rate_pooled": sum(bool(s.get("recovered")) for s in spans) / len(spans) if spans else None,
+        "action_entropy_bits": _metric(rows, "action_entropy_bits"),
+        # No movement action: no IM rate (not a perfect 0%); left out of the IM means and the correlation.
+        "episodes_without_moves": sum(1 for m in scored if m.get("im_rate") is None),
+    }
 
 
 def _unit_key(row: dict[str, Any], unit: str) -> tuple[str, ...]:
@@ -121,13 +168,33 @@ def correlation_points(rows: Sequence[dict[str, Any]], unit: str = "task") -> li
         groups.setdefault(_unit_key(row, unit), []).append(row)
     points = []
     for (agent, granularity, what), members in groups.items():
+        members = [r for r in members if r["metrics"].get("im_rate") is not None]  # no moves: no rate
         im = _metric(members, "im_rate")
         if im is None:
             continue
         points.append({"agent": agent, "granularity": granularity, "category": members[0]["category"],
                        "unit": what, "im_rate": im, "success_rate": _rate(members) or 0.0,
-                       "episodes": len(members)})
+                       "episodes": len(members),
+                       "trajectories": sorted(str(r.get("trajectory_digest") or "") for r in members)})
     return points
+
+
+def duplicate_warnings(points: Sequence[dict[str, Any]]) -> list[str]:
+    """A warning when correlation points are made of the very same trajectories (equal digests): such points are
+    one observation counted several times, not independent ones (a seed shared by tasks with one start)."""
+    seen: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+    for point in points:
+        digests = tuple(point.get("trajectories") or ())
+        if digests and all(digests):
+            seen.setdefault(digests, []).append(point)
+    repeated = [group for group in seen.values() if len(group) > 1]
+    if not repeated:
+        return []
+    names = "; ".join(" = ".join(f"{p['unit']} ({p['granularity']})" for p in group) for group in repeated[:5])
+    count = sum(len(group) - 1 for group in repeated)
+    return [f"{count} correlation point(s) repeat another point's trajectories exactly (the same actions and "
+            f"positions), so they are not independent: {names}. Episodes of this version get a seed of their own "
+            "per task, granularity and trial; rerun the episodes of older runs to correct it"]
 
 
 def correlations(points: Sequence[dict[str, Any]], unit: str) -> dict[str, Any]:
@@ -158,6 +225,7 @@ def build_report(folder: Path | str, correlation_unit: str = "task", rescore: bo
     agents = sorted({agent_of(r) for r in main})
     sr_rows, metric_rows, failure_rows = [], [], []
     failure_sources: dict[str, dict[str, dict[str, int]]] = {}
+    category_of = {id(r): c for r, c in zip(main, labelled)}
     for agent in agents:
         mine = [r for r in main if agent_of(r) == agent]
         for granularity in GRANULARITIES:
@@ -167,20 +235,28 @@ def build_report(folder: Path | str, correlation_unit: str = "task", rescore: bo
             settings = {c: [r for r in subset if r["category"] == c] for c in TASK_CATEGORIES}
             sr_rows.append({"agent": agent, "granularity": granularity,
                             **{c: _rate(settings[c]) for c in TASK_CATEGORIES}, "overall": _rate(subset),
-                            "episodes": len(subset), **{f"n_{c}": len(settings[c]) for c in TASK_CATEGORIES}})
-            steps = [r["success_step"] for r in subset if r.get("success") and r.get("success_step") is not None]
+                            "episodes": len(subset), **{f"n_{c}": len(settings[c]) for c in TASK_CATEGORIES},
+                            "human_assisted": sum(human_assisted(r) for r in subset)})
+            steps = [r["success_step"] for r in subset if earned(r) and r.get("success_step") is not None]
             metric_rows.append({"agent": agent, "granularity": granularity,
                                 "avg_successful_steps": mean(steps) if steps else None,
-                                **{name: _metric(subset, name) for name in METRICS[1:]}, **_span_counts(subset)})
+                                **_movement_metrics(subset),
+                                **_span_counts(subset, [category_of[id(r)] for r in subset])})
         row, failure_sources[agent] = _failures(agent, [c for r, c in zip(main, labelled) if agent_of(r) == agent])
         failure_rows.append(row)
     points = correlation_points(main, correlation_unit)
+    warnings += duplicate_warnings(points)
+    without_moves = sum(1 for r in main if r.get("metrics") and r["metrics"].get("im_rate") is None)
+    if without_moves:
+        warnings.append(f"{without_moves} episode(s) made no movement action, so they have no IM rate (not 0%): "
+                        "they are left out of the IM means and the correlation points")
     outdated = sum(1 for r in main if r.get("metrics") and
                    int((r["metrics"] or {}).get("metrics_version", 1)) < METRICS_VERSION)
     if outdated:
         warnings.append(f"{outdated} episode(s) were scored by an older definition of the metrics (before "
                         f"version {METRICS_VERSION}: interventions credited to the agent, missing self-assessments "
-                        "counted as Unaware); rescore them from their episode files with `python main.py report "
+                        "counted as Unaware, moves in dialogues counted as deadlocks, an absolute ε for continuous "
+                        "moves); rescore them from their episode files with `python main.py report "
                         f"{folder} --rescore`")
     return {"folder": str(folder), "rescored": rescore, "sr": sr_rows, "metrics": metric_rows, "failures": failure_rows,
             "failure_sources": failure_sources, "disputed": sum(c.disputed for c in labelled), "points": points,
@@ -222,13 +298,8 @@ CATEGORY_SHORT = {"navigation": "Nav", "interaction": "Int", "mixed": "Mix"}
 
 
 def correlation_text(values: dict[str, Any]) -> str:
-    r, n, p = values.get("r"), values.get("n", 0), values.get("p_value")
-    if r is None:
-        return f"undefined (n = {n}: too few points, or no variance)"
-    p_text = "p undefined" if p is None else ("p < 0.001" if p < 0.001 else f"p = {p:.3f}")
-    low, high = values.get("ci95_low"), values.get("ci95_high")
-    ci = "95% CI undefined" if low is None else f"95% CI [{low:.2f}, {high:.2f}]"
-    return f"r = {r:.2f} (n = {n}, {p_text}, bootstrap {ci})"
+    """What the report, the HTML report and the studio's Results caption say of one correlation."""
+    return describe_correlation(values)
 
 
 def paper_table(report: dict[str, Any]) -> str:
@@ -256,15 +327,15 @@ def paper_rows(report: dict[str, Any]) -> list[list[str]]:
 
 
 def write_report(folder: Path, report: dict[str, Any]) -> str:
-    sr = _markdown(["agent", "granularity", *TASK_CATEGORIES, "overall", "episodes"],
+    sr = _markdown(["agent", "granularity", *TASK_CATEGORIES, "overall", "episodes", "human-assisted"],
                    [[r["agent"], r["granularity"], *(format_value(r[c], True) for c in TASK_CATEGORIES),
-                     format_value(r["overall"], True), str(r["episodes"])] for r in report["sr"]])
-    metrics = _markdown(["agent", "granularity", "avg successful steps", "IM rate", "max consecutive IMs",
-                         "recovery rate", "action entropy (bits)", "deadlock spans", "aware", "unaware",
-                         "unclassified"],
-                        [[r["agent"], r["granularity"], format_value(r["avg_successful_steps"]),
-                          format_value(r["im_rate"], True), format_value(r["max_consecutive_im"]),
-                          format_value(r["recovery_rate"], True), format_value(r["action_entropy_bits"]),
+                     format_value(r["overall"], True), str(r["episodes"]), str(r.get("human_assisted", 0))]
+                    for r in report["sr"]])
+    assisted = sum(int(r.get("human_assisted", 0)) for r in report["sr"])
+    metrics = _markdown(["agent", "granularity", *(METRIC_LABELS[name] for name in METRICS), "deadlock spans",
+                         "aware", "unaware", "unclassified", "of them from human labels"],
+                        [[r["agent"], r["granularity"],
+                          *(format_value(r[name], name in PERCENT_METRICS) for name in METRICS),
                           *(str(r[name]) for name in SPAN_COUNTS)]
                          for r in report["metrics"]])
     failures = _markdown(["agent", *TAXONOMY, "from human labels", "automatic"],
@@ -281,16 +352,24 @@ def write_report(folder: Path, report: dict[str, Any]) -> str:
         + (f" {len(errors)} episode(s) that ended in an infrastructure error are not results; they are "
            "counted apart, at the end." if errors else ""),
         "## Success rate (the paper's layout)", paper_table(report),
+        "A success counts when the evaluator judged the condition met at the end of one of the agent's own steps; "
+        "a push or a human's driving never ends an episode as a success (docs/metrics.md)."
+        + (f" {assisted} success(es) were met on a human's step in the studio: they are not the agent's and count "
+           "as failures in the rates above; the column `human-assisted` counts them." if assisted else ""),
         "## Success rate by granularity and category", sr,
         "## Movement metrics",
-        "Deadlock spans are classified by what the agent said during them: aware (it said stuck), unaware "
-        "(it mostly said progressing) or unclassified (its self-assessments were missing, unreadable or unsure; "
-        "left for a human label). See docs/metrics.md.", metrics,
+        "Deadlock spans are classified by a human's span labels where an annotator classified the episode's spans "
+        "(the last column counts those), and otherwise by what the agent said during them: aware (it said stuck), "
+        "unaware (it mostly said progressing) or unclassified (its self-assessments were missing, unreadable or "
+        "unsure; left for a human label). Moves made while a dialogue box was open never form a deadlock; the IM "
+        "rate counts them (the benchmark's definition) and the next column leaves them out. Means of episodes "
+        "average each episode's own value; pooled and longest count over all spans and episodes; episodes with no "
+        "movement action have no IM rate and are left out of it. See docs/metrics.md.", metrics,
         "## Failure taxonomy (human labels where confirmed, automatic suggestions otherwise)", failures,
         f"Episodes whose annotators disagree: {report['disputed']} (the most common confirmed category is used).",
         "## Ineffective moves versus success",
-        f"Pearson r between IM rate and success rate, one point per {unit} ({len(report['points'])} points): "
-        f"{correlation_text(found['overall'])}.",
+        f"Pearson r between IM rate and success rate, one point per {UNIT_WORDS.get(unit, unit)} "
+        f"({len(report['points'])} points): {correlation_text(found['overall'])}.",
         "Per granularity:\n" + ("\n".join(per_granularity) or "- none"),
         "Per agent:\n" + ("\n".join(per_agent) or "- none"),
         "![IM rate vs success rate](im_vs_sr.png)",
@@ -298,7 +377,7 @@ def write_report(folder: Path, report: dict[str, Any]) -> str:
     ]) + "\n" + _warnings_section(report["warnings"])
     (folder / "report.md").write_text(text)
     for name, rows in (("success_rates", report["sr"]), ("metrics", report["metrics"]),
-                       ("failures", report["failures"])):
+                       ("failures", report["failures"])):  # CSV columns: the JSON keys (docs/run-folder.md)
         if rows:
             with (folder / f"{name}.csv").open("w", newline="") as handle:
                 writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
@@ -331,8 +410,9 @@ def long_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
             add("success_rate", r["agent"], r["granularity"], c, "episodes", r[f"n_{c}"])
         add("success_rate", r["agent"], r["granularity"], "all", "success_rate", r["overall"])
         add("success_rate", r["agent"], r["granularity"], "all", "episodes", r["episodes"])
+        add("success_rate", r["agent"], r["granularity"], "all", "human_assisted", r.get("human_assisted", 0))
     for r in report["metrics"]:
-        for name in (*METRICS, *SPAN_COUNTS):
+        for name in (*METRICS, "episodes_without_moves", *SPAN_COUNTS):
             add("metrics", r["agent"], r["granularity"], "all", name, r[name])
     for agent, sources in report["failure_sources"].items():
         for category, counts in sources.items():
@@ -345,7 +425,7 @@ def long_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
     scopes = [("all", "all", found["overall"])] + [("all", g, v) for g, v in found["by_granularity"].items()]
     scopes += [(a, "all", v) for a, v in found["by_agent"].items()]
     for agent, granularity, values in scopes:
-        for measure in ("r", "n", "p_value", "ci95_low", "ci95_high"):
+        for measure in ("r", "n", "p_value", "fisher95_low", "fisher95_high", "ci95_low", "ci95_high"):
             add("im_vs_sr", agent, granularity, f"unit:{found['unit']}", f"pearson_{measure}", values[measure])
     for agent in sorted({e["agent"] for e in report["infrastructure_errors"]}):
         count = sum(e["agent"] == agent for e in report["infrastructure_errors"])

@@ -5,7 +5,8 @@ METRICS_VERSION in metrics.py), `python main.py report DIR --rescore` recomputes
 per-step records with the same code the runner uses: the file is read by `load_episode` into the
 same `Episode` the runner fills, and `Episode.metrics()` counts it. What an old file never recorded
 cannot be recovered: files written before metrics v2 hold no separate displacement for automatic
-push-backs, so their steps after a push still include it.
+push-backs, so their steps after a push still include it. Files before v3 hold no goal area (then taken
+from the task file of the same id, where one exists) and no continuous move thresholds (then ε).
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from core.episode import Episode, load_episode
-from core.episode.metrics import episode_metrics
+from core.episode.metrics import GoalArea, episode_metrics
+from core.evaluation.tasks import TaskFileError, load_task, suite_folder
 from core.recording.errors import EpisodeFileError
 
 SEPARATE_PUSH_DISPLACEMENT_SINCE = 2  # the metrics version whose files record a push-back's displacement apart
@@ -44,7 +46,24 @@ def rescore_episode(path: Path, success: bool, reached_goal_area: bool,
             warning = (f"{path} predates separate push-back displacement; {len(pushes)} automatic push(es) still "
                        "count toward the agent's following move")
     # As the runner scores: the StepRecords' facts, with success as the run reported it (the results row).
-    return episode_metrics([step.facts for step in episode], success, reached_goal_area).to_json(), warning
+    goal = episode.goal_area or _goal_from_task_file(episode)
+    judged = episode.result is None or episode.result.end_reason != "stopped"
+    return episode_metrics([step.facts for step in episode], success, reached_goal_area, goal,
+                           judged=judged).to_json(), warning
+
+
+def _goal_from_task_file(episode: Episode) -> GoalArea | None:
+    """The goal area of a file written before metrics v3 recorded it: from its task's file, if it is still there."""
+    task_id = episode.metadata.get("task_id")
+    backend = str(episode.metadata.get("backend") or "builtin")
+    if not isinstance(task_id, str):
+        return None
+    try:
+        task = load_task(suite_folder(backend) / f"{task_id}.yaml")
+    except TaskFileError:
+        return None
+    goal = task.goal_point()
+    return GoalArea(goal[0], goal[1], goal[2]) if goal is not None else None
 
 
 def rescore_rows(folder: Path, rows: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:

@@ -1,22 +1,29 @@
-"""Correlation with the numbers a reviewer asks for: Pearson r, n, a two-sided p-value and a bootstrap
-95% interval. Pure numpy and the standard library (no SciPy in the default install).
+"""Correlation with the numbers a reviewer asks for: Pearson r, n, a two-sided p-value and two 95%
+intervals. Pure numpy and the standard library (no SciPy in the default install).
 
 * The p-value tests r = 0 with t = r·sqrt((n-2)/(1-r²)) on n-2 degrees of freedom (Student's t, from
   the regularized incomplete beta function).
-* The interval is the percentile bootstrap over the units (resampled with replacement, a fixed seed so
-  a report is reproducible). Resamples in which one side has no variance have no r and are skipped;
-  when more than half are skipped the interval is left undefined rather than built on a few.
+* The main interval is Fisher's: z = atanh(r) is close to normal with standard error 1/sqrt(n-3), so the
+  interval is tanh(z ± 1.96/sqrt(n-3)) (n >= 4). It agrees with the p-value, which a bootstrap over a
+  handful of points need not (n = 4 gave a bootstrap interval of [-1.00, -0.82] beside p = 0.051).
+* The second is the percentile bootstrap over the units (resampled with replacement, a fixed seed so a
+  report is reproducible). Resamples in which one side has no variance have no r and are skipped; when
+  more than half are skipped the interval is left undefined rather than built on a few.
+* Below SMALL_N points nothing should be concluded from r, whatever its p-value: reports say so.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 BOOTSTRAP_RESAMPLES = 2000
+SMALL_N = 10  # below this many points a report says "n too small to conclude"
+Z_95 = 1.959963984540054
 BOOTSTRAP_SEED = 20260409  # fixed: the same folder always gives the same interval
 _BLOCK = 250  # resamples computed at once, so memory stays small for large n
 
@@ -26,21 +33,38 @@ class Correlation:
     r: float | None          # None: fewer than 2 points, or no variance on one side
     n: int
     p_value: float | None    # None: r undefined or n < 3
-    ci_low: float | None
+    ci_low: float | None     # the bootstrap interval
     ci_high: float | None
     resamples: int           # bootstrap resamples that had an r
+    fisher_low: float | None = None   # Fisher's z interval (None: r undefined or n < 4)
+    fisher_high: float | None = None
 
-    def to_json(self) -> dict[str, float | int | None]:
-        return {"r": self.r, "n": self.n, "p_value": self.p_value, "ci95_low": self.ci_low,
-                "ci95_high": self.ci_high, "bootstrap_resamples": self.resamples}
+    @property
+    def too_small(self) -> bool:
+        return self.n < SMALL_N
+
+    def to_json(self) -> dict[str, float | int | bool | None]:
+        return {"r": self.r, "n": self.n, "p_value": self.p_value, "fisher95_low": self.fisher_low,
+                "fisher95_high": self.fisher_high, "ci95_low": self.ci_low, "ci95_high": self.ci_high,
+                "bootstrap_resamples": self.resamples, "too_small": self.too_small}
 
     def describe(self) -> str:
-        if self.r is None:
-            return f"undefined (n = {self.n}: too few points, or no variance)"
-        p = "p undefined" if self.p_value is None else (
-            "p < 0.001" if self.p_value < 0.001 else f"p = {self.p_value:.3f}")
-        ci = "95% CI undefined" if self.ci_low is None else f"95% CI [{self.ci_low:.2f}, {self.ci_high:.2f}]"
-        return f"r = {self.r:.2f} (n = {self.n}, {p}, {ci})"
+        return describe_correlation(self.to_json())
+
+
+def describe_correlation(values: Mapping[str, Any]) -> str:
+    """One line for a correlation as `Correlation.to_json()` gives it (reports and the studio's captions): r, n,
+    p, Fisher's interval, the bootstrap's, and "n too small to conclude" below SMALL_N points."""
+    r, n, p = values.get("r"), int(values.get("n") or 0), values.get("p_value")
+    if r is None:
+        return f"undefined (n = {n}: too few points, or no variance)"
+    p_text = "p undefined" if p is None else ("p < 0.001" if p < 0.001 else f"p = {p:.3f}")
+    low, high = values.get("fisher95_low"), values.get("fisher95_high")
+    fisher = "Fisher 95% CI undefined" if low is None else f"Fisher 95% CI [{low:.2f}, {high:.2f}]"
+    low, high = values.get("ci95_low"), values.get("ci95_high")
+    boot = "bootstrap CI undefined" if low is None else f"bootstrap [{low:.2f}, {high:.2f}]"
+    text = f"r = {r:.2f} (n = {n}, {p_text}, {fisher}, {boot})"
+    return text + (f"; n too small to conclude (fewer than {SMALL_N} points)" if n < SMALL_N else "")
 
 
 def pearson(xs: Sequence[float], ys: Sequence[float]) -> float | None:
@@ -125,10 +149,21 @@ def bootstrap_interval(xs: Sequence[float], ys: Sequence[float], resamples: int 
     return float(low), float(high), len(found)
 
 
+def fisher_interval(r: float, n: int) -> tuple[float | None, float | None]:
+    """Fisher's 95% interval for r from n points: tanh(atanh(r) ± 1.96/sqrt(n-3)); None below 4 points."""
+    if n < 4:
+        return None, None
+    if abs(r) >= 1.0:
+        return r, r  # a perfect line: no spread to speak of (and "n too small" says the rest when it is)
+    z, spread = math.atanh(r), Z_95 / math.sqrt(n - 3)
+    return math.tanh(z - spread), math.tanh(z + spread)
+
+
 def correlation(xs: Sequence[float], ys: Sequence[float], resamples: int = BOOTSTRAP_RESAMPLES,
                 seed: int = BOOTSTRAP_SEED) -> Correlation:
     r = pearson(xs, ys)
     if r is None:
         return Correlation(None, len(xs), None, None, None, 0)
     low, high, used = bootstrap_interval(xs, ys, resamples, seed)
-    return Correlation(r, len(xs), pearson_p_value(r, len(xs)), low, high, used)
+    fisher_low, fisher_high = fisher_interval(r, len(xs))
+    return Correlation(r, len(xs), pearson_p_value(r, len(xs)), low, high, used, fisher_low, fisher_high)

@@ -9,17 +9,31 @@ the automatic suggestion recorded in results.jsonl.
 * Episodes that ended in an infrastructure error are not results and have no category: the report
   counts them apart (core/session/run_folder.py).
 * An episode file that is missing or unreadable falls back to the automatic suggestion, with a warning.
+* Deadlock spans by awareness, likewise: where a human annotator classified the episode's spans (accepted
+  spans marked aware or unaware), the report counts that annotator's spans (the first such annotator by
+  name); otherwise the agent's own self-assessments (the metrics' aware / unaware / unclassified).
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from core.episode.metrics import AWARE, CATEGORIES, EXECUTION, LOST, SUCCESS, SUGGESTIONS, UNAWARE, UNCLASSIFIED
+from core.episode.metrics import (
+    AWARE,
+    AWARENESS_CLASSES,
+    CATEGORIES,
+    EXECUTION,
+    LOST,
+    SPAN_UNCLASSIFIED,
+    SUCCESS,
+    SUGGESTIONS,
+    UNAWARE,
+    UNCLASSIFIED,
+)
 from core.labels.model import AUTO_ANNOTATOR, LabelDocument
 from core.labels.store import LabelStoreError, read_labels
 
@@ -36,6 +50,18 @@ class EpisodeCategory:
     source: str  # HUMAN or AUTO
     annotators: tuple[str, ...] = ()  # the humans whose confirmed category was counted
     disputed: bool = False  # those humans did not all agree
+    spans: Mapping[str, int] | None = None  # a human's span classification (aware/unaware/unclassified), if any
+
+
+def human_spans(document: LabelDocument) -> dict[str, int] | None:
+    """The awareness counts of the first human annotator (by name) who classified any of the episode's spans."""
+    for name, labels in sorted(document.annotators.items()):
+        accepted = [span for span in labels.spans if span.status == "accepted"]
+        if name == AUTO_ANNOTATOR or not any(span.kind is not None for span in accepted):
+            continue
+        counts = Counter(span.kind or SPAN_UNCLASSIFIED for span in accepted)
+        return {kind: counts.get(kind, 0) for kind in AWARENESS_CLASSES}
+    return None
 
 
 def human_category(document: LabelDocument) -> EpisodeCategory | None:
@@ -67,7 +93,8 @@ def episode_category(folder: Path, row: Mapping[str, Any]) -> tuple[EpisodeCateg
         document = read_labels(path)
     except LabelStoreError as exc:
         return automatic, f"labels of {path} could not be read ({exc}); automatic suggestion used"
-    return human_category(document) or automatic, None
+    category = human_category(document) or automatic
+    return replace(category, spans=human_spans(document)), None
 
 
 def categorise(folder: Path, rows: Sequence[Mapping[str, Any]]) -> tuple[list[EpisodeCategory], list[str]]:

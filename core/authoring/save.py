@@ -15,23 +15,24 @@ from pathlib import Path
 from core.authoring.context import profile_flags, world_start_states
 from core.authoring.draft import TaskDraft
 from core.evaluation.tasks import Task, TaskFileError, parse_task
-from core.paths import TASKS_DIR
+from core.paths import user_tasks_dir
 
 
 class TaskExistsError(TaskFileError):
     """Saving would replace an existing task file, and overwriting was not asked for."""
 
 
-def save_task(draft_or_task: TaskDraft | Task, folder: Path = TASKS_DIR, overwrite: bool = False) -> Path:
-    """Write `<folder>/<id>.yaml` and return its path. Raises TaskFileError (with file and line) for an
-    invalid task, TaskExistsError when the file exists and `overwrite` is false."""
+def save_task(draft_or_task: TaskDraft | Task, folder: Path | None = None, overwrite: bool = False) -> Path:
+    """Write `<folder>/<id>.yaml` and return its path; by default into the user's task folder
+    (core.paths.user_tasks_dir), never into the benchmark suite's assets/tasks/. Raises TaskFileError (with
+    file and line) for an invalid task, TaskExistsError when the file exists and `overwrite` is false."""
     if isinstance(draft_or_task, Task):
         # A Task carries no profile or world, so it is checked against the built-in game's.
         _, starts = world_start_states()
         draft = TaskDraft.from_task(draft_or_task, profile_flags(), list(starts))
     else:
         draft = draft_or_task
-    folder = Path(folder)
+    folder = Path(folder) if folder is not None else user_tasks_dir()
     path = folder / f"{draft.id or 'untitled'}.yaml"
     text = draft.to_yaml()
     parse_task(text, path, draft.flag_names, draft.start_states)  # exactly what loading it will check

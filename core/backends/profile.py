@@ -13,6 +13,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from core.game.external.spec import ExternalSpec
+from core.game.motion import MotionCalibration
 from core.paths import ASSETS_DIR
 
 BACKEND_FORMAT_VERSION = 1
@@ -59,6 +60,9 @@ class BackendProfile(_Model):
     step_settle_s: float = Field(0.0, ge=0, le=10)  # wait after each action before judging (real-time games)
     side_views: SideViews = SideViews()
     validation: Validation = Validation()
+    # How far sticks move the character on open ground, for the continuous ineffective-move threshold
+    # (core/game/motion.py; measured by `python main.py backend calibrate NAME --write`).
+    continuous_motion: MotionCalibration | None = None
     builtin: BuiltinSpec | None = None
     external: ExternalSpec | None = None
     notes: str = ""

@@ -31,11 +31,12 @@ from core.agents.observe import ObservationOptions
 from core.backends.profile import BackendFileError, BackendProfile, load_backend
 from core.cli.progress import RunProgress
 from core.game import child
-from core.session.batch import BatchError, check_run, run_batch
+from core.session.batch import BatchError, check_run, granularities, run_batch
 from core.session.batch_control import BatchControl
 from core.session.batch_driver import EpisodeExecutor
 from core.session.interventions import InterventionPolicy
 from core.session.local_pool import LocalPool
+from core.session.protocol import PROTOCOLS, RUN_DEFAULTS, ProtocolError, run_settings, suite_ids
 from core.session.runner import RunOptions
 
 
@@ -43,11 +44,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--backend", default="builtin", metavar="NAME|PATH",
                         help="the game: builtin (default), minetest, ryujinx, or a backend file "
                              "(docs/backend-format.md)")
-    parser.add_argument("--protocol", choices=["paper"],
-                        help="paper: every task x all 3 granularities x 5 trials with each task's own step budget "
-                             "(the benchmark's protocol); leave out --tasks, --granularity, --trials and --budget")
-    parser.add_argument("--tasks", default="all", help="all, task ids or globs, quests, category:NAME (comma list)")
-    parser.add_argument("--granularity", default="goal", help="visual, step, goal or all (default goal)")
+    parser.add_argument("--protocol", choices=sorted(PROTOCOLS),
+                        help="paper: the 30 suite tasks x all 3 granularities x 5 trials with each task's own step "
+                             "budget (the benchmark's protocol); leave out --tasks, --granularity, --trials and "
+                             "--budget")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="print the plan (every episode: task, granularity, trial, budget, seed) and start nothing")
+    parser.add_argument("--tasks", help="all (default), suite, task ids or globs, quests, category:NAME (comma list)")
+    parser.add_argument("--granularity", help="visual, step, goal (default) or all")
     parser.add_argument("--agent", default="random",
                         help="random[:SEED], replay:EPISODE.h5, or model:PRESET (claude-sonnet-4.6, gpt-5.2, "
                              "gemini-3-pro, provider:model-id); keys come from the environment")
@@ -62,7 +66,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "the start is recorded in RUN/experience/start.json and in every episode file")
     parser.add_argument("--frames-every", type=int, default=0, metavar="TICKS",
                         help="also record continuous frames every TICKS ticks for smooth replay (0 = off)")
-    parser.add_argument("--trials", type=int, default=1)
+    parser.add_argument("--trials", type=int, help="episodes per task and granularity (default 1)")
     parser.add_argument("--attach", nargs="?", const="auto", metavar="PID|FILE",
                         help="drive a game that is already running instead of launching one: an external game's "
                              "pid (or nothing: found by the backend's attach section), or for the built-in world "
@@ -81,7 +85,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--intervention", choices=["none", "text", "physical"], default="none")
     parser.add_argument("--intervention-k", type=int, default=3, help="consecutive ineffective moves (default 3)")
     parser.add_argument("--budget", type=int, help="override every task's step budget")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=0,
+                        help="the run's seed; every episode's own seed is derived from it, its task, granularity "
+                             "and trial (the same run seed gives the same episodes)")
     parser.add_argument("--episode-timeout", type=float, metavar="SECONDS",
                         help="stop an episode that runs longer (a hung game or API) as an infrastructure error")
     parser.add_argument("--retries", type=int, default=0, metavar="N",
@@ -101,20 +107,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                          help="a custom resource each episode needs (only nodes that advertise it run episodes)")
 
 
-PAPER_PROTOCOL = {"tasks": "all", "granularity": "all", "trials": 5, "budget": None}
-_DEFAULTS = {"tasks": "all", "granularity": "goal", "trials": 1, "budget": None}
-
-
 def apply_protocol(args: argparse.Namespace) -> str | None:
-    """Fill in a named protocol's settings; the error text when the command also overrides one of them."""
-    if args.protocol != "paper":
-        return None
-    changed = [f"--{name}" for name, default in _DEFAULTS.items()
-               if getattr(args, name) != default and getattr(args, name) != PAPER_PROTOCOL[name]]
-    if changed:
-        return (f"--protocol paper fixes the tasks, granularities, trials and budgets; leave out {', '.join(changed)} "
-                "(or drop --protocol to choose them yourself)")
-    for name, value in PAPER_PROTOCOL.items():
+    """Fill in the run's tasks, granularity, trials and budget (a protocol's, or the defaults under what was
+    given); the error text when the command also sets one a protocol fixes, even to the protocol's value."""
+    given = {name: getattr(args, name) for name in RUN_DEFAULTS}
+    try:
+        settings = run_settings(args.protocol, given)
+    except ProtocolError as exc:
+        return str(exc)
+    for name, value in settings.items():
         setattr(args, name, value)
     return None
 
@@ -222,6 +223,27 @@ def _key_variables(agent: str) -> tuple[str, ...]:
     return key_env[:1]
 
 
+def _print_plan(args: argparse.Namespace, options: RunOptions, agent_options: dict[str, Any],
+                backend: BackendProfile) -> int:
+    """--dry-run: every episode the command would run, with its budget and seed; nothing is started or written."""
+    try:
+        specs, _ = check_run(args.tasks, args.granularity, args.agent, args.trials, options, agent_options, backend)
+    except BatchError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"{'task':30s} {'granularity':14s} {'trial':>5s} {'budget':>6s} {'seed':>10s}  key")
+    for spec in specs:
+        budget = args.budget or spec.task.step_budget
+        print(f"{spec.task.id:30s} {spec.granularity:14s} {spec.trial:5d} {budget:6d} {spec.seed(args.seed):10d}  "
+              f"{spec.key}")
+    tasks = len({spec.task.id for spec in specs})
+    per_task = len(specs) // tasks if tasks else 0
+    print(f"{len(specs)} episode(s): {tasks} task(s) x {per_task} each "
+          f"({len({spec.granularity for spec in specs})} granularities x {args.trials} trials), agent {args.agent}, "
+          f"run seed {args.seed}; nothing was started (--dry-run)")
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     problem = check_arguments(args)
     if problem:
@@ -253,6 +275,17 @@ def run(args: argparse.Namespace) -> int:
     )
     agent_options = {"model_id": args.model_id, "base_url": args.base_url, "reflection_every": args.reflection,
                      "experience_from": args.experience_from}
+    if args.protocol is not None:
+        try:
+            suite, note = suite_ids()
+        except ProtocolError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        print(f"--protocol {args.protocol}: the {len(suite)} suite tasks x {len(granularities(args.granularity))} "
+              "granularities x "
+              f"{args.trials} trials" + (f"; {note}" if note else ""), flush=True)
+    if args.dry_run:
+        return _print_plan(args, options, agent_options, backend)
     try:
         limits = RateLimits(args.concurrent_requests, args.requests_per_minute)
         if args.ray is not None:  # mistakes in the command first: starting or joining Ray takes seconds

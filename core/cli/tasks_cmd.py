@@ -50,6 +50,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                                        "one (implies --drive)")
     trying = sub.add_parser("try", help="check one task's start state loads and its reference route succeeds")
     trying.add_argument("path", type=Path)
+    suite = sub.add_parser("suite", help="check the built-in suite's task files against its manifest "
+                                         "(assets/tasks/_suite.yaml), or rewrite it after changing a task on purpose")
+    suite.add_argument("--write", action="store_true", help="record the suite tasks' files as they are now")
 
 
 @dataclass(frozen=True)
@@ -105,6 +108,8 @@ def run(args: argparse.Namespace) -> int:
         if args.action == "try":
             builtin = context("builtin")
             return _try(args.path, builtin.flags, builtin.start_states or [])
+        if args.action == "suite":
+            return _suite(args.write)
         if args.all:
             paths = [p for name in _backends(args.backend) for p in task_files(suite_folder(name))
                      if suite_folder(name).is_dir()]
@@ -126,7 +131,8 @@ def run(args: argparse.Namespace) -> int:
         except (TaskFileError, BackendFileError) as exc:
             print(f"INVALID {exc}")
             failed += 1
-    if (args.all or args.drive or args.profile) and tasks:
+    driving = bool(args.all or args.drive or args.profile)
+    if driving and tasks:
         if args.profile is not None:
             try:
                 judged_by = load_profile(args.profile)
@@ -139,19 +145,79 @@ def run(args: argparse.Namespace) -> int:
             group = [(p, t) for p, t in tasks if t.backend == name]
             failed += _drive(context(name).backend, group, args.write_reference and args.profile is None,
                              args.profile)
-    print(f"{len(paths) - failed} of {len(paths)} task(s) passed")
+    if driving:
+        print(f"{len(paths) - failed} of {len(paths)} task(s) passed (driven to success by the privileged driver)")
+    else:
+        print(f"{len(paths) - failed} of {len(paths)} task file(s) valid; not driven: add --drive to prove their "
+              "reference routes reach success")
+    if args.all and "builtin" in _backends(args.backend):
+        failed += _report_suite()
     return 1 if failed else 0
 
 
+def _report_suite() -> int:
+    """Say how the built-in suite's files stand against its manifest; 1 if a suite task is missing or changed."""
+    from core.evaluation.tasks import SuiteError, check_suite
+
+    try:
+        check = check_suite()
+    except SuiteError as exc:
+        print(f"SUITE   {exc}")
+        return 1
+    for task_id in check.missing:
+        print(f"SUITE   {task_id} is in the suite manifest but has no file in {TASKS_DIR}")
+    for task_id in check.changed:
+        print(f"SUITE   {task_id} differs from the version the suite manifest records; if the change is meant, "
+              "record it with `python main.py tasks suite --write`")
+    if check.others:
+        print(f"note    {len(check.others)} task file(s) in {TASKS_DIR} are not part of the suite "
+              f"(--protocol paper leaves them out): {', '.join(check.others)}")
+    return 0 if check.intact else 1
+
+
+def _suite(write: bool) -> int:
+    from core.evaluation.tasks import SuiteError, read_suite_manifest, write_suite_manifest
+
+    if write:
+        try:
+            ids = list(read_suite_manifest())
+        except SuiteError:
+            ids = [p.stem for p in task_files(TASKS_DIR)]
+        missing = [task_id for task_id in ids if not (TASKS_DIR / f"{task_id}.yaml").is_file()]
+        if missing:
+            print(f"error: suite task file(s) missing: {', '.join(missing)}", file=sys.stderr)
+            return 1
+        write_suite_manifest(ids)
+        print(f"recorded {len(ids)} suite task(s) in the manifest")
+    status = _report_suite()
+    if status == 0:
+        print("the suite's task files match its manifest")
+    return status
+
+
 def _list(args: argparse.Namespace, context: Callable[[str], Context]) -> int:
-    print(f"{'backend':9s} {'id':30s} {'quest':22s} {'category':12s} {'budget':>6s} {'ref':>5s}")
+    """Every backend's tasks; the built-in ones marked `suite` when the benchmark suite names them, and the
+    user's own tasks (authored in the studio) listed apart, never mixed into a suite."""
+    from core.evaluation.tasks import SuiteError, read_suite_manifest
+    from core.paths import user_tasks_dir
+
+    try:
+        suite = set(read_suite_manifest())
+    except SuiteError:
+        suite = set()
+    print(f"{'backend':9s} {'id':30s} {'quest':22s} {'category':12s} {'budget':>6s} {'ref':>5s}  set")
     problems = 0
     if args.folder is not None:
-        groups = [(None, task_files(args.folder))]
+        groups = [(None, task_files(args.folder), "")]
     else:
-        groups = [(name, task_files(suite_folder(name)) if suite_folder(name).is_dir() else [])
+        groups = [(name, task_files(suite_folder(name)) if suite_folder(name).is_dir() else [], "")
                   for name in _backends(args.backend)]
-    for name, paths in groups:
+        user = user_tasks_dir()
+        if user.is_dir() and task_files(user):
+            groups.append((None, task_files(user), f"your tasks ({user}; not part of any suite):"))
+    for name, paths, heading in groups:
+        if heading:
+            print(heading)
         for path in paths:
             try:
                 ctx = context(name or _task_backend(path))
@@ -160,84 +226,31 @@ def _list(args: argparse.Namespace, context: Callable[[str], Context]) -> int:
                 print(f"{name or '?':9s} {path.stem:30s} INVALID: {str(exc).splitlines()[0]}")
                 problems += 1
                 continue
+            if args.backend not in ("all", task.backend):
+                continue
             reference = str(task.reference_steps) if task.reference_steps else "-"
+            member = "user" if heading else ("suite" if task.backend != "builtin" or task.id in suite else "other")
             print(f"{task.backend:9s} {task.id:30s} {task.quest:22s} {task.category:12s} {task.step_budget:>6d} "
-                  f"{reference:>5s}")
+                  f"{reference:>5s}  {member}")
     return 1 if problems else 0
 
 
 def _drive(backend: BackendProfile, tasks: list[tuple[Path, Task]], write_reference: bool,
            profile_path: Path | None = None) -> int:
-    from core.backends.session import BackendSession
-    from core.evaluation.conditions import flags_named
-    from core.evaluation.driver import DriveResult, ScriptedDriver
-    from core.game.errors import GameError
+    from core.session.task_validation import TaskVerdict, drive_tasks
 
-    profile = load_profile(profile_path or backend.memory_profile_path)  # what the evaluator judges with
-    validation = backend.validation
-    external = backend.kind == "external"
-    failed = 0
-    try:
-        session = BackendSession.open(backend, start_state=_first_named_start(tasks), evaluator_profile=profile_path)
-    except GameError as exc:
-        print(f"FAILED  could not start the {backend.name} backend: {exc}")
-        return len(tasks)
-    with session:
-        for path, task in tasks:
-            missing = sorted(flags_named(task.success) - set(profile.flags))
-            if missing:
-                print(f"FAILED  {task.id:28s} the profile {profile.name!r} cannot judge it: it reads no flag "
-                      f"{', '.join(missing)}")
-                failed += 1
-                continue
-            started = time.perf_counter()
-            result: DriveResult | None = None
-            for attempt in range(validation.retries + 1):
-                try:
-                    session.prepare(task.start_for_reset())
-                    assert session.evaluator is not None
-                    driver = ScriptedDriver(session.game, session.evaluator, steering="turn" if external else "stick",
-                                            arrive=validation.arrive_m, settle_s=backend.step_settle_s,
-                                            reads_camera="camera_yaw" in profile.fields,
-                                            reads_dialogue="dialogue_active" in profile.fields)
-                    result = driver.drive(task)
-                except GameError as exc:
-                    result = DriveResult(task.id, False, 0, None, f"the game failed: {exc}")
-                if result.success and result.success_step is not None and result.success_step <= task.step_budget:
-                    break
-                if attempt < validation.retries:
-                    print(f"retry   {task.id}: {result.message or 'over the budget'} (attempt {attempt + 1})")
-            assert result is not None
-            elapsed = time.perf_counter() - started
-            verdict, detail = _judge(task, result, validation.steps_tolerance)
-            print(f"{verdict} {task.id:30s} {result.steps:4d} steps  {elapsed:5.1f} s  {detail}  [privileged driver]")
-            if verdict.strip() != "SOLVED":
-                failed += 1
-            elif write_reference:
-                _write_reference(path, result.success_step or result.steps)
-    return failed
+    paths = {task.id: path for path, task in tasks}
 
+    def say(verdict: TaskVerdict) -> None:
+        for reason in verdict.retried:
+            print(f"retry   {verdict.task_id}: {reason}")
+        print(f"{verdict.verdict:7s} {verdict.task_id:30s} {verdict.steps:4d} steps  {verdict.seconds:5.1f} s  "
+              f"{verdict.detail}  [privileged driver]", flush=True)
+        if verdict.solved and write_reference:
+            _write_reference(paths[verdict.task_id], verdict.success_step or verdict.steps)
 
-def _judge(task: Task, result: object, tolerance: float) -> tuple[str, str]:
-    success_step = getattr(result, "success_step", None)
-    if not getattr(result, "success", False) or success_step is None:
-        return "FAILED ", str(getattr(result, "message", ""))
-    detail = f"success at step {success_step}"
-    if success_step > task.step_budget:
-        return "FAILED ", detail + f", over the budget of {task.step_budget}"
-    reference = task.reference_steps
-    if reference:
-        allowed = max(1, round(reference * tolerance)) if tolerance > 0 else 0
-        detail += f" (reference {reference}" + (f" ± {allowed})" if tolerance > 0 else ")")
-        if tolerance > 0 and abs(success_step - reference) > allowed:
-            return "FAILED ", detail + ": the route no longer matches its reference; rerun with --write-reference " \
-                                       "if the game changed"
-    return "SOLVED ", detail
-
-
-def _first_named_start(tasks: list[tuple[Path, Task]]) -> str | None:
-    start = tasks[0][1].start_for_reset()
-    return start if isinstance(start, str) else None
+    verdicts = drive_tasks(backend, [task for _, task in tasks], profile_path, on_verdict=say)
+    return sum(not v.solved for v in verdicts)
 
 
 def _try(path: Path, flags: list[str], start_states: list[str]) -> int:

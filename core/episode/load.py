@@ -47,6 +47,14 @@ def _position_at(ticks: np.ndarray, xy: np.ndarray, tick: int) -> Position | Non
     return float(xy[at, 0]), float(xy[at, 1])
 
 
+def _dialogue_at(ticks: np.ndarray, dialogue: np.ndarray, tick: int) -> bool:
+    """Whether the last sample read at or before `tick` had a dialogue open (files before metrics v3)."""
+    if len(ticks) == 0:
+        return False
+    at = int(np.clip(np.searchsorted(ticks, tick, side="right") - 1, 0, len(ticks) - 1))
+    return bool(dialogue[at])
+
+
 def load_episode(path: Path) -> Episode:
     """Read an episode read-only. Raises EpisodeFileError, naming the file and the damaged part, when the
     episode as a whole cannot be read; a damaged step record only marks that step."""
@@ -66,6 +74,7 @@ def load_episode(path: Path) -> Episode:
                 records.append(({}, f"damaged record at step {index + 1}: {exc.problem}"))
     ticks = np.asarray(table["tick"], dtype=np.int64)
     xy = np.column_stack([table["x"], table["y"]]).astype(float) if len(ticks) else np.zeros((0, 2))
+    dialogue = np.asarray(table["dialogue_active"], dtype=bool)
     if result is not None:
         parsed = EpisodeResult.from_json(result)
         episode.reached_goal_area = parsed.reached_goal_area
@@ -78,7 +87,8 @@ def load_episode(path: Path) -> Episode:
         row["source"] = record.get("source") or _source_name(int(row["source"]))
         step = StepRecord.from_stored(row, record, damaged,
                                       position_before=_position_at(ticks, xy, int(row["tick_before"])),
-                                      position_after=_position_at(ticks, xy, int(row["tick_after"])))
+                                      position_after=_position_at(ticks, xy, int(row["tick_after"])),
+                                      dialogue_open=_dialogue_at(ticks, dialogue, int(row["tick_before"])))
         episode.append_step(step)
     episode.append_sample_table(table)
     episode.append_frame_ticks(frame_ticks)  # ticks only: frames are read on demand (studio/replay/frame_loader.py)

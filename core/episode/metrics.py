@@ -5,10 +5,16 @@ human, intervention), the displacement caused by its own input, and any displace
 intervention added after it. Displacement that someone else caused is never credited to the agent:
 
 * An **ineffective move** (IM) is an agent action that asked to move (a movement action, or a left
-  stick past the dead zone) after which the character moved less than IM_EPSILON_M metres.
+  stick past the dead zone) after which the character moved less than the step's threshold: ε =
+  IM_EPSILON_M metres for discrete moves; for continuous control a share of what the same stick and
+  duration move the character on open flat ground (the backend's calibration, core/episode/motion.py).
+* A **dialogue move** is a move made while a dialogue box was open (the evaluator's dialogue_active
+  before the step). Pushing the stick inside a dialogue moves nothing, so it is no evidence of a wall:
+  dialogue moves count in the IM rate (the benchmark's own definition) but never form, extend or
+  break a deadlock run; `im_rate_physical` leaves them out.
 * A **run** of IMs is broken by an effective agent move, or by anything else that displaced the
   character by IM_EPSILON_M or more (a push-back, a human's steps). Other actions (camera turns,
-  interactions, text hints) neither break nor extend it.
+  interactions, text hints, dialogue moves) neither break nor extend it.
 * A **deadlock span** is a run of at least DEADLOCK_K IMs. It is **recovered** only when the agent's
   own effective move ends it; `ended_by` says who ended it ("agent", "intervention", "human") or
   None when it lasted to the end of the episode.
@@ -17,6 +23,10 @@ intervention added after it. Displacement that someone else caused is never cred
   replies, and "unclassified" otherwise (mostly unsure, missing or unreadable). An episode that ends
   in an unrecovered span is suggested as Aware, Unaware or Unclassified Deadlock accordingly; the
   unclassified ones are left for a human label.
+* **Execution Failure** is suggested when the episode failed near its goal: it ended in a deadlock span
+  within GOAL_AREA_M of the goal, or the agent pressed Interact there (a failed interaction at the right
+  target); a final deadlock elsewhere is a Deadlock, and reaching the goal area without either is still
+  an Execution Failure.
 """
 
 from __future__ import annotations
@@ -24,12 +34,13 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-METRICS_VERSION = 2
+METRICS_VERSION = 3
 IM_EPSILON_M = 0.1
 DEADLOCK_K = 3
+GOAL_AREA_M = 3.0
 
 SUCCESS = "Success"
 AWARE = "Aware Deadlock"
@@ -58,6 +69,10 @@ class StepFacts:
     external_displacement: float = 0.0  # metres an automatic intervention moved the character after this step
     intervention: bool = False        # an intervention (of any kind) was applied at this step
     step: int = 0                     # the 1-based step number (0: not given; then index + 1)
+    epsilon: float = IM_EPSILON_M     # metres below which this move is ineffective (continuous: calibrated)
+    dialogue: bool = False            # a dialogue box was open when the step began
+    interact: bool = False            # the agent pressed Interact (the A button)
+    position: tuple[float, float] | None = None  # where the step ended (None: unknown)
 
     @property
     def by_agent(self) -> bool:
@@ -65,11 +80,21 @@ class StepFacts:
 
     @property
     def ineffective(self) -> bool:
-        return self.by_agent and self.movement and self.displacement < IM_EPSILON_M
+        """The benchmark's IM: an agent move that moved the character less than its threshold."""
+        return self.by_agent and self.movement and self.displacement < self.epsilon
 
     @property
     def effective_move(self) -> bool:
-        return self.by_agent and self.movement and self.displacement >= IM_EPSILON_M
+        return self.by_agent and self.movement and self.displacement >= self.epsilon
+
+    @property
+    def dialogue_move(self) -> bool:
+        return self.by_agent and self.movement and self.dialogue
+
+    @property
+    def physical_im(self) -> bool:
+        """An IM that says something about the world's geometry: not made inside a dialogue."""
+        return self.ineffective and not self.dialogue
 
     @property
     def displaced_by(self) -> str | None:
@@ -109,7 +134,7 @@ class EpisodeMetrics:
     success: bool
     movement_steps: int
     ineffective_moves: int
-    im_rate: float
+    im_rate: float | None  # None: the episode had no movement action (no rate, not a perfect 0%)
     max_consecutive_im: int
     deadlocks: tuple[DeadlockSpan, ...]
     recovery_rate: float | None
@@ -117,6 +142,14 @@ class EpisodeMetrics:
     failure_category: str
     invalid_replies: int
     interventions: int
+    dialogue_moves: int = 0
+    dialogue_ims: int = 0
+
+    @property
+    def im_rate_physical(self) -> float | None:
+        """IMs ÷ moves with the dialogue moves left out of both (None: no move outside a dialogue)."""
+        moves = self.movement_steps - self.dialogue_moves
+        return (self.ineffective_moves - self.dialogue_ims) / moves if moves else None
 
     def spans_by_awareness(self) -> dict[str, int]:
         counts = Counter(span.awareness for span in self.deadlocks)
@@ -128,7 +161,8 @@ class EpisodeMetrics:
             "metrics_version": METRICS_VERSION, "steps": self.steps, "agent_steps": self.agent_steps,
             "success": self.success, "movement_steps": self.movement_steps,
             "ineffective_moves": self.ineffective_moves, "im_rate": self.im_rate,
-            "max_consecutive_im": self.max_consecutive_im,
+            "im_rate_physical": self.im_rate_physical, "dialogue_moves": self.dialogue_moves,
+            "dialogue_ims": self.dialogue_ims, "max_consecutive_im": self.max_consecutive_im,
             "deadlocks": [span.to_json() for span in self.deadlocks],
             "deadlock_spans": len(self.deadlocks), "spans_by_awareness": self.spans_by_awareness(),
             "spans_ended_by": {who: ended.get(who, 0) for who in ("agent", "intervention", "human", "end")},
@@ -147,7 +181,7 @@ def _runs(steps: Sequence[StepFacts]) -> list[tuple[list[int], str | None, int]]
     runs: list[tuple[list[int], str | None, int]] = []
     current: list[int] = []
     for index, step in enumerate(steps):
-        if step.ineffective:
+        if step.physical_im:
             current.append(index)
         elif step.effective_move:
             if current:
@@ -196,7 +230,7 @@ def max_consecutive_im(steps: Sequence[StepFacts]) -> int:
 
 def next_run_length(current: int, step: StepFacts) -> int:
     """The length of the IM run after `step`, given its length before (the one rule behind every count)."""
-    if step.ineffective:
+    if step.physical_im:
         current += 1
     elif step.effective_move:
         current = 0
@@ -212,43 +246,91 @@ def consecutive_im_series(steps: Sequence[StepFacts]) -> list[int]:
     return series
 
 
-def current_consecutive_im(steps: Sequence[StepFacts]) -> int:
-    """The run of IMs the episode is in right now (0 after an effective agent move or an external push)."""
-    series = consecutive_im_series(steps)
-    return series[-1] if series else 0
-
-
 def action_entropy(actions: Sequence[str]) -> float:
     counts = Counter(actions)
     total = sum(counts.values())
     return -sum(c / total * math.log2(c / total) for c in counts.values()) if total else 0.0
 
 
+@dataclass(frozen=True)
+class GoalArea:
+    """Where the task's goal is, for the Execution Failure rule: the goal's centre (a reach condition's, or
+    the last interaction target's), and whether it is an interaction target (then pressing Interact within
+    `radius` of it and failing is a failed interaction at the right target)."""
+
+    x: float
+    y: float
+    interaction: bool = False
+    radius: float = GOAL_AREA_M
+
+    def contains(self, position: tuple[float, float] | None) -> bool:
+        return position is not None and math.hypot(position[0] - self.x, position[1] - self.y) <= self.radius
+
+    def to_json(self) -> dict[str, Any]:
+        return {"x": self.x, "y": self.y, "interaction": self.interaction, "radius": self.radius}
+
+    @classmethod
+    def from_json(cls, data: Any) -> GoalArea | None:
+        try:
+            return cls(float(data["x"]), float(data["y"]), bool(data.get("interaction", False)),
+                       float(data.get("radius", GOAL_AREA_M)))
+        except (KeyError, TypeError, ValueError):
+            return None
+
+
+def _final_span_near_goal(steps: Sequence[StepFacts], span: DeadlockSpan, goal: GoalArea) -> bool:
+    """The span's moves ended within the goal area (stuck on geometry next to the target)."""
+    ends = [s.position for s in steps if span.start <= s.step <= span.end and s.by_agent and s.position is not None]
+    return bool(ends) and goal.contains(ends[-1])
+
+
+def _failed_interaction_at_goal(steps: Sequence[StepFacts], goal: GoalArea) -> bool:
+    return goal.interaction and any(s.by_agent and s.interact and goal.contains(s.position) for s in steps)
+
+
 def failure_category(steps: Sequence[StepFacts], success: bool, reached_goal_area: bool,
-                     spans: Sequence[DeadlockSpan] | None = None) -> str:
+                     spans: Sequence[DeadlockSpan] | None = None, goal: GoalArea | None = None) -> str:
+    """The automatic suggestion (docs/metrics.md). An Execution Failure near the goal comes before a final
+    deadlock: being stuck on geometry next to the target, or interacting with the right target and failing,
+    is failing to execute, whatever happened after."""
     if success:
         return SUCCESS
+    steps = _numbered(steps)
     spans = deadlock_spans(steps) if spans is None else spans
     final = spans[-1] if spans and spans[-1].ended_by is None else None
+    if goal is not None and ((final is not None and _final_span_near_goal(steps, final, goal))
+                             or _failed_interaction_at_goal(steps, goal)):
+        return EXECUTION
     if final is not None:
         return {SPAN_AWARE: AWARE, SPAN_UNAWARE: UNAWARE}.get(final.awareness, UNCLASSIFIED)
     return EXECUTION if reached_goal_area else LOST
 
 
-def episode_metrics(steps: Sequence[StepFacts], success: bool, reached_goal_area: bool = False) -> EpisodeMetrics:
+def _numbered(steps: Sequence[StepFacts]) -> Sequence[StepFacts]:
+    """The steps with their 1-based numbers filled in where a caller left them 0 (hand-made lists)."""
+    if all(s.step for s in steps):
+        return steps
+    return [s if s.step else replace(s, step=index + 1) for index, s in enumerate(steps)]
+
+
+def episode_metrics(steps: Sequence[StepFacts], success: bool, reached_goal_area: bool = False,
+                    goal: GoalArea | None = None, judged: bool = True) -> EpisodeMetrics:
+    """Every metric of one episode. `judged` False (a user's Stop): no failure category is suggested."""
     spans = deadlock_spans(steps)
     agent = [s for s in steps if s.by_agent]
     movement = sum(s.movement for s in agent)
     ims = sum(s.ineffective for s in agent)
     chosen = [s.action for s in agent if s.action != INVALID_ACTION]
+    category = failure_category(steps, success, reached_goal_area, spans, goal) if judged or success else ""
     return EpisodeMetrics(
         steps=len(steps), agent_steps=len(agent), success=success, movement_steps=movement, ineffective_moves=ims,
-        im_rate=ims / movement if movement else 0.0, max_consecutive_im=max_consecutive_im(steps),
+        im_rate=ims / movement if movement else None, max_consecutive_im=max_consecutive_im(steps),
         deadlocks=tuple(spans),
         recovery_rate=sum(s.recovered for s in spans) / len(spans) if spans else None,
-        action_entropy_bits=action_entropy(chosen), failure_category=failure_category(steps, success,
-                                                                                      reached_goal_area, spans),
+        action_entropy_bits=action_entropy(chosen), failure_category=category,
         invalid_replies=len(agent) - len(chosen), interventions=sum(s.intervention for s in steps),
+        dialogue_moves=sum(s.dialogue_move for s in agent),
+        dialogue_ims=sum(s.ineffective and s.dialogue for s in agent),
     )
 
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from core.episode.metrics import EpisodeMetrics, episode_metrics, next_run_length
+from core.episode.metrics import EpisodeMetrics, GoalArea, episode_metrics, next_run_length
 from core.episode.records import EpisodeResult, StepRecord
 from core.evaluation.sample import StateSample
 from core.recording.writer import SAMPLE_DTYPE
@@ -250,12 +250,20 @@ class Episode:
         with self._lock:
             return self._totals[-1].consecutive_im if self._totals else 0
 
+    @property
+    def goal_area(self) -> GoalArea | None:
+        """Where the task's goal is (recorded with the episode since metrics v3), for the Execution Failure rule."""
+        return GoalArea.from_json(self.metadata.get("goal_area"))
+
     def metrics(self, upto: int | None = None) -> EpisodeMetrics:
-        """The paper's metrics over the first `upto` steps (all by default), from core/episode/metrics.py."""
+        """The paper's metrics over the first `upto` steps (all by default), from core/episode/metrics.py.
+        An episode a user stopped is not judged: it gets no failure category."""
         with self._lock:
             chosen = self._steps[:upto]
             success = self._success_step is not None and any(s.step >= self._success_step for s in chosen)
-        return episode_metrics([s.facts for s in chosen], success, self.reached_goal_area)
+            stopped = self._result is not None and self._result.end_reason == "stopped"
+        return episode_metrics([s.facts for s in chosen], success, self.reached_goal_area, self.goal_area,
+                               judged=not stopped)
 
     def metrics_at(self, index: int) -> dict[str, Any]:
         """Cheap running figures after the step at `index` (for a cursor): O(1)."""

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
-from core.episode.metrics import AGENT_SOURCES, INVALID_ACTION, StepFacts, continuous_facts
+from core.episode.metrics import AGENT_SOURCES, IM_EPSILON_M, INVALID_ACTION, StepFacts, continuous_facts
 
 Source = Literal["agent", "privileged", "human", "intervention"]
 SOURCES: tuple[Source, ...] = ("agent", "human", "intervention", "privileged")  # stored order (the table's index)
@@ -85,6 +85,8 @@ class StepRecord:
     entropy_label: str = ""                  # the action as action entropy counts it
     macro: tuple[tuple[Mapping[str, Any], float], ...] = ()  # pad states and seconds executed
     side_views: Mapping[str, Any] | None = None  # {mode, game_seconds}: how the left/right views were made
+    im_threshold_m: float = IM_EPSILON_M     # a move shorter than this is ineffective (continuous: calibrated)
+    dialogue_open: bool = False              # a dialogue box was open when the step began
     damaged: str = ""                        # why the stored record could not be read ("" when intact)
 
     @property
@@ -100,6 +102,11 @@ class StepRecord:
         return self.decision.self_assessment if self.decision is not None else ""
 
     @property
+    def pressed_interact(self) -> bool:
+        """The step pressed A (the Interact action, or a continuous action holding the button)."""
+        return self.action == "Interact" or any("A" in (pad.get("buttons") or ()) for pad, _ in self.macro)
+
+    @property
     def facts(self) -> StepFacts:
         """This step as the metrics count it (core/episode/metrics.py)."""
         label = self.entropy_label or (self.action if self.by_agent else self.source)
@@ -107,7 +114,9 @@ class StepRecord:
                          displacement=self.displacement,
                          self_assessment=(self.self_assessment or "missing") if self.by_agent else "",
                          source=self.source, external_displacement=self.intervention_displacement,
-                         intervention=self.intervention is not None, step=self.step)
+                         intervention=self.intervention is not None, step=self.step, epsilon=self.im_threshold_m,
+                         dialogue=self.dialogue_open, interact=self.by_agent and self.pressed_interact,
+                         position=self.position_after)
 
     @property
     def ineffective(self) -> bool:
@@ -133,6 +142,7 @@ class StepRecord:
             "side_views": dict(self.side_views) if self.side_views is not None else None,
             "position_before": list(self.position_before) if self.position_before is not None else None,
             "position_after": list(self.position_after) if self.position_after is not None else None,
+            "im_threshold_m": round(self.im_threshold_m, 5), "dialogue_open": self.dialogue_open,
         }
 
     def to_json(self) -> dict[str, Any]:
@@ -145,10 +155,12 @@ class StepRecord:
 
     @classmethod
     def from_stored(cls, numbers: Mapping[str, Any], record: Mapping[str, Any], damaged: str = "",
-                    position_before: Position | None = None, position_after: Position | None = None) -> StepRecord:
+                    position_before: Position | None = None, position_after: Position | None = None,
+                    dialogue_open: bool = False) -> StepRecord:
         """A step read back from a file, written by this version or an older one: files before metrics v2
         lack the entropy label and intervention displacement, files before the episode model lack the
-        positions (then given by the loader from the samples)."""
+        positions, and files before metrics v3 whether a dialogue was open (then given by the loader from
+        the samples) and the move's threshold (then ε = IM_EPSILON_M, the rule they were scored by)."""
         source = str(record.get("source") or numbers.get("source") or "agent")
         source = source if source in SOURCES else "agent"
         by_agent = source in AGENT_SOURCES
@@ -186,7 +198,10 @@ class StepRecord:
             intervention_displacement=float(record.get("intervention_displacement") or 0.0),
             movement=movement and by_agent, entropy_label=label,
             macro=tuple((dict(pad), float(seconds)) for pad, seconds in record.get("macro") or ()),
-            side_views=record.get("side_views"), damaged=damaged)
+            side_views=record.get("side_views"),
+            im_threshold_m=IM_EPSILON_M if record.get("im_threshold_m") is None else float(record["im_threshold_m"]),
+            dialogue_open=bool(record["dialogue_open"]) if "dialogue_open" in record else dialogue_open,
+            damaged=damaged)
 
 
 def _position(value: object) -> Position | None:
@@ -220,6 +235,9 @@ class EpisodeResult:
     reached_goal_area: bool = False
     side_views: str | None = None
     game: str = ""
+    success_source: str | None = None   # whose step met the condition: agent, privileged or human
+    seed: int | None = None             # the episode's own seed (derived from the run's: core/session/episodes.py)
+    trajectory_digest: str = ""         # a hash of the steps' actions and end positions: equal ones are one trajectory
     undelivered_interventions: tuple[Mapping[str, Any], ...] = ()
     extra: Mapping[str, Any] = field(default_factory=dict)  # keys written by other versions, kept as they were
 

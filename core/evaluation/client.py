@@ -44,6 +44,8 @@ class EvaluatorClient:
         self.successes: list[dict[str, Any]] = []
         self.errors: list[str] = []
         self._task_acks = 0
+        self._judged: dict[int, dict[str, Any]] = {}  # answers to judge requests, by request number
+        self._requests = 0
         self._listeners: list[Listener] = []
         self._closed = False
         self._thread = threading.Thread(target=self._receive, name="evaluator-client", daemon=True)
@@ -85,6 +87,8 @@ class EvaluatorClient:
                     self.successes.append(message)
                 elif kind == "task_set":
                     self._task_acks += 1
+                elif kind == "judged" and isinstance(message.get("request"), int):
+                    self._judged[message["request"]] = message
                 elif kind == "error":
                     self.errors.append(message["error"])
                 self._changed.notify_all()
@@ -142,17 +146,29 @@ class EvaluatorClient:
             except OSError as exc:
                 raise EvaluatorError(f"the evaluator process is gone ({exc})") from None
 
-    def set_task(self, success: dict[str, Any], step: int = 0, timeout: float = 10.0) -> None:
+    def set_task(self, success: dict[str, Any], timeout: float = 10.0) -> None:
         with self._changed:
             acks, errors = self._task_acks, len(self.errors)
             self.successes.clear()
-        self._send({"op": "set_task", "success": success, "step": step})
+        self._send({"op": "set_task", "success": success})
         self.wait_until(lambda: self._task_acks > acks or len(self.errors) > errors, timeout, "the task to be set")
         if len(self.errors) > errors:
             raise EvaluatorError(self.errors[-1])
 
-    def mark_step(self, step: int) -> None:
-        self._send({"op": "step", "step": step})
+    def judge(self, sample: StateSample, step: int, source: str, timeout: float = 10.0) -> bool:
+        """Ask the evaluator to judge the task on `sample` (one it sent), the end of acting step `step` by
+        `source` (agent, privileged or human); True once the task has succeeded. Only such samples are ever
+        judged: what happens between steps (a push, a camera turn) cannot meet the condition by itself."""
+        with self._changed:
+            self._requests += 1
+            request = self._requests
+        self._send({"op": "judge", "request": request, "time": sample.time, "step": step, "source": source})
+        self.wait_until(lambda: request in self._judged, timeout, f"the evaluator to judge step {step}")
+        with self._changed:
+            answer = self._judged.pop(request)
+        if "error" in answer:
+            raise EvaluatorError(f"the evaluator could not judge step {step}: {answer['error']}")
+        return bool(answer["success"])
 
     def clear_task(self) -> None:
         self._send({"op": "clear_task"})

@@ -41,6 +41,10 @@ class RouteBlocked(RuntimeError):
     pass
 
 
+class TaskAlreadyMet(RuntimeError):
+    """The task's success condition holds at its start: it asks for nothing."""
+
+
 class ScriptedDriver:
     """steering="stick" moves with the analogue stick relative to the camera (the built-in world);
     steering="turn" turns the camera toward the waypoint, then walks forward (keyboard games, whose
@@ -66,9 +70,15 @@ class ScriptedDriver:
         self._measured_yaw = 0.0
         self.protocol = StepProtocol(game, evaluator, settle_s)  # the runner's step protocol
         self._answer: StepResult | None = None  # the game's answer to the last input (its tick keys the sample)
+        self._judged_step = 0  # the last step whose end the evaluator judged
+        self.succeeded = False
 
     def _now(self) -> tuple[float, float, float, bool]:
+        """Where the character is now; the end of a step not judged yet is judged on this reading."""
         sample = self.protocol.end(self._answer)
+        if self.steps > self._judged_step:
+            self._judged_step = self.steps
+            self.succeeded = self.protocol.judge(sample, self.steps, "privileged") or self.succeeded
         yaw = sample.camera_yaw if self.reads_camera else self._measured_yaw
         return sample.x, sample.y, yaw, sample.dialogue_active
 
@@ -86,7 +96,6 @@ class ScriptedDriver:
 
     def _act(self, pad: PadState, seconds: float) -> None:
         self.steps += 1
-        self.protocol.begin(self.steps)  # before acting, so success is credited to this step
         self._answer = self.game.hold(pad, seconds)
         if pad.buttons:
             self._answer = self.game.hold(PadState(), 1.0 / 30.0)  # release, so the next press counts
@@ -112,7 +121,6 @@ class ScriptedDriver:
                 right = (yaw - heading + 180.0) % 360.0 - 180.0
                 if abs(right) > TURN_TOLERANCE_DEG:
                     self.steps += 1
-                    self.protocol.begin(self.steps)
                     self.game.turn_camera(right)
                     self._answer = None  # no answer with a tick: the sample is keyed by the game's tick now
                     if not self.reads_camera:
@@ -146,22 +154,31 @@ class ScriptedDriver:
     def drive(self, task: Task) -> DriveResult:
         self.game.reset(task.start_for_reset())
         self._answer = None
+        self._judged_step, self.succeeded = self.steps, False
         message, blocked = "", False
         try:
             if not self.reads_camera:
                 self.measure_camera()
-            self.protocol.start(task.success.model_dump(exclude_none=True))
+            start = self.protocol.start(task.success.model_dump(exclude_none=True))
+            if self.protocol.judge(start, 0, "privileged"):
+                raise TaskAlreadyMet("the success condition already holds at the start state, before any step: "
+                                     "the task asks for nothing (change its start state or its success condition)")
             for step in task.reference_route:
                 if isinstance(step, Goto):
                     self.goto(*step.goto)
                 else:
                     self.interact(step)
-                if self.evaluator.successes:
+                if self.succeeded:
                     break
+        except TaskAlreadyMet as exc:
+            return DriveResult(task.id, False, 0, None, str(exc), self.positions, blocked=True)
         except RouteBlocked as exc:
             message, blocked = str(exc), True
-        self.protocol.end(self._answer, settle=False)  # the last step's sample, so its success is in
-        success = bool(self.evaluator.successes)
+        if self.steps > self._judged_step:  # the last step's end, so its success is in
+            self._judged_step = self.steps
+            sample = self.protocol.end(self._answer, settle=False)
+            self.succeeded = self.protocol.judge(sample, self.steps, "privileged") or self.succeeded
+        success = self.succeeded
         step = self.evaluator.successes[0]["step"] if success else None
         if not success and not message:
             message = "the route ended without meeting the success condition"

@@ -2,8 +2,11 @@
 
 It runs apart from the harness and the agent (code-level isolation): samples leave this process
 only over its authenticated channel, to subscribers such as the runner and the studio, never to
-an agent. Subscribers may set the active task's success condition and report the agent's step
-number, so success is reported with the step and time at which it happened.
+an agent. Subscribers may set the active task's success condition. Success is judged only where a
+subscriber asks for it: on the sample that ended an acting step (the agent's, a human's or the
+privileged driver's), named by its time stamp, with the step's number and source. A push or a camera
+turn between steps is never judged, so it cannot land the character in the goal and end the episode;
+the next acting step does, if the condition still holds then (docs/evaluator.md).
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import os
 import shutil
 import threading
 import time
+from collections import deque
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from multiprocessing.connection import wait as connection_wait
@@ -23,12 +27,15 @@ from pydantic import TypeAdapter, ValidationError
 
 from core.evaluation.conditions import Condition, Judge
 from core.evaluation.profile import Profile
+from core.evaluation.sample import StateSample
 from core.evaluation.tracker import BlockTracker
 from core.game import child, ipc
 from core.memory.readers import open_reader
 from core.memory.regions import MemoryAccessError
 
 _CONDITION = TypeAdapter(Condition)
+RECENT_SAMPLES = 1024  # what a judge request may name: about 17 s at 60 Hz
+JUDGED_SOURCES = ("agent", "privileged", "human")
 
 
 @dataclass
@@ -40,7 +47,6 @@ class _Subscriber:
 @dataclass
 class _Task:
     judge: Judge
-    step: int = 0
     reported: bool = False
     started: float = field(default_factory=time.time)
 
@@ -59,6 +65,7 @@ class EvaluatorServer:
         self.running = True
         self.flag_bits = {name: i for i, name in enumerate(profile.flags)}
         self.last_status: dict[str, Any] | None = None
+        self.recent: deque[StateSample] = deque(maxlen=RECENT_SAMPLES)  # what judge requests may name
 
     def _accept_forever(self) -> None:
         while self.running:
@@ -115,16 +122,14 @@ class EvaluatorServer:
         if op == "set_task":
             try:
                 condition = _CONDITION.validate_python(header.get("success"))
-                self.task = _Task(Judge(condition, self.flag_bits), step=int(header.get("step", 0)))
+                self.task = _Task(Judge(condition, self.flag_bits))
             except (ValidationError, ValueError) as exc:
                 ipc.send_message(subscriber.conn, {"type": "error", "error": f"bad success condition: {exc}"})
                 return False
             ipc.send_message(subscriber.conn, {"type": "task_set"})
             return False
-        if op == "step" and self.task is not None:
-            # No sample for this: the state before the step is the previous step's end, already read. A
-            # sample here would only cost both processes a read and a message on every step.
-            self.task.step = int(header.get("step", 0))
+        if op == "judge":
+            self._judge(subscriber, header)
         elif op == "clear_task":
             self.task = None
         elif op == "samples":
@@ -134,6 +139,31 @@ class EvaluatorServer:
         elif op == "shutdown":
             self.running = False
         return False
+
+    def _judge(self, subscriber: _Subscriber, header: dict[str, Any]) -> None:
+        """Judge the sample that ended an acting step: the one read at `time` (this process's own stamp), for
+        step `step` of `source`. A success is broadcast to every subscriber before the answer to the asker."""
+        request = header.get("request")
+        source = str(header.get("source"))
+        if source not in JUDGED_SOURCES:
+            ipc.send_message(subscriber.conn, {"type": "judged", "request": request,
+                                               "error": f"only acting steps are judged ({', '.join(JUDGED_SOURCES)}), "
+                                                        f"not {source!r}"})
+            return
+        moment = header.get("time")
+        sample = next((s for s in reversed(self.recent) if s.time == moment), None)
+        if sample is None:
+            ipc.send_message(subscriber.conn, {"type": "judged", "request": request,
+                                               "error": f"no sample read at {moment!r} is kept any more (the last "
+                                                        f"{RECENT_SAMPLES} are); judge a step as soon as it ends"})
+            return
+        task = self.task
+        if task is not None and not task.reported and task.judge.update(sample):
+            task.reported = True
+            self.broadcast({"type": "success", "step": int(header.get("step", 0)), "source": source,
+                            "time": sample.time, "elapsed": sample.time - task.started, "tick": sample.tick})
+        ipc.send_message(subscriber.conn, {"type": "judged", "request": request,
+                                           "success": bool(task is not None and task.judge.succeeded)})
 
     def _game_alive(self) -> bool:
         return child.pid_alive(self.pid)
@@ -181,12 +211,7 @@ class EvaluatorServer:
                                     "scan_seconds": status.last_scan_s}
                 self.broadcast(self.last_status)
             if sample is not None:
-                task = self.task
-                if task is not None and not task.reported and task.judge.update(sample):
-                    task.reported = True
-                    # Before the sample that met the condition: a client that has the sample has its success too.
-                    self.broadcast({"type": "success", "step": task.step, "time": sample.time,
-                                    "elapsed": sample.time - task.started, "tick": sample.tick})
+                self.recent.append(sample)
                 self.broadcast({"type": "sample", **sample.to_json()}, samples_only=True)
             deadline = max(deadline + period, time.perf_counter()) if not asked else time.perf_counter() + period
             self._wait_for_requests(deadline - time.perf_counter())

@@ -1,10 +1,13 @@
 """The step protocol, shared by the runner, the scripted driver and the Gymnasium env.
 
-    start(success)  set the task (step 0) and read where the episode starts
-    begin(n)        announce step n to the evaluator before acting (success is credited to it)
-                    and read the game's tick: the step's tick_before
+    start(success)  set the task and read where the episode starts
+    begin()         read the game's tick before a step acts: the step's tick_before
     ... act: hold pad input, turn the camera; the game answers with the tick it stopped at ...
     end(answer)     the evaluator sample for the step that ended at that tick
+    judge(sample, n, source)
+                    the evaluator judges the task on that sample, the end of an acting step (agent,
+                    privileged driver or human); nothing else is ever judged, so an intervention's push
+                    between steps cannot meet the condition by itself
 
 A sample is keyed by the game's own tick, not the wall clock: "the sample for the step that ended at
 tick T" is the first sample whose tick is T or later. That needs the game's answers and the state block
@@ -52,13 +55,16 @@ class StepProtocol:
     def start(self, success: Mapping[str, Any]) -> StateSample:
         """Set the task (no step yet) and return where the episode starts. A reset turns the game's clock back,
         so this one reading is keyed by the wall clock: a sample read before the reset may carry a later tick."""
-        self.evaluator.set_task(dict(success), step=0)
+        self.evaluator.set_task(dict(success))
         return self.evaluator.sample_after(time.time())
 
-    def begin(self, step: int) -> int:
-        """Announce `step` (before acting, so success is credited to it); returns the tick before it."""
-        self.evaluator.mark_step(step)
+    def begin(self) -> int:
+        """The game's tick before the next step acts (its tick_before)."""
         return current_tick(self.game)
+
+    def judge(self, sample: StateSample, step: int, source: str) -> bool:
+        """Whether the task has succeeded, judged on `sample`, the end of acting step `step` by `source`."""
+        return self.evaluator.judge(sample, step, source)
 
     def end(self, answer: StepResult | None = None, settle: bool = True) -> StateSample:
         """The sample for the step the game just finished (`answer`: its reply to the last input, if any)."""

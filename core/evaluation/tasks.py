@@ -5,6 +5,8 @@ See docs/task-format.md.
 
 from __future__ import annotations
 
+import hashlib
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -20,7 +22,7 @@ from pydantic import (
     field_validator,
 )
 
-from core.evaluation.conditions import Condition, flags_named
+from core.evaluation.conditions import AllOf, AnyOf, Condition, Reach, ReachSpec, Sequence, flags_named
 from core.paths import TASKS_DIR
 
 TASK_FORMAT_VERSION = 1
@@ -138,6 +140,32 @@ class Task(_Model):
         """What GameConnection.reset takes: the name, or the inline start as a plain JSON mapping."""
         return self.start_state if isinstance(self.start_state, str) else self.start_state.to_reset()
 
+    def goal_point(self) -> tuple[float, float, bool] | None:
+        """Where the task ends, and whether that is an interaction target: the target of a reference route that
+        ends in an interaction, else the centre of the condition's last reach, else the route's last waypoint."""
+        route = self.reference_route
+        if route and isinstance(route[-1], Interact):
+            x, y = route[-1].interact.target
+            return float(x), float(y), True
+        reach = _last_reach(self.success)
+        if reach is not None:
+            return reach.x, reach.y, False
+        if route and isinstance(route[-1], Goto):
+            return float(route[-1].goto[0]), float(route[-1].goto[1]), False
+        return None
+
+
+def _last_reach(condition: Condition) -> ReachSpec | None:
+    if isinstance(condition, Reach):
+        return condition.reach
+    children = (condition.sequence if isinstance(condition, Sequence) else condition.all_of
+                if isinstance(condition, AllOf) else condition.any_of if isinstance(condition, AnyOf) else [])
+    for child in reversed(children):
+        found = _last_reach(child)
+        if found is not None:
+            return found
+    return None
+
 
 def _line_of(node: yaml.Node | None, location: tuple[Any, ...]) -> int | None:
     """The 1-based line of the YAML node at a pydantic error location, as deep as it resolves."""
@@ -225,3 +253,63 @@ def task_files(folder: Path = TASKS_DIR) -> list[Path]:
 def load_suite(folder: Path = TASKS_DIR, known_flags: list[str] | None = None,
                start_states: list[str] | None = None) -> list[Task]:
     return [load_task(p, known_flags, start_states) for p in task_files(folder)]
+
+
+# -- the benchmark suite ------------------------------------------------------------------------
+SUITE_MANIFEST = TASKS_DIR / "_suite.yaml"  # a leading _: no task loader reads it as a task
+
+
+class SuiteError(ValueError):
+    """The suite manifest is missing or damaged, or a suite task is not the one it names."""
+
+
+def task_digest(path: Path) -> str:
+    """The digest the suite manifest records for a task file (its bytes, so any edit shows)."""
+    return "sha256:" + hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def read_suite_manifest(path: Path = SUITE_MANIFEST) -> dict[str, str]:
+    """The built-in suite: task id -> the digest of its file (assets/tasks/_suite.yaml, docs/task-format.md)."""
+    try:
+        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise SuiteError(f"cannot read the suite manifest {path}: {exc}; restore it (git checkout {path})") from None
+    tasks = data.get("tasks") if isinstance(data, dict) else None
+    if not isinstance(tasks, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in tasks.items()):
+        raise SuiteError(f"{path} is not a suite manifest (a mapping `tasks: {{id: sha256:...}}`); restore it "
+                         f"(git checkout {path})")
+    return dict(tasks)
+
+
+@dataclass(frozen=True)
+class SuiteCheck:
+    """How a folder's task files stand against the suite manifest."""
+
+    suite: tuple[str, ...]     # the manifest's task ids, in its order
+    missing: tuple[str, ...]   # suite tasks with no file
+    changed: tuple[str, ...]   # suite tasks whose file is not the version the manifest records
+    others: tuple[str, ...]    # task files in the folder that are not part of the suite
+
+    @property
+    def intact(self) -> bool:
+        return not self.missing and not self.changed
+
+
+def check_suite(folder: Path = TASKS_DIR, manifest: Path = SUITE_MANIFEST) -> SuiteCheck:
+    suite = read_suite_manifest(manifest)
+    present = {p.stem: p for p in task_files(folder)}
+    missing = tuple(task_id for task_id in suite if task_id not in present)
+    changed = tuple(task_id for task_id, digest in suite.items()
+                    if task_id in present and task_digest(present[task_id]) != digest)
+    others = tuple(sorted(set(present) - set(suite)))
+    return SuiteCheck(tuple(suite), missing, changed, others)
+
+
+def write_suite_manifest(task_ids: list[str], folder: Path = TASKS_DIR, manifest: Path = SUITE_MANIFEST) -> None:
+    """Record `task_ids` (files in `folder`) as the suite, with their digests as they are now."""
+    lines = ["# The built-in benchmark suite: the tasks `run --protocol paper` runs, each with the digest of the",
+             "# file it was published with (docs/task-format.md#the-suite). After changing a suite task on purpose,",
+             "# rewrite this file: python main.py tasks suite --write", f"format_version: {TASK_FORMAT_VERSION}",
+             "tasks:"]
+    lines += [f"  {task_id}: {task_digest(folder / f'{task_id}.yaml')}" for task_id in sorted(task_ids)]
+    Path(manifest).write_text("\n".join(lines) + "\n", encoding="utf-8")

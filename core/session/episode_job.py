@@ -51,7 +51,7 @@ class EpisodeJob:
     """Everything one episode needs, in plain picklable values (a Ray task carries it to another machine)."""
 
     spec: EpisodeSpec
-    options: RunOptions                  # the run's options; the episode's seed is derived from its trial
+    options: RunOptions                  # the run's options; the episode's seed is derived from them (spec.seed)
     agent_options: Mapping[str, Any] = field(default_factory=dict)  # model_id, base_url, reflection_every
     experience: ExperienceLibrary | None = None  # the library a reflecting agent starts from
     replies: tuple[str, ...] | None = None       # a replay agent's replies, read once on the driver
@@ -90,8 +90,8 @@ def episode_options(job: EpisodeJob, backend: BackendProfile) -> RunOptions:
     options = job.options
     return RunOptions(granularity=job.spec.granularity, paradigm=options.paradigm, observation=options.observation,
                       interventions=options.interventions, step_budget=options.step_budget,
-                      seed=options.seed + job.spec.trial, frame_every_ticks=options.frame_every_ticks,
-                      settle_s=max(options.settle_s, backend.step_settle_s))
+                      seed=job.spec.seed(options.seed), frame_every_ticks=options.frame_every_ticks,
+                      settle_s=max(options.settle_s, backend.step_settle_s), motion=backend.continuous_motion)
 
 
 class _Watchdog:

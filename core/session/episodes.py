@@ -5,6 +5,7 @@ runs each one, in a local worker thread or on a Ray worker (core/session/episode
 from __future__ import annotations
 
 import fnmatch
+import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from core.evaluation.profile import load_profile
 from core.evaluation.tasks import Task, load_suite, suite_folder
 from core.recording.errors import EpisodeFileError
 from core.recording.reader import EpisodeReader
+from core.session.protocol import ProtocolError, suite_ids
 
 GRANULARITY_NAMES = {"visual": "visual_guided", "step": "step_guided", "goal": "goal_only"}
 
@@ -37,12 +39,27 @@ class EpisodeSpec:
         agent = self.agent_spec.replace(":", "-").replace("/", "_").replace("=", "")
         return f"{self.task.id}__{self.granularity}__{agent}__t{self.trial}"
 
+    def seed(self, run_seed: int) -> int:
+        """This episode's own seed (see episode_seed)."""
+        return episode_seed(run_seed, self.task.id, self.granularity, self.trial)
 
-def select_tasks(selector: str, tasks: list[Task]) -> list[Task]:
+
+def episode_seed(run_seed: int, task_id: str, granularity: str, trial: int) -> int:
+    """A seed of its own for every (task, granularity, trial), derived from the run's seed by a hash: two tasks
+    that share a start state, or one task at two granularities, never replay the same random trajectory (they
+    would be duplicate points, not independent trials), and the same run seed always gives the same seeds."""
+    digest = hashlib.blake2b(f"{run_seed}|{task_id}|{granularity}|{trial}".encode(), digest_size=4).digest()
+    return int.from_bytes(digest, "big")
+
+
+def select_tasks(selector: str, tasks: list[Task], suite: list[str] | None = None) -> list[Task]:
+    """The tasks a selector names: all, `suite` (the ids in `suite`), ids or globs, quests, category:NAME."""
     chosen: list[Task] = []
     for part in [p.strip() for p in selector.split(",") if p.strip()]:
         if part == "all":
             matched = tasks
+        elif part == "suite" and suite is not None:
+            matched = [t for t in tasks if t.id in suite]
         elif part.startswith("category:"):
             matched = [t for t in tasks if t.category == part.split(":", 1)[1]]
         else:
@@ -82,8 +99,8 @@ def make_agent(spec: str, actions: ActionSet, seed: int, paradigm: str,
     options = options or {}
     name, _, argument = spec.partition(":")
     if name == "random":
-        # a fixed SEED still varies by trial (the caller passes run seed + trial), or five trials would be one
-        return RandomAgent(actions, seed=int(argument) + seed if argument else seed, paradigm=paradigm)
+        # `seed` is the episode's own (EpisodeSpec.seed); a fixed SEED shifts it, so every episode still differs
+        return RandomAgent(actions, seed=(int(argument) + seed) % 2**32 if argument else seed, paradigm=paradigm)
     if name == "replay":
         replies = options.get("replies")
         return ReplayAgent(actions, list(replies) if replies is not None else replay_replies(argument), paradigm,
@@ -115,7 +132,16 @@ def plan_episodes(task_selector: str, granularity: str, agent_spec: str, trials:
     backend = backend or load_backend("builtin")
     if flags is None:
         flags = load_profile(backend.memory_profile_path).flags
-    tasks = select_tasks(task_selector, backend_tasks(backend, flags))
+    suite = None
+    if "suite" in [p.strip() for p in task_selector.split(",")]:
+        if backend.name != "builtin":
+            raise BatchError("the benchmark suite is the built-in world's; choose tasks with --tasks for "
+                             f"{backend.name}")
+        try:
+            suite, _ = suite_ids()
+        except ProtocolError as exc:
+            raise BatchError(str(exc)) from None
+    tasks = select_tasks(task_selector, backend_tasks(backend, flags), suite)
     return [EpisodeSpec(t, g, agent_spec, trial) for t in tasks for g in granularities(granularity)
             for trial in range(trials)]
 

@@ -73,12 +73,12 @@ class PokeGymEnv(gym.Env):
             raise ValueError(f"action must be an integer in [0, {self.action_space.n}), got {action!r}")
         chosen = self.actions.discrete(self.actions.names[int(action)])
         self._steps += 1
-        self.protocol.begin(self._steps)  # the runner's step protocol: the sample is keyed by the game's tick
         answer = None
         for pad, seconds in chosen.macro:
             answer = self.world.hold(pad, seconds)
-        after = _reading(self.protocol.end(answer))
-        success = bool(self.evaluator.successes)
+        sample = self.protocol.end(answer)  # the runner's step protocol: the sample is keyed by the game's tick
+        success = self.protocol.judge(sample, self._steps, "agent")
+        after = _reading(sample)
         reward = step_reward(self.reward_spec, self._last, after, success)
         self._last = after
         truncated = not success and self._steps >= self.step_budget

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 
 from core.evaluation.conditions import flags_named
 from core.evaluation.tasks import Task
-from core.session.runner import goal_point
 
 SUCCESS_BONUS = 10.0
 FLAG_BONUS = 1.0
@@ -40,7 +39,9 @@ class RewardSpec:
     @classmethod
     def for_task(cls, task: Task, profile_flags: list[str], dense: bool = True) -> RewardSpec:
         bits = {name: i for i, name in enumerate(profile_flags)}
-        return cls(goal_point(task), tuple(bits[f] for f in sorted(flags_named(task.success))), dense)
+        goal = task.goal_point()
+        relevant = tuple(bits[f] for f in sorted(flags_named(task.success)))
+        return cls(goal[:2] if goal is not None else None, relevant, dense)
 
     def goal_distance(self, reading: Reading) -> float | None:
         return None if self.goal is None else math.hypot(reading.x - self.goal[0], reading.y - self.goal[1])

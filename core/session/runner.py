@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import hashlib
 import logging
 import math
 import sys
@@ -23,25 +24,32 @@ from core.agents.actions import ActionSet
 from core.agents.base import Agent, Decision
 from core.agents.observation import HistoryEntry, Observation
 from core.agents.observe import ObservationBuilder, ObservationOptions, resize_for_model
-from core.episode.metrics import INVALID_ACTION, StepFacts, continuous_facts, episode_metrics, next_run_length
+from core.episode.metrics import (
+    IM_EPSILON_M,
+    INVALID_ACTION,
+    GoalArea,
+    StepFacts,
+    continuous_facts,
+    episode_metrics,
+    next_run_length,
+)
 from core.episode.model import Episode
 from core.episode.recorder import EpisodeRecorder
 from core.episode.records import EpisodeResult, InterventionRecord, StepDecision, StepRecord
 from core.evaluation.client import EvaluatorClient, EvaluatorError
 from core.evaluation.sample import StateSample
 from core.evaluation.stepping import StepProtocol
-from core.evaluation.tasks import Interact, Task
+from core.evaluation.tasks import Task
 from core.game.connection import Capability, GameConnection, StepResult
 from core.game.errors import GameError
+from core.game.motion import MotionCalibration
 from core.game.pad import PadState
 from core.recording.writer import EpisodeWriter
 from core.session.events import RunnerEvents
 from core.session.interventions import DEFAULT_HINT, PHYSICAL, Intervention, InterventionPolicy
 
 log = logging.getLogger(__name__)
-GOAL_AREA_M = 3.0
-FULL_METRICS_EVERY_STEP_UNTIL = 300
-FULL_METRICS_PERIOD_S = 0.25
+JUDGED_SOURCES = ("agent", "privileged", "human")  # steps whose end the evaluator judges (never an intervention)
 DECISION_POLL_S = 0.05  # how soon a stop takes effect while the agent is deciding
 
 
@@ -60,12 +68,14 @@ class RunOptions:
     seed: int = 0
     frame_every_ticks: int = 0  # also record continuous frames every N ticks (0 = off), for smooth replay
     settle_s: float = 0.0  # real-time games: wait this long after an action before it is judged
+    motion: MotionCalibration | None = None  # the backend's continuous-control calibration (the IM threshold)
 
     def to_json(self) -> dict[str, Any]:
         return {"granularity": self.granularity, "paradigm": self.paradigm,
                 "observation": self.observation.to_json(), "interventions": self.interventions.to_json(),
                 "step_budget": self.step_budget, "privileged": self.privileged, "seed": self.seed,
-                "frame_every_ticks": self.frame_every_ticks, "settle_s": self.settle_s}
+                "frame_every_ticks": self.frame_every_ticks, "settle_s": self.settle_s,
+                "continuous_motion": self.motion.model_dump() if self.motion is not None else None}
 
 
 def _versions() -> dict[str, str]:
@@ -81,13 +91,18 @@ def _versions() -> dict[str, str]:
     return versions
 
 
-def goal_point(task: Task) -> tuple[float, float] | None:
-    """Where the task's goal area is, for the Execution Failure suggestion."""
-    reach = getattr(task.success, "reach", None)
-    if reach is not None:
-        return reach.x, reach.y
-    interactions = [s for s in task.reference_route if isinstance(s, Interact)]
-    return interactions[-1].interact.target if interactions else None
+def trajectory_digest(steps: list[StepRecord]) -> str:
+    """A short hash of what the episode did (each step's source, action and end position to the centimetre): two
+    episodes with the same digest are one trajectory, not two independent trials (the report warns)."""
+    digest = hashlib.blake2b(digest_size=8)
+    for step in steps:
+        where = step.position_after or (float("nan"), float("nan"))
+        digest.update(f"{step.source}|{step.action}|{where[0]:.2f}|{where[1]:.2f};".encode())
+    return digest.hexdigest()
+
+
+class TaskAlreadyMet(RuntimeError):
+    """The task's success condition holds before any step: a broken task, not a result."""
 
 
 class EpisodeRunner:
@@ -111,8 +126,8 @@ class EpisodeRunner:
         self.step = 0
         self._images: dict[str, Any] = {}
         self._side_view_s = 0.0  # game time the current step's side views cost (turning the camera)
-        self._metrics_at = 0.0
-        self._summary: dict[str, Any] = {}
+        goal = task.goal_point()
+        self._goal = GoalArea(goal[0], goal[1], goal[2]) if goal is not None else None
         # What the episode holds so far: views subscribe to it; the recorder writes it (core/episode).
         self.episode = Episode(self._metadata(), record_path, self._image_sets())
 
@@ -192,13 +207,17 @@ class EpisodeRunner:
         last_intervention: int | None = None
         pending_hint = ""
         end_reason, error = "budget", None
-        goal = goal_point(task)
+        goal = self._goal
         reached_goal = False
+        succeeded = False
         sample_cursor = len(self.evaluator.samples)
         # Where the episode starts, even when no later sample repeats it before step 1.
         episode.append_samples([position])
         self.events.sig_reset.emit(position, sample_cursor)
         try:
+            if protocol.judge(position, 0, "privileged"):
+                raise TaskAlreadyMet(f"the task {task.id}'s success condition already holds at its start state; "
+                                     "the task is broken (`python main.py tasks validate` refuses it)")
             while self.step < budget:
                 source, decision, macro, intervention = self._next_action(builder, instruction, history,
                                                                           pending_hint)
@@ -207,19 +226,26 @@ class EpisodeRunner:
                     break
                 pending_hint = ""
                 self.step += 1
-                tick_before = protocol.begin(self.step)  # before acting, so success is credited to this step
+                tick_before = protocol.begin()
+                dialogue_open = position.dialogue_active  # pushing a stick in a dialogue box moves nothing
                 after = protocol.end(self._execute(macro))
                 before_xy = (position.x, position.y)
                 displacement = math.hypot(after.x - position.x, after.y - position.y)
                 position = after
+                # Judged on the step's own end, before any push: only an acting step can meet the condition.
+                succeeded = source in JUDGED_SOURCES and protocol.judge(after, self.step, source)
                 label, movement = self._metric_label(decision, source, intervention)
-                fact = StepFacts(label, movement, displacement, "", source, step=self.step)
-                if goal is not None and math.hypot(after.x - goal[0], after.y - goal[1]) <= GOAL_AREA_M:
+                threshold = self._im_threshold(decision)
+                fact = StepFacts(label, movement, displacement, "", source, step=self.step, epsilon=threshold,
+                                 dialogue=dialogue_open)
+                if goal is not None and goal.contains((after.x, after.y)):
                     reached_goal = True
                 pushed_by = 0.0
-                if intervention is None and self._text_intervention is not None:
+                if intervention is None and self._text_intervention is not None and decision is not None:
+                    # A hint is recorded with the agent step whose prompt carried it (never a human's step).
                     intervention, self._text_intervention = self._text_intervention, None
-                elif intervention is None:
+                elif intervention is None and not succeeded and self.step < budget:
+                    # Never after the budget's last step: a push then could only change the category, not the agent.
                     intervention = options.interventions.check(
                         self.step, next_run_length(episode.consecutive_im, fact), last_intervention)
                     if intervention is not None:
@@ -237,19 +263,20 @@ class EpisodeRunner:
                 if lost:  # only after a pause longer than the log keeps: say so in the record
                     log.warning("%d evaluator samples before step %d were no longer kept", lost, self.step)
                 record = self._step_record(decision, source, macro, intervention, label, movement, tick_before,
-                                           after, before_xy, displacement, pushed_by)
+                                           after, before_xy, displacement, pushed_by, threshold, dialogue_open)
                 episode.append_samples(new_samples)
-                if self.evaluator.successes:
-                    episode.set_success_step(int(self.evaluator.successes[0]["step"]))
+                if succeeded:
+                    episode.set_success_step(self.step)
                 episode.append_step(record, self._images)
                 history.append(HistoryEntry(self.step, record.action, decision.thought if decision else "",
                                             decision.self_assessment if decision else "", pending_hint))
-                self._emit_step(after, record)
-                if self.evaluator.successes:
+                if succeeded:
                     end_reason = "success"
                     break
             else:
                 end_reason = "budget"
+        except TaskAlreadyMet as exc:
+            end_reason, error = "error", str(exc)
         except GameError as exc:
             end_reason, error = "error", self.root_cause(exc)
             if self._stop_error:  # the game was killed because the episode had to end (its time limit)
@@ -270,7 +297,6 @@ class EpisodeRunner:
             except OSError as exc:  # the steps already written stay readable; only the result is missing
                 result = result.with_error(f"(the result could not be written: {exc})")
         episode.set_result(result)
-        self.events.sig_episode_end.emit(result.to_json())
         return result
 
     # -- pieces -----------------------------------------------------------------------------
@@ -295,7 +321,9 @@ class EpisodeRunner:
                     "start_state": self.task.start_for_reset(), "step_budget": self.options.step_budget or
                     self.task.step_budget, "instruction": self.task.instruction(self.options.granularity),
                     "options": self.options.to_json(), "game": self.game.info.name,
-                    "tick_hz": self.game.info.tick_hz}  # turns recorded ticks into seconds (clips)
+                    "tick_hz": self.game.info.tick_hz,  # turns recorded ticks into seconds (clips)
+                    # Where the task ends, for the Execution Failure rule; never part of an observation.
+                    "goal_area": self._goal.to_json() if self._goal is not None else None}
         metadata["versions"] = _versions()
         outline = getattr(self.game, "map_outline", None)
         if outline is not None and Capability.MAP_OUTLINE in self.game.info.capabilities:
@@ -457,10 +485,21 @@ class EpisodeRunner:
             return continuous_facts(decision.action.params, self.actions.spec.continuous.dead_zone)
         return decision.action.name, decision.action.name in self.actions.movement
 
+    def _im_threshold(self, decision: Decision | None) -> float:
+        """Metres below which this step's move is ineffective: ε for discrete moves; for continuous control a
+        share of what the same stick and duration move the character on open ground (the backend's calibration)."""
+        motion = self.options.motion
+        if motion is None or decision is None or decision.action is None or decision.action.name != "Continuous":
+            return IM_EPSILON_M
+        params = decision.action.params
+        left_x, left_y = (float(v) for v in params.get("left_stick") or (0.0, 0.0))
+        running = "B" in (params.get("buttons") or ())
+        return motion.threshold_m(left_x, left_y, float(params.get("duration", 0.0)), running)
+
     def _step_record(self, decision: Decision | None, source: str, macro: tuple[tuple[PadState, float], ...],
                      intervention: Intervention | None, label: str, movement: bool, tick_before: int,
                      after: StateSample, before_xy: tuple[float, float], displacement: float,
-                     pushed_by: float) -> StepRecord:
+                     pushed_by: float, threshold: float, dialogue_open: bool) -> StepRecord:
         action = decision.action.describe() if decision and decision.action else (
             "NoOp" if decision else (intervention.kind if intervention else "HumanInput"))
         reply = None
@@ -482,28 +521,24 @@ class EpisodeRunner:
             # (Only agent steps get views: never human steps or interventions.)
             side_views=({"mode": self.options.observation.side_view_mode,
                          "game_seconds": round(self._side_view_s, 4)}
-                        if self.options.observation.side_views and decision is not None else None))
-
-    def _emit_step(self, after: StateSample, record: StepRecord) -> None:
-        self.events.sig_step.emit(record.to_json())
-        now = time.perf_counter()
-        # Full metrics cost O(steps); on long episodes refresh them a few times a second, not every step.
-        if len(self.episode) < FULL_METRICS_EVERY_STEP_UNTIL or now - self._metrics_at >= FULL_METRICS_PERIOD_S:
-            self._metrics_at = now
-            self._summary = self.episode.metrics().to_json()
-        self.events.sig_metrics.emit({**self._summary, "step": self.step, "success": bool(self.evaluator.successes),
-                                      "current_consecutive_im": self.episode.consecutive_im})
+                        if self.options.observation.side_views and decision is not None else None),
+            im_threshold_m=threshold, dialogue_open=dialogue_open)
 
     def _result(self, end_reason: str, error: str | None, reached_goal: bool,
                 undelivered: list[dict[str, Any]]) -> EpisodeResult:
-        success = bool(self.evaluator.successes)
+        met = self.evaluator.successes[0] if self.evaluator.successes and end_reason != "error" else None
+        success = met is not None
         if success:
-            self.episode.set_success_step(int(self.evaluator.successes[0]["step"]))
-        metrics = episode_metrics([s.facts for s in self.episode.steps()], success, reached_goal)
+            self.episode.set_success_step(int(met["step"]))
+        steps = self.episode.steps()
+        metrics = episode_metrics([s.facts for s in steps], success, reached_goal, self._goal,
+                                  judged=end_reason not in ("stopped", "interrupted", "error"))
         return EpisodeResult(
             task_id=self.task.id, quest=self.task.quest, category=self.task.category,
             granularity=self.options.granularity, agent=self.agent.name, success=success,
-            success_step=self.evaluator.successes[0]["step"] if success else None,
+            success_step=int(met["step"]) if met is not None else None,
+            success_source=str(met["source"]) if met is not None else None, seed=self.options.seed,
+            trajectory_digest=trajectory_digest(steps),
             steps_used=self.step, end_reason="success" if success else end_reason, error=error,
             failure_category_suggestion=metrics.failure_category, metrics=metrics.to_json(),
             privileged=self.options.privileged, reached_goal_area=reached_goal,

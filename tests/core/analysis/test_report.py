@@ -87,7 +87,7 @@ def test_older_scores_are_flagged_and_rescored_from_the_episode_files(run_folder
     assert rescored["rescored"] and not any("older definition" in w for w in rescored["warnings"])
     original = build_report(run_folder)
     assert rescored["failures"] == original["failures"] and rescored["metrics"] == original["metrics"]
-    assert sum(r[UNAWARE] for r in rescored["failures"]) == 0 and METRICS_VERSION == 2
+    assert sum(r[UNAWARE] for r in rescored["failures"]) == 0 and METRICS_VERSION == 3
 
 
 def test_rescoring_keeps_the_recorded_metrics_of_an_episode_with_a_damaged_step_record(run_folder, tmp_path):

@@ -42,17 +42,17 @@ def test_it_samples_at_sixty_hertz_or_more(evaluator):
 
 
 def test_a_step_costs_one_sample_and_the_rhythm_goes_on(world, evaluator):
-    """Announcing a step only names the step a success belongs to. A sample for it as well would cost the
-    game's cores a read and a message on every step for nothing: the state before a step is the last one's
-    end, already read."""
+    """A step costs at most its end's sample: judging it reads nothing more (the evaluator judges the sample
+    it already sent), and the state before a step is the last one's end, already read."""
     world.reset("plaza_north")
     protocol = StepProtocol(world, evaluator)
     protocol.sample_now()
     start, started = len(evaluator.samples), time.time()
     steps = 40
     for step in range(1, steps + 1):
-        protocol.begin(step)
-        protocol.end(world.hold(PadState(left_y=1.0 if step % 2 else -1.0), 0.1))
+        protocol.begin()
+        end = protocol.end(world.hold(PadState(left_y=1.0 if step % 2 else -1.0), 0.1))
+        assert not protocol.judge(end, step, "agent")
     elapsed = evaluator.samples[-1].time - started
     taken = len(evaluator.samples) - start
     periodic = elapsed * 60

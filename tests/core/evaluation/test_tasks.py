@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 import subprocess
 import sys
 from collections import Counter
@@ -98,16 +99,26 @@ def parse_condition(data):
     return TypeAdapter(Condition).validate_python(data)
 
 
-def test_tasks_list_and_validate_commands():
+def test_tasks_list_and_validate_commands(tmp_path):
+    home = tmp_path / "home"  # the user's own folder, where the studio saves authored tasks
+    (home / "tasks").mkdir(parents=True)
+    authored = (TASKS_DIR / "q01_bread_mixed.yaml").read_text().replace("q01_bread_mixed", "my_bakery_trip")
+    (home / "tasks" / "my_bakery_trip.yaml").write_text(authored)
     listing = subprocess.run([sys.executable, "main.py", "tasks", "list"], cwd=PROJECT_ROOT, capture_output=True,
-                             text=True, timeout=120)
-    assert listing.returncode == 0
-    rows = [row.split() for row in listing.stdout.splitlines()[1:]]
+                             text=True, timeout=120, env={**os.environ, "POKEGYM_HOME": str(home)})
+    assert listing.returncode == 0, listing.stderr
+    lines = listing.stdout.splitlines()
+    heading = next(i for i, line in enumerate(lines) if line.startswith("your tasks"))
+    rows = [row.split() for row in lines[1:heading]]
     builtin = [row for row in rows if row[0] == "builtin"]
     assert len(builtin) == 30 and builtin[0][1:4] == ["q01_bread_interaction", "q01_morning_bread", "interaction"]
+    assert all(row[-1] == "suite" for row in builtin)  # the suite manifest names all 30
     minetest = [row for row in rows if row[0] == "minetest"]  # every backend's suite is listed
     assert len(minetest) >= 3 and all(row[3] == "navigation" for row in minetest)
     assert len(rows) == len(builtin) + len(minetest)
+    assert str(home / "tasks") in lines[heading]  # the user's tasks come apart, never mixed into the suite
+    assert [row.split()[1::5] for row in lines[heading + 1:]] == [["my_bakery_trip", "user"]]
     checked = subprocess.run([sys.executable, "main.py", "tasks", "validate", str(TASKS_DIR / "q01_bread_mixed.yaml")],
                              cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=120)
-    assert checked.returncode == 0 and "1 of 1 task(s) passed" in checked.stdout
+    # Only checked, not driven, and it says so: "passed" would claim the route was proved.
+    assert checked.returncode == 0 and "1 of 1 task file(s) valid; not driven: add --drive" in checked.stdout

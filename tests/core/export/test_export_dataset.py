@@ -21,7 +21,7 @@ from core.game.pad import PadState
 from core.paths import TASKS_DIR
 from core.recording.reader import EpisodeReader
 from core.session.reward import FLAG_BONUS, SUCCESS_BONUS, Reading, RewardSpec, step_reward
-from core.session.runner import RunOptions, goal_point
+from core.session.runner import RunOptions
 from tests.export_episodes import SHORT_TASK, STUCK_REPLIES, record
 
 minari = pytest.importorskip("minari", reason="Minari datasets need the export extra")
@@ -156,7 +156,7 @@ def test_an_episode_of_an_unknown_task_names_the_option_and_leaves_no_dataset(ru
 def test_the_dense_reward_is_progress_plus_new_relevant_flags_plus_success(builtin_profile):
     task = load_task(TASKS_DIR / "q04_clock_interaction.yaml", builtin_profile.flags)
     spec = RewardSpec.for_task(task, builtin_profile.flags)
-    goal = goal_point(task)
+    goal = task.goal_point()[:2]
     assert spec.goal == goal and spec.relevant_bits
     bit = spec.relevant_bits[0]
     before = Reading(goal[0] + 5, goal[1], 0)

@@ -42,12 +42,10 @@ def task(builtin_profile):
 def test_a_random_episode_is_recorded_completely(world, evaluator, actions, task, tmp_path):
     options = RunOptions(step_budget=8, observation=ObservationOptions(previous_frame=True, side_views=True),
                          frame_every_ticks=5)
-    steps = []
     runner = EpisodeRunner(world, evaluator, RandomAgent(actions, seed=5), actions, task, options, tmp_path / "e.h5")
-    runner.events.sig_step.connect(steps.append)
     result = runner.run()
     assert result.steps_used == 8 and result.end_reason == "budget" and not result.success
-    assert [s["step"] for s in steps] == list(range(1, 9))
+    assert [s.step for s in runner.episode] == list(range(1, 9))
     with EpisodeReader(tmp_path / "e.h5") as episode:
         assert episode.step_count == 8 and episode.complete
         assert sorted(episode.image_sets()) == ["current", "left", "previous", "right"]
@@ -195,8 +193,7 @@ def wait_for(condition, seconds: float = 30.0) -> bool:
 def test_an_intervention_while_paused_runs_as_one_step_and_stays_paused(world, evaluator, actions, task, tmp_path):
     agent = WatchingAgent(actions)
     runner = EpisodeRunner(world, evaluator, agent, actions, task, RunOptions(step_budget=6), tmp_path / "p.h5")
-    steps, hints = [], []
-    runner.events.sig_step.connect(steps.append)
+    steps, hints = runner.episode, []
     runner.events.sig_intervention.connect(lambda item: hints.append(item) if item["kind"] == "text" else None)
     runner.pause()
     results = []
@@ -206,7 +203,7 @@ def test_an_intervention_while_paused_runs_as_one_step_and_stays_paused(world, e
         assert wait_for(lambda: runner.waiting), "the runner did not wait while paused"
         runner.request_intervention("push_back")
         assert wait_for(lambda: len(steps) == 1 and runner.waiting), "the push-back did not run as one step"
-        assert steps[0]["source"] == "intervention" and not agent.seen  # still paused: the agent was not asked
+        assert steps.step(0).source == "intervention" and not agent.seen  # still paused: the agent was not asked
         runner.request_intervention("text", "The site is east of the shops.")
         assert wait_for(lambda: bool(hints) and runner.waiting)
         assert hints[-1]["status"] == "queued" and hints[-1]["for_step"] == 2 and len(steps) == 1
@@ -221,7 +218,7 @@ def test_an_intervention_while_paused_runs_as_one_step_and_stays_paused(world, e
     finally:
         runner.stop()
         thread.join(60)
-    assert [s["source"] for s in steps] == ["intervention", "agent"]
+    assert [s.source for s in steps] == ["intervention", "agent"]
     assert hints[-1]["status"] == "undelivered" and hints[-1]["params"]["hint"] == "Too late: nobody reads this."
     assert results[0].end_reason == "stopped"
     assert [i["params"]["hint"] for i in results[0].undelivered_interventions] == ["Too late: nobody reads this."]
