@@ -69,6 +69,13 @@ def test_the_paper_protocol_is_every_task_granularity_and_five_trials():
     assert {s.granularity for s in specs} == {"visual_guided", "step_guided", "goal_only"}
     clash = main.build_parser().parse_args(["run", "--protocol", "paper", "--budget", "40", "--out", "x"])
     assert "leave out --budget" in apply_protocol(clash)
+    # Even a flag that equals a default, or the protocol's own value, says the command chose it: refused.
+    for given, flag in ((["--trials", "1"], "--trials"), (["--granularity", "goal"], "--granularity"),
+                        (["--trials", "5"], "--trials"), (["--tasks", "all"], "--tasks")):
+        clash = main.build_parser().parse_args(["run", "--protocol", "paper", *given, "--out", "x"])
+        assert f"leave out {flag}" in apply_protocol(clash)
+    plain = main.build_parser().parse_args(["run", "--out", "x"])
+    assert apply_protocol(plain) is None and (plain.tasks, plain.granularity, plain.trials) == ("all", "goal", 1)
 
 
 def test_older_scores_are_flagged_and_rescored_from_the_episode_files(run_folder, tmp_path):

@@ -221,3 +221,106 @@ def test_correlation_has_n_p_and_a_bootstrap_interval_around_r():
     assert correlation([0.1, 0.2], [1.0, 0.0]).p_value is None
     flat = correlation([0.1, 0.2, 0.3], [1.0, 1.0, 1.0])
     assert flat.r is None and "undefined" in flat.describe()
+
+
+# -- issue 20: deadlocks that are physical, relative ε, aggregation, Execution Failure, small samples ---------
+def in_dialogue(distance: float = 0.0, said: str = "progressing") -> StepFacts:
+    """A MoveForward made while a dialogue box was open."""
+    return StepFacts("MoveForward", True, distance, said, dialogue=True)
+
+
+def test_moves_in_a_dialogue_count_in_the_im_rate_but_never_make_a_deadlock():
+    steps = [move(2.0), in_dialogue(), in_dialogue(), in_dialogue(), in_dialogue(), move(2.0)]
+    m = episode_metrics(steps, success=False)
+    assert (m.movement_steps, m.ineffective_moves, m.im_rate) == (6, 4, pytest.approx(4 / 6))  # the paper's IM rate
+    assert m.dialogue_moves == 4 and m.dialogue_ims == 4 and m.im_rate_physical == 0.0
+    assert m.deadlocks == () and m.max_consecutive_im == 0
+    # Nor do they extend or break a physical run: two walls, a dialogue between, one wall = a run of 3
+    mixed = [move(0.0, "stuck"), move(0.0, "stuck"), in_dialogue(), move(0.0, "stuck")]
+    assert spans(mixed) == [(1, 4, None)] and episode_metrics(mixed, success=False).failure_category == AWARE
+    assert episode_metrics(mixed, success=False).to_json()["im_rate_physical"] == 1.0
+
+
+def test_a_slow_free_continuous_walk_is_effective_and_a_blocked_full_stick_is_not():
+    # The built-in world's calibration: a stick at 0.16 held 2 s moves 0.094 m in the open (threshold 25%: 0.024)
+    from core.backends.profile import load_backend
+
+    motion = load_backend("builtin").continuous_motion
+    assert motion is not None
+    slow = motion.threshold_m(0.16, 0.0, 2.0)
+    assert motion.expected_metres(0.16, 0.0, 2.0) == pytest.approx(0.094, abs=0.005) and slow < 0.03
+    walking = [StepFacts("L:E R:idle", True, 0.094, "progressing", epsilon=slow) for _ in range(3)]
+    m = episode_metrics(walking, success=False)
+    assert m.ineffective_moves == 0 and m.deadlocks == ()  # under the old absolute ε: 3 IMs, an Unaware span
+    full = motion.threshold_m(0.0, 1.0, 0.5)
+    assert full == pytest.approx(0.5, abs=0.01)  # a full stick for 0.5 s covers 2 m in the open
+    scraping = [StepFacts("L:N R:idle", True, 0.3, "stuck", epsilon=full) for _ in range(3)]  # 0.3 m along a wall
+    blocked = episode_metrics(scraping, success=False)
+    assert blocked.ineffective_moves == 3 and blocked.failure_category == AWARE
+    assert motion.threshold_m(0.1, 0.05, 1.0) == 0.0  # inside the dead zone: no move, no threshold
+    assert motion.threshold_m(0.0, 1.0, 2.0, running=True) == pytest.approx(0.25 * 8.0 * motion.run_factor)
+
+
+def test_an_episode_without_moves_has_no_im_rate():
+    m = episode_metrics([turn(), turn(), StepFacts("Interact", False, 0.0)], success=False)
+    assert m.movement_steps == 0 and m.im_rate is None and m.to_json()["im_rate"] is None
+    assert m.im_rate_physical is None
+
+
+def at(x: float, y: float, fact: StepFacts) -> StepFacts:
+    from dataclasses import replace
+
+    return replace(fact, position=(x, y))
+
+
+def press(x: float, y: float) -> StepFacts:
+    return StepFacts("Interact", False, 0.0, "progressing", interact=True, position=(x, y))
+
+
+def test_execution_failure_is_a_deadlock_next_to_the_goal_or_a_failed_interaction_at_its_target():
+    from core.episode.metrics import GoalArea
+
+    goal = GoalArea(10.0, 0.0, interaction=True)
+    # Stuck on the bench 2 m from the target: Execution Failure, not Aware Deadlock.
+    near = [at(0, 0, move(2.0)), at(8, 0, move(2.0)), *(at(8, 0, move(0.0, "stuck")) for _ in range(3))]
+    assert episode_metrics(near, success=False, goal=goal).failure_category == EXECUTION
+    assert episode_metrics(near, success=False).failure_category == AWARE  # no goal known: the old rule
+    # Stuck 20 m away: an Aware Deadlock, even though the goal area was passed through on the way.
+    far = [at(9, 0, move(2.0)), at(30, 0, move(2.0)), *(at(30, 0, move(0.0, "stuck")) for _ in range(3))]
+    assert episode_metrics(far, success=False, reached_goal_area=True, goal=goal).failure_category == AWARE
+    # Both orders of a failed interaction at the target and a final deadlock elsewhere: Execution Failure.
+    pressed_first = [at(9, 0, move(2.0)), press(9, 0), at(30, 0, move(2.0)),
+                     *(at(30, 0, move(0.0, "stuck")) for _ in range(3))]
+    assert episode_metrics(pressed_first, success=False, goal=goal).failure_category == EXECUTION
+    stuck_first = [at(30, 0, move(2.0)), *(at(30, 0, move(0.0, "stuck")) for _ in range(3)),
+                   at(9, 0, move(20.0)), press(9, 0)]
+    assert episode_metrics(stuck_first, success=False, goal=goal).failure_category == EXECUTION
+    # Pressing A far from the target is no interaction with it; a reach goal has no interaction to fail.
+    elsewhere = [at(30, 0, move(2.0)), press(30, 0)]
+    assert episode_metrics(elsewhere, success=False, goal=goal).failure_category == LOST
+    reach_goal = GoalArea(30.0, 0.0, interaction=False)
+    assert episode_metrics(elsewhere, success=False, goal=reach_goal).failure_category == LOST
+    assert episode_metrics(elsewhere, success=False, reached_goal_area=True, goal=reach_goal).failure_category \
+        == EXECUTION  # reached the goal area without a deadlock there: still the old rule
+
+
+def test_a_stopped_episode_gets_no_failure_category():
+    stopped = episode_metrics([move(0.0), move(0.0), move(0.0)], success=False, judged=False)
+    assert stopped.failure_category == "" and len(stopped.deadlocks) == 1
+
+
+def test_fisher_intervals_agree_with_the_p_value_and_small_samples_are_called_small():
+    from core.analysis.stats import SMALL_N, fisher_interval
+
+    # r = 0.5 at n = 28: z = 0.5493, se = 0.2, z ± 1.96 se = [0.1573, 0.9413] -> tanh: [0.156, 0.736]
+    low, high = fisher_interval(0.5, 28)
+    assert low == pytest.approx(0.156, abs=1e-3) and high == pytest.approx(0.736, abs=1e-3)
+    assert fisher_interval(0.5, 3) == (None, None)
+    # n = 4: the issue's case (p = 0.051). Fisher's interval includes 0, as the p-value says it should.
+    xs, ys = [0.1, 0.2, 0.3, 0.4], [0.2, 0.9, 0.0, -1.4]
+    found = correlation(xs, ys)
+    assert found.p_value is not None and found.p_value > 0.05
+    assert found.fisher_low < 0 < found.fisher_high and found.too_small and SMALL_N == 10
+    assert "n too small to conclude" in found.describe() and "Fisher 95% CI" in found.describe()
+    many = correlation([i / 20 for i in range(20)], [1 - i / 20 + (i % 3) * 0.05 for i in range(20)])
+    assert not many.too_small and "too small" not in many.describe()

@@ -159,7 +159,7 @@ def test_run_then_report_on_a_tiny_suite(tmp_path):
     report = subprocess.run([sys.executable, "main.py", "report", str(out)], cwd=PROJECT_ROOT, capture_output=True,
                             text=True, timeout=120)
     assert report.returncode == 0, report.stderr
-    assert "| random | goal_only | 0.0% | 0.0% | - | 0.0% | 2 |" in report.stdout
+    assert "| random | goal_only | 0.0% | 0.0% | - | 0.0% | 2 | 0 |" in report.stdout
     assert (out / "report.md").exists() and (out / "success_rates.csv").exists() and (out / "im_vs_sr.png").exists()
 
 
