@@ -326,18 +326,32 @@ def paper_rows(report: dict[str, Any]) -> list[list[str]]:
     return rows
 
 
+MOVEMENT_NOTE = (
+    "Deadlock spans are classified by a human's span labels where an annotator classified the episode's spans "
+    "(the last column counts those), and otherwise by what the agent said during them: aware (it said stuck), "
+    "unaware (it mostly said progressing) or unclassified (its self-assessments were missing, unreadable or "
+    "unsure; left for a human label). Moves made while a dialogue box was open never form a deadlock; the IM "
+    "rate counts them (the benchmark's definition) and the next column leaves them out. Means of episodes "
+    "average each episode's own value; pooled and longest count over all spans and episodes; episodes with no "
+    "movement action have no IM rate and are left out of it. See docs/metrics.md.")
+
+
+def movement_table(report: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+    """The movement metrics' headers and cells, as report.md and the HTML report show them."""
+    headers = ["agent", "granularity", *(METRIC_LABELS[name] for name in METRICS), "deadlock spans", "aware",
+               "unaware", "unclassified", "of them from human labels"]
+    rows = [[r["agent"], r["granularity"], *(format_value(r[name], name in PERCENT_METRICS) for name in METRICS),
+             *(str(r[name]) for name in SPAN_COUNTS)] for r in report["metrics"]]
+    return headers, rows
+
+
 def write_report(folder: Path, report: dict[str, Any]) -> str:
     sr = _markdown(["agent", "granularity", *TASK_CATEGORIES, "overall", "episodes", "human-assisted"],
                    [[r["agent"], r["granularity"], *(format_value(r[c], True) for c in TASK_CATEGORIES),
                      format_value(r["overall"], True), str(r["episodes"]), str(r.get("human_assisted", 0))]
                     for r in report["sr"]])
     assisted = sum(int(r.get("human_assisted", 0)) for r in report["sr"])
-    metrics = _markdown(["agent", "granularity", *(METRIC_LABELS[name] for name in METRICS), "deadlock spans",
-                         "aware", "unaware", "unclassified", "of them from human labels"],
-                        [[r["agent"], r["granularity"],
-                          *(format_value(r[name], name in PERCENT_METRICS) for name in METRICS),
-                          *(str(r[name]) for name in SPAN_COUNTS)]
-                         for r in report["metrics"]])
+    metrics = _markdown(*movement_table(report))
     failures = _markdown(["agent", *TAXONOMY, "from human labels", "automatic"],
                          [[r["agent"], *(str(r[k]) for k in (*TAXONOMY, "from_human", "automatic"))]
                           for r in report["failures"]])
@@ -358,13 +372,7 @@ def write_report(folder: Path, report: dict[str, Any]) -> str:
            "as failures in the rates above; the column `human-assisted` counts them." if assisted else ""),
         "## Success rate by granularity and category", sr,
         "## Movement metrics",
-        "Deadlock spans are classified by a human's span labels where an annotator classified the episode's spans "
-        "(the last column counts those), and otherwise by what the agent said during them: aware (it said stuck), "
-        "unaware (it mostly said progressing) or unclassified (its self-assessments were missing, unreadable or "
-        "unsure; left for a human label). Moves made while a dialogue box was open never form a deadlock; the IM "
-        "rate counts them (the benchmark's definition) and the next column leaves them out. Means of episodes "
-        "average each episode's own value; pooled and longest count over all spans and episodes; episodes with no "
-        "movement action have no IM rate and are left out of it. See docs/metrics.md.", metrics,
+        MOVEMENT_NOTE, metrics,
         "## Failure taxonomy (human labels where confirmed, automatic suggestions otherwise)", failures,
         f"Episodes whose annotators disagree: {report['disputed']} (the most common confirmed category is used).",
         "## Ineffective moves versus success",

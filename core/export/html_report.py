@@ -24,12 +24,14 @@ from core.analysis.report import (
     CATEGORY_SHORT,
     GRANULARITIES,
     GRANULARITY_SHORT,
-    SPAN_COUNTS,
+    MOVEMENT_NOTE,
     TASK_CATEGORIES,
+    UNIT_WORDS,
     agent_of,
     correlation_text,
     format_value,
     load_results,
+    movement_table,
     paper_rows,
     scatter_image,
 )
@@ -60,16 +62,8 @@ def _success_tables(report: dict[str, Any]) -> str:
 
 
 def _metrics_table(report: dict[str, Any]) -> str:
-    rows = [[r["agent"], r["granularity"], format_value(r["avg_successful_steps"]), format_value(r["im_rate"], True),
-             format_value(r["max_consecutive_im"]), format_value(r["recovery_rate"], True),
-             format_value(r["action_entropy_bits"]), *(str(r[name]) for name in SPAN_COUNTS)]
-            for r in report["metrics"]]
-    return ('<h2 id="metrics">Movement metrics</h2>'
-            "<p>Deadlock spans are classified by what the agent said during them: aware "
-            "(it said stuck), unaware (it mostly said progressing) or unclassified (left for a human label).</p>"
-            + table(["agent", "granularity", "avg successful steps", "IM rate", "max consecutive IMs",
-                     "recovery rate", "action entropy (bits)", "deadlock spans", "aware", "unaware", "unclassified"],
-                    rows))
+    headers, rows = movement_table(report)
+    return f'<h2 id="metrics">Movement metrics</h2><p>{escape(MOVEMENT_NOTE)}</p>' + table(headers, rows)
 
 
 def _correlation(report: dict[str, Any]) -> str:
@@ -80,7 +74,8 @@ def _correlation(report: dict[str, Any]) -> str:
     items = [f"<li>{escape(g)}: {escape(correlation_text(v))}</li>" for g, v in found["by_granularity"].items()]
     agents = [f"<li>{escape(a)}: {escape(correlation_text(v))}</li>" for a, v in found["by_agent"].items()]
     return (f'<h2 id="correlation">Ineffective moves versus success</h2>{image}'
-            f"<p>Pearson r between IM rate and success rate, one point per {escape(found['unit'])} "
+            f"<p>Pearson r between IM rate and success rate, one point per "
+            f"{escape(UNIT_WORDS.get(found['unit'], found['unit']))} "
             f"({len(report['points'])} points): {escape(correlation_text(found['overall']))}.</p>"
             f"<p>Per granularity:</p><ul>{''.join(items) or '<li>none</li>'}</ul>"
             f"<p>Per agent:</p><ul>{''.join(agents) or '<li>none</li>'}</ul>")
