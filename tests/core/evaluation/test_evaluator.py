@@ -81,9 +81,15 @@ def test_success_fires_when_the_reference_route_completes(world, evaluator, buil
 
 
 @pytest.mark.parametrize(("task_id", "skipped"), [
-    ("q02_badge_mixed", (4.5, -90)),   # walks up to the guard the first time without hearing him out
-    ("q09_school_mixed", (-13, 23.4)),  # passes the clock crank without winding it
-    ("q10_market_mixed", (36.5, -50)),  # walks to the builder without talking to him
+    ("q02_badge_mixed", (4.5, -90)),           # walks up to the guard the first time without hearing him out
+    ("q09_school_mixed", (-13, 23.4)),         # passes the clock crank without winding it
+    ("q10_market_mixed", (36.5, -50)),         # walks to the builder without talking to him
+    ("q01_bread_mixed", (-5.5, 17)),           # carries the letter to the mailbox but does not post it
+    ("q05_lookout_mixed", (6.5, 11.5)),        # walks past Orin without hearing him out (the first stage)
+    ("q06_townhall_mixed", (4.5, -90)),        # goes down to the town gate but does not invite the guard
+    ("q07_west_mixed", (-24, -62)),            # passes the gardener on the way to the footbridge
+    ("q08_site_mixed", (55.5, 67.5)),          # climbs to the chest but does not open it, then goes back
+    ("q06_townhall_interaction", (24, 14.6)),  # stands at the town hall door without opening it
 ])
 def test_a_long_quest_fails_when_one_stage_is_passed_by(world, evaluator, builtin_profile, task_id, skipped):
     task = load_task(TASKS_DIR / f"{task_id}.yaml", builtin_profile.flags)
@@ -92,7 +98,8 @@ def test_a_long_quest_fails_when_one_stage_is_passed_by(world, evaluator, builti
     route[stage] = Goto(goto=route[stage].interact.approach)
     result = ScriptedDriver(world, evaluator).drive(task.model_copy(update={"reference_route": route}))
     assert not result.success and not result.blocked, result.message
-    assert result.steps > 150  # the rest of the quest was done: only the one stage is missing
+    # The rest of the quest was done: only the one interaction's few presses are missing from the route.
+    assert task.reference_steps is not None and result.steps > task.reference_steps - 10
 
 
 def test_success_does_not_fire_for_a_route_not_taken(world, evaluator):
