@@ -57,7 +57,8 @@ def describe_correlation(values: Mapping[str, Any]) -> str:
     p, Fisher's interval, the bootstrap's, and "n too small to conclude" below SMALL_N points."""
     r, n, p = values.get("r"), int(values.get("n") or 0), values.get("p_value")
     if r is None:
-        return f"undefined (n = {n}: too few points, or no variance)"
+        why = "too few points" if n < 2 else "no variance: every point has the same success rate or the same IM rate"
+        return f"undefined (n = {n}: {why})"
     p_text = "p undefined" if p is None else ("p < 0.001" if p < 0.001 else f"p = {p:.3f}")
     low, high = values.get("fisher95_low"), values.get("fisher95_high")
     fisher = "Fisher 95% CI undefined" if low is None else f"Fisher 95% CI [{low:.2f}, {high:.2f}]"
