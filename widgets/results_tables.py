@@ -10,17 +10,16 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem
 
-from core.analysis.report import TASK_CATEGORIES, format_value
+from core.analysis.report import MOVEMENT_NOTE, TASK_CATEGORIES, format_value, movement_table
 
-_METRIC_COLUMNS = (  # (key, header, shown as a percentage)
-    ("avg_successful_steps", "mean succ.\nsteps", False), ("im_rate", "IM rate", True),
-    ("max_consecutive_im", "max consec.\nIMs", False), ("recovery_rate", "recovery\nrate", True),
-    ("action_entropy_bits", "entropy\n(bits)", False),
-)
-_SPAN_COLUMNS = (  # deadlock spans by what the agent said during them (docs/metrics.md)
-    ("deadlock_spans", "dead-\nlocks"), ("spans_aware", "aware"), ("spans_unaware", "un-\naware"),
-    ("spans_unclassified", "unclass-\nified"),
-)
+
+# Wrapped for a narrow column: "IM rate (mean of episodes)" reads "IM rate\n(mean of episodes)".
+def _wrapped(header: str) -> str:
+    head, paren, tail = header.partition(" (")
+    if paren:
+        return f"{head}\n({tail}"
+    head, comma, tail = header.partition(", ")
+    return f"{head},\n{tail}" if comma else header
 
 
 class _ReportTable(QTableWidget):
@@ -53,10 +52,13 @@ class _ReportTable(QTableWidget):
 
 
 class SuccessTable(_ReportTable):
-    """One row per agent and granularity; a cell reads '25.0% (n=4)', or '-' with no episodes."""
+    """One row per agent and granularity; a cell reads '25.0% (n=4)', or '-' with no episodes. The last column
+    counts successes met on a human's step (not the agent's; failures in the rates), as report.md does."""
 
     def __init__(self) -> None:
-        super().__init__(["agent", "granularity", *TASK_CATEGORIES, "overall"])
+        super().__init__(["agent", "granularity", *TASK_CATEGORIES, "overall", "human-\nassisted"])
+        self.horizontalHeaderItem(self.columnCount() - 1).setToolTip(
+            "successes met on a human's step in the studio: not the agent's, counted as failures in the rates")
 
     def set_rows(self, rows: Sequence[dict[str, Any]]) -> None:
         texts, tips = [], []
@@ -64,21 +66,19 @@ class SuccessTable(_ReportTable):
             counts = [*(row[f"n_{c}"] for c in TASK_CATEGORIES), row["episodes"]]
             rates = [*(row[c] for c in TASK_CATEGORIES), row["overall"]]
             cells = [f"{format_value(rate, True)} (n={n})" if n else "-" for rate, n in zip(rates, counts)]
-            texts.append([row["agent"], row["granularity"], *cells])
-            tips.append(["", "", *(f"{n} episode(s)" for n in counts)])
+            texts.append([row["agent"], row["granularity"], *cells, str(row.get("human_assisted", 0))])
+            tips.append(["", "", *(f"{n} episode(s)" for n in counts), ""])
         self._fill(texts, tips)
 
 
 class MetricsTable(_ReportTable):
-    """One row per agent and granularity: IM rate, recovery rate, action entropy, mean successful steps."""
+    """The report's movement table (core.analysis.report.movement_table): the same columns, labels and cells,
+    so each aggregation (mean of episodes, pooled, longest) is named in its header."""
 
     def __init__(self) -> None:
-        super().__init__(["agent", "granularity", *(header for _, header, _ in _METRIC_COLUMNS),
-                          *(header for _, header in _SPAN_COLUMNS)])
-        self.horizontalHeaderItem(self.columnCount() - 1).setToolTip(
-            "spans whose self-assessments were missing, unreadable or unsure: left for a human label")
+        headers, _ = movement_table({"metrics": []})
+        super().__init__([_wrapped(header) for header in headers])
+        self.setToolTip(MOVEMENT_NOTE)
 
     def set_rows(self, rows: Sequence[dict[str, Any]]) -> None:
-        self._fill([[row["agent"], row["granularity"],
-                     *(format_value(row[key], percent) for key, _, percent in _METRIC_COLUMNS),
-                     *(str(row.get(key, 0)) for key, _ in _SPAN_COLUMNS)] for row in rows])
+        self._fill(movement_table({"metrics": list(rows)})[1])

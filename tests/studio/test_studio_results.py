@@ -84,13 +84,14 @@ def test_the_view_shows_the_numbers_the_report_command_prints(run_folder, view, 
     assert {row[0] for row in view.success_table.texts()} == {"random:1", "random:2"}
     assert len(view.success_table.texts()) == 4  # random:1 on three granularities, random:2 on one
 
-    shown = [[row[0], row[1], *(cell.split(" (n=")[0] for cell in row[2:])] for row in view.success_table.texts()]
+    shown = [[row[0], row[1], *(cell.split(" (n=")[0] for cell in row[2:-1]), row[-1]]
+             for row in view.success_table.texts()]
     printed = markdown_rows(markdown, "Success rate by granularity and category")
-    assert shown == [row[:-1] for row in printed]
-    counts = [[int(c.split("(n=")[1].rstrip(")")) if "(n=" in c else 0 for c in row[2:]]
+    assert shown == [[*row[:-2], row[-1]] for row in printed]  # the episodes column is the overall cell's n
+    counts = [[int(c.split("(n=")[1].rstrip(")")) if "(n=" in c else 0 for c in row[2:-1]]
               for row in view.success_table.texts()]
     assert counts == [[*(r[f"n_{c}"] for c in TASK_CATEGORIES), r["episodes"]] for r in numbers["sr"]]
-    assert [int(row[-1]) for row in printed] == [r["episodes"] for r in numbers["sr"]]
+    assert [int(row[-2]) for row in printed] == [r["episodes"] for r in numbers["sr"]]
 
     assert view.metrics_table.texts() == markdown_rows(markdown, "Movement metrics")
     taxonomy = markdown_rows(markdown, "Failure taxonomy")
@@ -107,7 +108,7 @@ def test_the_view_shows_the_numbers_the_report_command_prints(run_folder, view, 
     assert expected in view.scatter.title_text() and "one per task" in view.scatter.title_text()
     assert f"{len(numbers['points'])} points" in view.scatter.title_text()
     assert f"n = {overall['n']}" in view.correlation_caption.text()
-    assert "Pearson r between IM rate and success rate, one point per task" in markdown
+    assert "Pearson r between IM rate and success rate, one point per agent, task and granularity" in markdown
     assert view.banner.level == "" and view.csv_button.isEnabled() and view.png_button.isEnabled()
 
 
