@@ -219,7 +219,7 @@ class LiveSession(QObject):
                                            side_view_mode=self.backend.side_views.default),
             interventions=InterventionPolicy(choices.intervention, k=choices.intervention_after),  # type: ignore[arg-type]
             step_budget=choices.budget, frame_every_ticks=choices.frames_every_ticks, seed=seed,
-            settle_s=self.backend.step_settle_s)
+            settle_s=self.backend.step_settle_s, motion=self.backend.continuous_motion)
         agent_options = {"granularity": choices.granularity, "model_id": choices.model_id,
                          "reflection_every": choices.reflection_every}
         try:
