@@ -75,7 +75,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--workers", type=int,
                         help="episodes at once (each has its own world; default 1). With --ray: at most this many "
                              "handed to the cluster at once (default: as many as its CPUs take)")
-    parser.add_argument("--out", type=Path, required=True, help="folder for results.jsonl and episodes/")
+    parser.add_argument("--out", type=Path, help="folder for results.jsonl and episodes/ (required unless --dry-run)")
     parser.add_argument("--paradigm", choices=["discrete", "continuous"], default="discrete")
     parser.add_argument("--previous-frame", action="store_true", help="also show the agent the previous frame")
     parser.add_argument("--side-views", nargs="?", const="default", choices=["default", "turn", "instant"],
@@ -286,6 +286,10 @@ def run(args: argparse.Namespace) -> int:
               f"{args.trials} trials" + (f"; {note}" if note else ""), flush=True)
     if args.dry_run:
         return _print_plan(args, options, agent_options, backend)
+    if args.out is None:
+        print("error: --out FOLDER is required (where results.jsonl and the episodes go); "
+              "--dry-run prints the plan without one", file=sys.stderr)
+        return 2
     try:
         limits = RateLimits(args.concurrent_requests, args.requests_per_minute)
         if args.ray is not None:  # mistakes in the command first: starting or joining Ray takes seconds

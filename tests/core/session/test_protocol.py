@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -51,3 +52,19 @@ def test_dry_run_prints_every_episode_with_its_seed_and_starts_nothing(tmp_path)
     refused = subprocess.run([sys.executable, "main.py", "run", "--protocol", "paper", "--trials", "1", "--out",
                               str(out)], cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=120)
     assert refused.returncode == 2 and "leave out --trials" in refused.stderr and not out.exists()
+
+
+def test_a_dry_run_needs_no_out_folder_and_a_real_run_does(tmp_path):
+    plan = _run_in(tmp_path, "--protocol", "paper", "--dry-run")
+    assert plan.returncode == 0, plan.stderr
+    assert plan.stdout.splitlines()[-1].startswith("450 episode(s)")
+    real = _run_in(tmp_path, "--tasks", "q01_bread_navigation")
+    assert real.returncode == 2 and "--out FOLDER is required" in real.stderr
+    assert list(tmp_path.iterdir()) == []  # nothing written where it was run
+
+
+def _run_in(folder, *args: str) -> subprocess.CompletedProcess[str]:
+    """`python main.py run ARGS` started from another folder, as a user would."""
+    return subprocess.run([sys.executable, str(PROJECT_ROOT / "main.py"), "run", *args], cwd=folder,
+                          env={**os.environ, "PYTHONPATH": str(PROJECT_ROOT)}, capture_output=True, text=True,
+                          timeout=120)
