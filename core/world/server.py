@@ -326,7 +326,10 @@ def run(spec: WorldSpec, *, runtime_dir: Path | None, owner_pid: int | None, wid
             for leftover in runtime_dir.iterdir():
                 leftover.unlink(missing_ok=True)
             runtime_dir.rmdir()
-        elif not server.owner_alive():
+        elif owner_pid is not None:
+            # Whether the owner closed us or died: a world launched for one client ends with it, so its folder
+            # has no further use (the owner's own removal ignores a folder already gone). Asking whether the
+            # owner is alive raced its death: a killed owner's socket closes before it becomes a zombie.
             _remove_orphaned(runtime_dir)
         # Everything is released; if interpreter teardown (Panda3D's, a thread's) then stalls, the
         # process must still end: a world asked to stop that lingers holds its memory and pid.
