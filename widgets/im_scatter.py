@@ -10,7 +10,7 @@ from typing import Any
 
 import pyqtgraph as pg
 
-from core.analysis.report import correlation_text, format_value
+from core.analysis.report import UNIT_WORDS, correlation_text, format_value
 from widgets.taxonomy_chart import agent_colour
 
 
@@ -65,7 +65,8 @@ class ImScatter(pg.PlotWidget):
             self._points += [(agent, p["im_rate"], p["success_rate"]) for p in mine]
         unit = found.get("unit", "task")
         overall = found.get("overall", {})
-        self.setTitle(f"IM rate vs success rate: {r_text(overall.get('r'))} ({len(points)} points, one per {unit})",
+        per = UNIT_WORDS.get(unit, unit).split(" (")[0]  # "agent, task and granularity": a task alone it is not
+        self.setTitle(f"IM rate vs success rate: {r_text(overall.get('r'))} ({len(points)} points, one per {per})",
                       color="k", size="10pt")
         lines = [f"<b>all</b>: {correlation_text(overall)}"] if overall else []
         lines += [f"<b>{g}</b>: {correlation_text(v)}" for g, v in found.get("by_granularity", {}).items()]

@@ -32,7 +32,8 @@ class _ReportTable(QTableWidget):
         self.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.horizontalHeader().setStretchLastSection(False)
 
-    def _fill(self, rows: Sequence[Sequence[str]], tips: Sequence[Sequence[str]] | None = None) -> None:
+    def _fill(self, rows: Sequence[Sequence[str]], tips: Sequence[Sequence[str]] | None = None, *,
+              fit_columns: bool = True) -> None:
         self.setRowCount(len(rows))
         for r, row in enumerate(rows):
             for c, text in enumerate(row):
@@ -43,8 +44,8 @@ class _ReportTable(QTableWidget):
                     item.setToolTip(tips[r][c])
                 self.setItem(r, c, item)
         self.resizeColumnsToContents()
-        # never narrower than its columns, so a splitter cannot cut numbers off
-        self.setMinimumWidth(self.horizontalHeader().length() + 2 * self.frameWidth() + 4)
+        if fit_columns:  # never narrower than its columns, so a splitter cannot cut numbers off
+            self.setMinimumWidth(self.horizontalHeader().length() + 2 * self.frameWidth() + 4)
 
     def texts(self) -> list[list[str]]:
         """What the table shows, row by row (for export checks and tests)."""
@@ -81,4 +82,6 @@ class MetricsTable(_ReportTable):
         self.setToolTip(MOVEMENT_NOTE)
 
     def set_rows(self, rows: Sequence[dict[str, Any]]) -> None:
-        self._fill(movement_table({"metrics": list(rows)})[1])
+        # Sixteen columns are wider than a laptop screen: this one scrolls sideways rather than widen the
+        # window past the screen (a minimum width here set the whole main window's).
+        self._fill(movement_table({"metrics": list(rows)})[1], fit_columns=False)

@@ -105,7 +105,7 @@ def test_the_view_shows_the_numbers_the_report_command_prints(run_folder, view, 
     assert view.scatter.plotted() == [(p["agent"], p["im_rate"], p["success_rate"]) for p in numbers["points"]]
     overall = numbers["correlation"]["overall"]
     expected = f"r = {format_value(overall['r'])}" if overall["r"] is not None else "r undefined"
-    assert expected in view.scatter.title_text() and "one per task" in view.scatter.title_text()
+    assert expected in view.scatter.title_text() and "one per agent, task and granularity" in view.scatter.title_text()
     assert f"{len(numbers['points'])} points" in view.scatter.title_text()
     assert f"n = {overall['n']}" in view.correlation_caption.text()
     assert "Pearson r between IM rate and success rate, one point per agent, task and granularity" in markdown
