@@ -24,6 +24,7 @@ from core.game.builtin import BuiltinWorld
 from core.memory.readers import LinuxReader
 from core.paths import PROFILES_DIR
 from tests.foreign import foreign_binary  # noqa: F401 - the compiled foreign C target, for memory tests
+from tests.quick_subset import is_quick
 
 # No test reads or changes the user's studio settings, in this process or in a studio it starts: Qt looks for
 # them under XDG_CONFIG_HOME. (A test that checks settings also gets a folder of its own: settings_dir.)
@@ -75,6 +76,12 @@ def world() -> Iterator[BuiltinWorld]:
 @pytest.fixture(scope="module")
 def truth(world: BuiltinWorld, builtin_profile: Profile) -> GroundTruth:
     return attach_ground_truth(world, builtin_profile)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:  # `-m quick`: the subset tests/quick_subset.py names
+        if is_quick(item.nodeid):
+            item.add_marker(pytest.mark.quick)
 
 
 # pytest-timeout's signal method raises only when Python code runs. A test blocked inside C (a Qt
