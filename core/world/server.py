@@ -31,6 +31,7 @@ from core.world.game import BadStartState, UnknownStartState, World
 from core.world.outline import world_outline
 from core.world.panda_setup import RendererChoice
 from core.world.simulation import GameState
+from core.world.stop_signals import take_in_this_thread
 
 WORLD_VERSION = "1"
 MAX_HOLD_TICKS = 30 * 60 * 10  # ten minutes of game time in one request is surely a bug
@@ -316,6 +317,7 @@ def run(spec: WorldSpec, *, runtime_dir: Path | None, owner_pid: int | None, wid
     if owner_pid is not None:
         _exit_when_owner_dies(server, runtime_dir)
     print("READY " + json.dumps({"pid": os.getpid()}), flush=True)
+    take_in_this_thread()  # Ctrl+C reaches the thread that waits in accept() (core/world/stop_signals.py)
     try:
         server.serve()
     except KeyboardInterrupt:

@@ -1,0 +1,22 @@
+"""Ctrl+C and SIGTERM go to the world's main thread only.
+
+The main thread waits in accept() or poll(); a process-directed signal may be given to any thread that does not
+block it, and one taken by a Panda3D or library thread sets Python's flag but leaves the main thread asleep in
+accept() for good (a world that ignored Ctrl+C, seen under load). So the world blocks both signals before it
+imports anything that starts threads (every thread inherits the mask), and the main thread alone unblocks them
+once it is ready to serve.
+"""
+
+from __future__ import annotations
+
+import signal
+
+STOP_SIGNALS = frozenset({signal.SIGINT, signal.SIGTERM})
+
+
+def block_in_new_threads() -> None:
+    signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+
+
+def take_in_this_thread() -> None:
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
