@@ -95,7 +95,10 @@ def test_it_opens_in_headless_chromium(page, tmp_path):
     assert '<h2 id="failed">Failed episodes (2)</h2>' in dom and "<script" not in dom
     assert dom.count("<img") == page.read_text(encoding="utf-8").count("<img")
     shot = tmp_path / "page.png"
-    subprocess.run([*flags, "--window-size=1280,2000", f"--screenshot={shot}", page.as_uri()], capture_output=True,
+    # Under load the shot could be taken before the embedded images were decoded (a page without its bars):
+    # virtual time lets every image finish first, and the compositor draws them before the capture.
+    subprocess.run([*flags, "--window-size=1280,2000", "--run-all-compositor-stages-before-draw",
+                    "--virtual-time-budget=10000", f"--screenshot={shot}", page.as_uri()], capture_output=True,
                    timeout=120, check=True)
     pixels = np.asarray(Image.open(shot).convert("RGB")).astype(int)
     assert pixels.std() > 20  # a rendered page, not a blank one
