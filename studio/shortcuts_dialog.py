@@ -7,6 +7,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QDialog,
+    QDialogButtonBox,
     QHeaderView,
     QTableWidget,
     QTableWidgetItem,
@@ -40,6 +41,10 @@ class ShortcutsDialog(QDialog):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
         layout.addWidget(self.table)
+        # a window manager's title bar is not everywhere (a tiling one, a kiosk, Xvfb): closing needs a button
+        self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        self.buttons.rejected.connect(self.reject)
+        layout.addWidget(self.buttons)
         self.resize(*MAX_SIZE)
         screen = self.screen().availableGeometry() if self.screen() is not None else None
         if screen is not None:  # a smaller screen still shows the whole dialog; the table scrolls

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import Slot
-from PySide6.QtWidgets import QComboBox, QDialog, QFormLayout, QLabel, QPushButton, QVBoxLayout
+from PySide6.QtWidgets import QComboBox, QDialog, QDialogButtonBox, QFormLayout, QLabel, QPushButton, QVBoxLayout
 
 from core.labels.agreement import category_agreement, step_agreement
 from core.labels.episodes import EpisodeLabels, FolderScan
@@ -39,6 +39,9 @@ class AgreementDialog(QDialog):
         layout.addLayout(form)
         layout.addWidget(self.compute)
         layout.addWidget(self.result, 1)
+        self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)  # closing cancels the read
+        self.buttons.rejected.connect(self.reject)
+        layout.addWidget(self.buttons)
         self.episodes: list[EpisodeLabels] = []
         self.compute.clicked.connect(self.show_agreement)
         self.compute.setEnabled(False)

@@ -7,7 +7,7 @@ import pytest
 pytest.importorskip("pytestqt")
 
 from PySide6.QtCore import QSettings
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QDialogButtonBox
 
 from studio.live_session import LiveSession
 from studio.main_window import MainWindow
@@ -32,6 +32,9 @@ def test_keyboard_shortcuts_fit_a_720p_screen_in_a_scrolling_two_column_table(qt
         assert dialog.width() <= 1280 and dialog.frameGeometry().height() <= 720 - 40
         assert table.verticalScrollBar().maximum() > 0  # more rows than fit: the table scrolls
         assert not table.horizontalScrollBar().isVisible()
+        dialog.buttons.button(QDialogButtonBox.StandardButton.Close).click()  # closes without a title bar
+        qtbot.waitUntil(lambda: not dialog.isVisible(), timeout=5_000)
+        assert main.isVisible()
     finally:
         main.close()
     assert not dialog.isVisible()

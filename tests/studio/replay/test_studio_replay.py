@@ -16,7 +16,7 @@ pytest.importorskip("pytestqt")
 
 from PySide6.QtCore import QMimeData, QPoint, QPointF, QSettings, Qt, QUrl
 from PySide6.QtGui import QDropEvent, QKeySequence
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QDialogButtonBox
 
 from core.labels.store import read_labels
 from core.replay.synthetic import write_long_episode
@@ -283,7 +283,10 @@ def test_labels_of_a_folder_export_and_show_agreement(window, qtbot, episode_fil
     qtbot.waitUntil(lambda: dialog.compute.isEnabled(), timeout=20_000)
     assert dialog.first.currentText() == "alice" and dialog.second.currentText() == "automatic suggestion"
     assert "Failure category: kappa" in dialog.result.text() and "Deadlock steps" in dialog.result.text()
-    dialog.done(0)
+    dialog.show()
+    with qtbot.waitSignal(dialog.finished, timeout=5_000):
+        dialog.buttons.button(QDialogButtonBox.StandardButton.Close).click()  # no title bar needed to close it
+    assert not dialog.isVisible()
 
 
 def test_typing_a_note_keeps_return_and_survives_autosave(window, qtbot, episode_file):
