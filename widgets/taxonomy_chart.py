@@ -42,7 +42,10 @@ class TaxonomyChart(pg.PlotWidget):
         self._items: list[pg.GraphicsObject] = []
         self._bars: list[tuple[float, float, float, str]] = []  # x0, x1, top, tooltip
         self._counts: dict[tuple[str, str], tuple[int, int]] = {}
+        self._labels: list[pg.TextItem] = []
+        self._top = 1
         self.scene().sigMouseMoved.connect(self._hover)
+        self.plotItem.vb.sigResized.connect(self._fit_headroom)
         self.set_sources({})
 
     def set_sources(self, sources: Sources) -> None:
@@ -50,7 +53,7 @@ class TaxonomyChart(pg.PlotWidget):
         for item in self._items:
             self.removeItem(item)
         self._legend.clear()
-        self._items, self._bars, self._counts = [], [], {}
+        self._items, self._bars, self._counts, self._labels = [], [], {}, []
         width = 0.8 / max(1, len(sources))
         top = 1
         for index, (agent, categories) in enumerate(sources.items()):
@@ -70,10 +73,30 @@ class TaxonomyChart(pg.PlotWidget):
                     label = pg.TextItem(str(h + a), color="k", anchor=(0.5, 1.0))
                     label.setPos(x, h + a)
                     self._add(label)
+                    self._labels.append(label)
         for brush, text in (((80, 80, 80), HUMAN_TEXT), ((80, 80, 80, 70), AUTO_TEXT)):
             self._legend.addItem(pg.BarGraphItem(x=[0], height=[1], width=1, brush=brush), text)
         self.setXRange(-0.5, len(TAXONOMY) - 0.5, padding=0)
-        self.setYRange(0, top * 1.25 + 0.5 * len(sources) + 1, padding=0)  # headroom for the legend
+        self._top = top
+        self._fit_headroom()
+
+    def _fit_headroom(self, *_: object) -> None:
+        """Leave the legend's height (in pixels, however tall the chart is) free above the tallest bar and its
+        count, so the legend never covers a count: a fixed share of the range covered one (also in the PNG).
+        A short chart lays the legend out in more columns first."""
+        view_h = self.plotItem.vb.height()
+        if view_h <= 0:
+            return
+        for columns in (1, 2):  # three would be wider than a small chart
+            if self._legend.columnCount != columns:
+                self._legend.setColumnCount(columns)
+                self._legend.layout.activate()  # its new size now, not at the next paint
+                self._legend.updateSize()
+            needed_px = self._legend.boundingRect().height() + 5 + 28  # the legend, its offset, a count's text
+            if needed_px < 0.5 * view_h:
+                break
+        free = 1.0 - needed_px / view_h
+        self.setYRange(0, self._top / max(free, 0.15), padding=0)
 
     def _add(self, item: pg.GraphicsObject) -> None:
         self.addItem(item)
@@ -88,6 +111,10 @@ class TaxonomyChart(pg.PlotWidget):
     def counts(self) -> dict[tuple[str, str], tuple[int, int]]:
         """(agent, category) -> (episodes from human labels, episodes from automatic suggestions)."""
         return dict(self._counts)
+
+    def legend_covers_a_count(self) -> bool:
+        legend = self._legend.sceneBoundingRect()
+        return any(legend.intersects(label.sceneBoundingRect()) for label in self._labels)
 
     def legend_texts(self) -> list[str]:
         return [label.text for _, label in self._legend.items]

@@ -16,6 +16,7 @@ import pytest
 pytest.importorskip("pytestqt")
 
 from PySide6.QtGui import QImage
+from PySide6.QtWidgets import QApplication
 
 from core.analysis.report import METRICS, TASK_CATEGORIES, format_value
 from core.analysis.taxonomy import TAXONOMY, human_category
@@ -100,6 +101,10 @@ def test_the_view_shows_the_numbers_the_report_command_prints(run_folder, view, 
     assert [[agent, *(str(sum(bars[(agent, c)])) for c in TAXONOMY)] for agent, *_ in taxonomy] == \
         [row[:len(TAXONOMY) + 1] for row in taxonomy]
     assert all(human == 0 for human, _ in bars.values())  # nobody has labelled anything yet
+    assert not view.taxonomy.legend_covers_a_count()
+    view.resize(1000, 600)  # smaller: the legend keeps the same pixels, so it takes more of the range
+    qtbot.waitUntil(lambda: view.taxonomy.height() < 400, timeout=5_000)
+    assert not view.taxonomy.legend_covers_a_count()
     assert "0 from human labels, 5 automatic suggestion(s)" in view.summary.text()
 
     assert view.scatter.plotted() == [(p["agent"], p["im_rate"], p["success_rate"]) for p in numbers["points"]]
@@ -278,3 +283,23 @@ def test_follow_refreshes_the_view_as_a_run_adds_results(run_folder, view, qtbot
 
     view.follow_box.setChecked(False)
     assert not view.follow_timer.isActive()
+
+
+@pytest.mark.parametrize("size", [(760, 350), (480, 320), (1200, 700)])
+def test_the_taxonomy_legend_never_covers_a_bar_count(qtbot, size):
+    from core.analysis.taxonomy import AUTO, HUMAN
+    from widgets.taxonomy_chart import TaxonomyChart
+
+    chart = TaxonomyChart()
+    qtbot.addWidget(chart)
+    chart.resize(*size)
+    chart.show()
+    qtbot.waitExposed(chart)
+    # the screenshot's case: every episode Lost, the tall bars under the legend's corner
+    chart.set_sources({agent: {LOST: {HUMAN: 0, AUTO: 9}, "Execution Failure": {HUMAN: 1, AUTO: 6}}
+                       for agent in ("random:1", "random:2", "model:a")})
+    QApplication.processEvents()  # the layout settles: the legend and the counts have their scene places
+    assert not chart.legend_covers_a_count()
+    chart.resize(size[0], size[1] - 60)  # and after a resize
+    QApplication.processEvents()
+    assert chart.height() == size[1] - 60 and not chart.legend_covers_a_count()
