@@ -13,8 +13,8 @@ from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPaintEvent, QPen, QWheelEvent
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
-MARK_COLORS = {"success": QColor(30, 160, 60), "intervention": QColor(200, 0, 150), "human": QColor(240, 130, 0),
-               "parse_error": QColor(220, 30, 30)}
+MARK_COLORS = {"success": QColor(30, 160, 60), "intervention": QColor(200, 0, 150), "human": QColor(0, 150, 170),
+               "parse_error": QColor(70, 70, 70)}  # dark grey: apart from the Unaware span's red
 SPAN_COLORS = {"suggested": QColor(255, 170, 170, 150), "aware": QColor(255, 150, 0, 200),
                "unaware": QColor(200, 30, 30, 200), "unclassified": QColor(120, 120, 200, 200),
                "rejected": QColor(170, 170, 170, 90)}

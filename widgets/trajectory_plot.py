@@ -21,7 +21,7 @@ LEGEND_MIN_SIZE = (420, 380)
 FULL_PATH_REFRESH_S = 0.5
 INTERVENTION_STYLE = {  # kind -> (symbol, colour)
     "push_back": ("t", (200, 0, 150)), "turn_around": ("o", (120, 60, 200)), "text": ("star", (0, 150, 160)),
-    "human": ("d", (240, 130, 0)),
+    "human": ("d", (0, 150, 170)),
 }
 _BACKDROP = {"solid": (QColor(205, 205, 205), QColor(160, 160, 160)),
              "water": (QColor(190, 215, 240), QColor(150, 185, 220))}

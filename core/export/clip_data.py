@@ -20,7 +20,7 @@ from core.recording.errors import EpisodeFileError
 SPAN_RGB = {"unaware": (200, 30, 30), "aware": (235, 135, 0), "unclassified": (110, 110, 200),
             "suggested": (215, 120, 120)}
 INTERVENTION_RGB = (200, 0, 150)
-HUMAN_RGB = (240, 130, 0)
+HUMAN_RGB = (0, 150, 170)  # teal: apart from the Aware span's orange and the success green
 
 
 @dataclass(frozen=True)

@@ -95,9 +95,9 @@ def test_it_opens_in_headless_chromium(page, tmp_path):
     assert '<h2 id="failed">Failed episodes (2)</h2>' in dom and "<script" not in dom
     assert dom.count("<img") == page.read_text(encoding="utf-8").count("<img")
     shot = tmp_path / "page.png"
-    # Under load the shot could be taken before the embedded images were decoded (a page without its bars):
-    # virtual time lets every image finish first, and the compositor draws them before the capture.
-    subprocess.run([*flags, "--window-size=1280,2000", "--run-all-compositor-stages-before-draw",
+    # Tall enough for the taxonomy below the movement table, however long the folder's path makes its rows
+    # (under pytest-xdist the paths are longer, and the chart had fallen below a 2000-pixel shot).
+    subprocess.run([*flags, "--window-size=1280,3600", "--run-all-compositor-stages-before-draw",
                     "--virtual-time-budget=10000", f"--screenshot={shot}", page.as_uri()], capture_output=True,
                    timeout=120, check=True)
     pixels = np.asarray(Image.open(shot).convert("RGB")).astype(int)
