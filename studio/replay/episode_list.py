@@ -159,9 +159,11 @@ class EpisodeList(QWidget):
         table.setEditTriggers(QTableView.EditTrigger.NoEditTriggers)
         table.verticalHeader().hide()
         table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        table.setTextElideMode(Qt.TextElideMode.ElideRight)
         header = table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Stretch)  # the columns share the dock's width
+        # ... except the task, the name one looks for: whole ("q08_s…gation" told nothing), the others give way
+        header.setSectionResizeMode(COLUMNS.index("Task"), QHeaderView.ResizeMode.ResizeToContents)
         header.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         header.customContextMenuRequested.connect(self._choose_columns)
         for column, name in enumerate(COLUMNS):
