@@ -1,8 +1,9 @@
 """Timeline: one tick per step, marks by kind, deadlock spans, a frame-exact cursor and zoom.
 
 Everything is keyed by step position (0 .. count-1), never by time. Spans can be dragged by their
-edges; the owner decides what a drag means (the label editor clamps and records it). Shift+click or
-Shift+drag selects a range of steps (from the cursor to the pointer), e.g. for a clip to export.
+edges; the owner decides what a drag means (the label editor clamps and records it). Shift+click
+selects from the cursor to the pointer; Shift+drag selects from where the drag starts to where it ends, e.g.
+for a clip to export.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ SPAN_COLORS = {"suggested": QColor(255, 170, 170, 150), "aware": QColor(255, 150
 SELECTION_COLOR = QColor(40, 110, 230, 60)
 SELECTION_EDGE = QColor(40, 110, 230)
 EDGE_GRAB_PX = 5
+DRAG_START_PX = 4  # a Shift+press that moves this far is a drag, not a click
 _ROW = 12
 _LEGEND_TOP = 18 + _ROW + 4 + _ROW + 6 + 6
 _LEGEND_LINE = 15
@@ -66,6 +68,7 @@ class Timeline(QWidget):
         self._scrubbing = False
         self.selection: tuple[int, int] | None = None
         self._selecting_from: int | None = None
+        self._shift_press_x: float | None = None  # where a Shift+press began, until it moves (then a drag)
 
     # -- data ----------------------------------------------------------------------------------
     def set_episode(self, count: int, step_numbers: list[int]) -> None:
@@ -247,7 +250,8 @@ class Timeline(QWidget):
             return
         x, y = event.position().x(), event.position().y()
         if event.modifiers() & Qt.KeyboardModifier.ShiftModifier:
-            self._selecting_from = self.cursor
+            # a click extends from the cursor; once the pointer moves it is a drag, anchored where it pressed
+            self._selecting_from, self._shift_press_x = self.cursor, x
             self.set_selection(self.cursor, self.position_at(x))
             return
         edge = self._edge_at(x, y)
@@ -263,7 +267,10 @@ class Timeline(QWidget):
     def mouseMoveEvent(self, event: QMouseEvent) -> None:
         x, y = event.position().x(), event.position().y()
         if self._selecting_from is not None:
-            self.set_selection(self._selecting_from, self.position_at(x))
+            if self._shift_press_x is not None and abs(x - self._shift_press_x) >= DRAG_START_PX:
+                self._selecting_from, self._shift_press_x = self.position_at(self._shift_press_x), None
+            if self._shift_press_x is None:
+                self.set_selection(self._selecting_from, self.position_at(x))
             return
         if self._drag is not None:
             index, edge = self._drag
@@ -284,7 +291,7 @@ class Timeline(QWidget):
             self.setCursor(Qt.CursorShape.SizeHorCursor if near_edge else Qt.CursorShape.ArrowCursor)
 
     def mouseReleaseEvent(self, event: QMouseEvent) -> None:
-        self._selecting_from = None
+        self._selecting_from, self._shift_press_x = None, None
         if self._drag is not None and self._drag_preview is not None:
             index = self._drag[0]
             preview = self._drag_preview

@@ -54,14 +54,20 @@ def test_shift_drag_selects_steps_and_the_clip_is_written_off_the_gui_thread(ope
         qtbot.mousePress(timeline, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.ShiftModifier, at(timeline, 12))
     qtbot.mouseMove(timeline, at(timeline, 19))
     qtbot.mouseRelease(timeline, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.ShiftModifier, at(timeline, 19))
-    assert timeline.selection == (9, 19)
+    assert timeline.selection == (12, 19)  # a drag selects from where it started, not from the cursor (9)
     qtbot.mouseClick(timeline, Qt.MouseButton.LeftButton, pos=at(timeline, 30))  # a plain click seeks
-    assert replay.cursor == 30 and timeline.selection == (9, 19)
+    assert replay.cursor == 30 and timeline.selection == (12, 19)
+    qtbot.mouseClick(timeline, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.ShiftModifier, at(timeline, 34))
+    assert timeline.selection == (30, 34)  # a Shift+click extends from the cursor
+    qtbot.mousePress(timeline, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.ShiftModifier, at(timeline, 20))
+    qtbot.mouseMove(timeline, at(timeline, 9))  # leftwards too
+    qtbot.mouseRelease(timeline, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.ShiftModifier, at(timeline, 9))
+    assert timeline.selection == (9, 20)
 
     qtbot.mouseClick(replay.export_button, Qt.MouseButton.LeftButton)
     dialog = replay.clip_dialog
     assert dialog is not None and dialog.isVisible() and not dialog.isModal()
-    assert (dialog.first.value(), dialog.last.value()) == (10, 20) and dialog.use_frames.isChecked()
+    assert (dialog.first.value(), dialog.last.value()) == (10, 21) and dialog.use_frames.isChecked()
     dialog.format.setCurrentIndex(dialog.format.findData(".gif"))
     dialog.width_box.setValue(320)
     out = tmp_path / "clips" / "selected.gif"
