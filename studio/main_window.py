@@ -55,8 +55,23 @@ class MainWindow(QMainWindow):
         self.live.sig_open_in_replay.connect(self.open_path)
         self.replay.sig_opened.connect(self._remember_later)
         self.replay.sig_open_failed.connect(self.statusBar().showMessage)
-        self.results.sig_status.connect(self.statusBar().showMessage)
+        self.results.sig_status.connect(self._show_results_status)
+        self._results_status = ""
+        self.tabs.currentChanged.connect(self._on_tab_changed)
         self._restore_settings()
+
+    @Slot(str)
+    def _show_results_status(self, text: str) -> None:
+        # the window's status bar speaks for the tab in front: Results' news waits until it is shown
+        self._results_status = text
+        if self.tabs.currentWidget() is self.results:
+            self.statusBar().showMessage(text)
+
+    @Slot(int)
+    def _on_tab_changed(self, _index: int) -> None:
+        self.statusBar().clearMessage()  # one tab's message never stays under another's view
+        if self.tabs.currentWidget() is self.results and self._results_status:
+            self.statusBar().showMessage(self._results_status)
 
     @property
     def session(self) -> LiveSession:
