@@ -152,15 +152,19 @@ class OverlayRenderer:
                 assessment, ASSESSMENT_RGB["missing"]), 255), width=thickness)
         if "step" in shown or ("assessment" in shown and assessment):
             self._step_badge(draw, position, record, assessment if "assessment" in shown else "")
+        badges_bottom = 0.0
         if "labels" in shown:
-            self._label_badges(draw, position, record)
+            badges_bottom = self._label_badges(draw, position, record)
         if self.caption_height:
             self._caption(draw, record)
         canvas = Image.alpha_composite(canvas.convert("RGBA"), layer)
         if self.inset is not None:
             inset = self.inset.render(self.episode.sample_at(tick))
-            corner = (width - inset.width - self.margin, frame_height - inset.height - self.margin)
-            canvas.alpha_composite(inset, corner)
+            # bottom right, unless a dialogue box is up: the game draws it along the bottom, and its words
+            # matter more than the map, so the inset moves to the top right, under the badges
+            top = (max(badges_bottom, self.margin) if self._dialogue_shown(position)
+                   else frame_height - inset.height - self.margin)
+            canvas.alpha_composite(inset, (width - inset.width - self.margin, round(top)))
         return np.asarray(canvas.convert("RGB"))
 
     # -- pieces ---------------------------------------------------------------------------------
@@ -188,7 +192,13 @@ class OverlayRenderer:
             self._badge(draw, x, y, assessment, (*ASSESSMENT_RGB.get(assessment, ASSESSMENT_RGB["missing"]), 230),
                         self.font)
 
-    def _label_badges(self, draw: ImageDraw.ImageDraw, position: int, record: StepRecord) -> None:
+    def _dialogue_shown(self, position: int) -> bool:
+        """Whether the game shows a dialogue box during this step: open as it began, or opened by it."""
+        records = self.episode.records
+        return records[position].dialogue_open or (position + 1 < len(records) and records[position + 1].dialogue_open)
+
+    def _label_badges(self, draw: ImageDraw.ImageDraw, position: int, record: StepRecord) -> float:
+        """Draws the step's label, intervention and human badges down the right; returns where they end."""
         step = int(self.episode.steps[position])
         badges = [(span.text, SPAN_RGB[span.kind]) for span in self.episode.spans_at(step)]
         intervention = record.intervention
@@ -201,6 +211,7 @@ class OverlayRenderer:
         for text, colour in badges:
             self._badge(draw, self.frame_size[0] - self.margin, y, text, (*colour, 225), self.font, right_aligned=True)
             y += self.line_height + self.margin
+        return y
 
     def _caption(self, draw: ImageDraw.ImageDraw, record: StepRecord) -> None:
         top = self.frame_size[1] + self.margin

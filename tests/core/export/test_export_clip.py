@@ -234,3 +234,25 @@ def test_headless_chromium_decodes_the_mp4(episode, tmp_path):
     found = re.search(r'<p id="out">loaded (\d+)x(\d+) ([\d.]+)</p>', dom)
     assert found is not None, dom[-300:]
     assert (int(found[1]), int(found[2])) == result.size and abs(float(found[3]) - result.seconds) < 0.05
+
+
+def test_the_trajectory_inset_leaves_the_bottom_to_an_open_dialogue_box(episode):
+    import dataclasses
+
+    data = load_clip_episode(episode)
+    with EpisodeReader(episode) as reader:
+        picture = reader.image("current", 5)
+    options = OverlayOptions(frozenset({"trajectory"}), 960)
+    renderer = OverlayRenderer(data, 4, 15, options, picture.shape)
+    width, frame_height = renderer.frame_size
+    bare = OverlayRenderer(data, 4, 15, OverlayOptions(frozenset(), 960), picture.shape).render(picture, 5, 0)
+
+    def changed(drawn: np.ndarray) -> tuple[bool, bool]:  # (bottom right drawn over, top right drawn over)
+        diff = np.abs(drawn.astype(int) - bare.astype(int)).max(axis=2) > 40
+        return bool(diff[frame_height * 2 // 3:, width * 2 // 3:].any()), bool(diff[:frame_height // 3,
+                                                                                     width * 2 // 3:].any())
+
+    tick = int(data.tick_before[5])
+    assert changed(renderer.render(picture, 5, tick)) == (True, False)  # walking: the inset at the bottom
+    data.records[6] = dataclasses.replace(data.records[6], dialogue_open=True)  # step 6 opened a dialogue
+    assert changed(renderer.render(picture, 5, tick)) == (False, True)  # the box's words stay readable
