@@ -80,8 +80,7 @@ class AuthoringForm(QWidget):
         task.addRow("Category", kind)
 
         self.start = QComboBox()
-        for name in start_states:
-            self.start.addItem(name, name)
+        self.set_start_states(start_states)
         self.start.setToolTip("A named start state of the world, or the one captured with Capture start here")
         self.capture_start = _capture_button("Capture start here", "the game as it is now becomes the task's start")
         self.go_to_start = _capture_button("Go to start", "reset the game to this start state, to author from there")
@@ -153,6 +152,14 @@ class AuthoringForm(QWidget):
             group.setLayout(layout)
             column.addWidget(group)
         column.addStretch(1)
+
+    def set_start_states(self, names: list[str]) -> None:
+        """The game's named start states, in place of the last game's (a capture is dropped with them)."""
+        self.start.blockSignals(True)  # the panel picks the first itself; no "chosen" echo of the clear
+        self.start.clear()
+        for name in names:
+            self.start.addItem(name, name)
+        self.start.blockSignals(False)
 
 
 class AuthoringBar(QWidget):

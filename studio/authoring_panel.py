@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QFileDialog, QListWidgetItem, QScrollArea, QVBoxLa
 
 from core.authoring import TaskDraft, TryResult, save_task
 from core.authoring.context import world_start_states
+from core.backends.profile import BackendProfile
 from core.evaluation.sample import StateSample
 from core.evaluation.tasks import InlineStart, Task, TaskFileError
 from core.paths import user_tasks_dir
@@ -43,7 +44,7 @@ class AuthoringPanel(QWidget):
         super().__init__()
         self.session = session
         self.trajectory = trajectory
-        _, self.start_poses = world_start_states()
+        self.start_poses = _start_poses(session.backend)
         self.draft = TaskDraft(list(session.profile.flags), list(self.start_poses))
         self.form = AuthoringForm(list(self.start_poses))
         self.bar = AuthoringBar()
@@ -59,6 +60,18 @@ class AuthoringPanel(QWidget):
         self.flag_timer.timeout.connect(self._refresh_flags)
         if self.form.start.count():
             self.draft.use_named_start(self.form.start.currentData())
+
+    def use_backend(self, backend: BackendProfile) -> None:
+        """Another game is driven: its start states and flags in the form (Minetest offered "plaza")."""
+        self.start_poses = _start_poses(backend)
+        self.draft.flag_names = list(self.session.profile.flags)
+        self.draft.start_states = list(self.start_poses)
+        self.form.set_start_states(list(self.start_poses))
+        self._captured_start = None
+        if self.form.start.count():
+            self.draft.use_named_start(self.form.start.currentData())
+        else:
+            self.draft.start_state = None
 
     @property
     def tasks_dir(self) -> Path:
@@ -353,3 +366,11 @@ class AuthoringPanel(QWidget):
     def hideEvent(self, event: Any) -> None:
         self.flag_timer.stop()
         super().hideEvent(event)
+
+
+def _start_poses(backend: BackendProfile) -> dict[str, dict[str, Any]]:
+    """The game's named start states; the built-in world's file records where each stands."""
+    names = backend.start_states
+    if names is None:
+        return world_start_states()[1]
+    return {name: {} for name in names}  # an external game's: a command or a macro, no recorded pose

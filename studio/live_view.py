@@ -226,6 +226,7 @@ class LiveView(QMainWindow):
         self.say(f"Starting {backend.title}…")
         self._forget_world()
         self.session.switch_backend(backend)
+        self.authoring.use_backend(backend)
         self.trajectory.set_backdrop([])
         self.controls.clock.setEnabled(self.session.is_builtin)  # external games run in real time only
         self.controls.set_tasks([t.id for t in self.session.tasks])

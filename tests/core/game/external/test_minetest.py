@@ -237,6 +237,8 @@ def test_the_studio_drives_minetest_chosen_in_its_game_menu(qtbot, tmp_path, mon
     try:
         window.choose_backend("minetest")
         assert live.controls.task.currentText().startswith("mt0") and not live.controls.clock.isEnabled()
+        starts = [live.authoring.form.start.itemText(i) for i in range(live.authoring.form.start.count())]
+        assert starts == ["spawn", "spawn_east"]  # Minetest's own start states, not the built-in world's plaza
         qtbot.waitUntil(lambda: "Connected" in live.status.full_text() or "Error" in live.status.full_text(),
                         timeout=120_000)
         assert "Connected" in live.status.full_text(), errors
