@@ -46,6 +46,7 @@ class TrajectoryPlot(pg.PlotWidget):
         self.setBackground("w")
         self.setMinimumSize(280, 220)  # below this the map is unreadable and clicks land metres off
         self.setAspectLocked(True)
+        self._grow_margin: float | None = None  # set by frame_on: the frame grows to keep the character in
         self._add_grid()
         self.setLabel("bottom", "x (m, east)")
         self.setLabel("left", "y (m, north)")
@@ -140,6 +141,8 @@ class TrajectoryPlot(pg.PlotWidget):
             self._heading.setData([], [])
             return
         self._position.setData([x], [y])
+        if self._grow_margin is not None:
+            self._keep_in_view(x, y, self._grow_margin)
         dx, dy = -math.sin(math.radians(heading_deg)) * 3, math.cos(math.radians(heading_deg)) * 3
         self._heading.setData([x, x + dx], [y, y + dy])
 
@@ -231,6 +234,7 @@ class TrajectoryPlot(pg.PlotWidget):
             self.addItem(item)
             self._backdrop.append(item)
         if shapes:
+            self._grow_margin = None
             # A fixed frame on the whole map: re-fitting the view to the data on every update costs
             # more than everything else in the live view (the user can still pan, zoom and press "A").
             every = np.vstack([points for _, points in shapes])
@@ -238,9 +242,23 @@ class TrajectoryPlot(pg.PlotWidget):
                                       yRange=(every[:, 1].min(), every[:, 1].max()), padding=0.02)
 
     def frame_on(self, points: np.ndarray, margin: float) -> None:
-        """Frame these points with a margin in metres, once (no re-fitting on later updates)."""
+        """Frame these points with a margin in metres. With no map to frame on (an external game), the frame
+        then grows to take in the character wherever it goes: framed on the goal alone, the start and the
+        trail were off the plot (Minetest's map looked empty). It never shrinks, and costs one comparison."""
         low, high = points.min(axis=0) - margin, points.max(axis=0) + margin
         self.plotItem.vb.setRange(xRange=(low[0], high[0]), yRange=(low[1], high[1]), padding=0)
+        self._grow_margin = margin
+
+    def _keep_in_view(self, x: float, y: float, margin: float) -> None:
+        (x0, x1), (y0, y1) = self.plotItem.vb.viewRange()
+        if x0 <= x <= x1 and y0 <= y <= y1:
+            return
+        self.plotItem.vb.setRange(xRange=(min(x0, x - margin), max(x1, x + margin)),
+                                  yRange=(min(y0, y - margin), max(y1, y + margin)), padding=0)
+
+    def in_view(self, x: float, y: float) -> bool:
+        (x0, x1), (y0, y1) = self.plotItem.vb.viewRange()
+        return x0 <= x <= x1 and y0 <= y <= y1
 
     @property
     def backdrop_shapes(self) -> int:
