@@ -374,7 +374,7 @@ class LiveSession(QObject):
 
     def hand_back(self) -> None:
         if self.runner and self.busy:
-            self.runner.resume()
+            self.runner.hand_back()  # paused before the takeover: stays paused
 
     @property
     def taken_over(self) -> bool:

@@ -251,7 +251,10 @@ class LiveView(QMainWindow):
             self.session.hand_back()
             self.driver.close_gamepad()
             self._set_control("agent")
-            self.say("Control handed back to the agent.")
+            runner = self.session.runner
+            self.say("Control handed back; the agent stays paused, as it was before you took over: Resume to go on."
+                     if runner is not None and self.session.busy and runner.paused else
+                     "Control handed back to the agent.")
             return
         self.session.take_over()
         self._set_control("human")

@@ -123,6 +123,7 @@ class EpisodeRunner:
         self._text_intervention: Intervention | None = None
         self._unheard_hints: list[Intervention] = []  # hints in the agent's history that no prompt has carried yet
         self.taken_over = False
+        self._paused_before_takeover = False
         self.step = 0
         self._images: dict[str, Any] = {}
         self._side_view_s = 0.0  # game time the current step's side views cost (turning the camera)
@@ -160,8 +161,19 @@ class EpisodeRunner:
         self._wake.set()
 
     def take_over(self) -> None:
+        if not self.taken_over:
+            self._paused_before_takeover = self._paused
         self.taken_over = True
         self.pause()
+
+    def hand_back(self) -> None:
+        """End a takeover: the agent goes on, unless it was paused before the human took the controls (then
+        it stays paused, as the user left it; handing back had resumed it)."""
+        if not self._paused_before_takeover:
+            self.resume()
+            return
+        self.taken_over = False
+        self._wake.set()  # the loop sees the takeover over and waits, paused
 
     def human_input(self, pad: PadState, seconds: float) -> None:
         """While taken over: execute this pad input as a recorded step with source `human`."""

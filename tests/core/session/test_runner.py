@@ -224,3 +224,42 @@ def test_an_intervention_while_paused_runs_as_one_step_and_stays_paused(world, e
     assert [i["params"]["hint"] for i in results[0].undelivered_interventions] == ["Too late: nobody reads this."]
     with EpisodeReader(tmp_path / "p.h5") as episode:
         assert episode.result["undelivered_interventions"][0]["status"] == "undelivered"
+
+
+def test_handing_back_leaves_an_agent_paused_before_the_takeover_paused(world, evaluator, actions, task, tmp_path):
+    from core.episode.model import StepAppended
+
+    runner = EpisodeRunner(world, evaluator, RandomAgent(actions, seed=3), actions, task, RunOptions(step_budget=6),
+                           tmp_path / "p.h5")
+    steps: list[threading.Event] = [threading.Event() for _ in range(6)]
+    runner.episode.subscribe(lambda event: steps[len(runner.episode.steps()) - 1].set()
+                             if isinstance(event, StepAppended) else None)
+    runner.pause()  # the user paused the agent, then took the controls
+    runner.take_over()
+    done = threading.Event()
+    thread = threading.Thread(target=lambda: (runner.run(), done.set()))
+    thread.start()
+    try:
+        runner.human_input(PadState(left_y=1.0), 0.3)
+        assert steps[0].wait(60), "the human step was not recorded"
+        runner.hand_back()
+        assert not runner.taken_over and runner.paused  # as the user left it; it had resumed the agent
+        runner.step_once()  # Step: one agent step, then paused again
+        assert steps[1].wait(60)
+        assert runner.paused
+    finally:
+        runner.stop()
+        assert done.wait(60), "the episode did not finish"
+        thread.join()
+    assert [r.source for r in runner.episode.steps()] == ["human", "agent"]
+
+    resumed = EpisodeRunner(world, evaluator, RandomAgent(actions, seed=3), actions, task, RunOptions(step_budget=2),
+                            tmp_path / "r.h5")
+    resumed.take_over()  # not paused before: handing back lets the agent go on to the end of its budget
+    finished = threading.Event()
+    second = threading.Thread(target=lambda: (resumed.run(), finished.set()))
+    second.start()
+    resumed.hand_back()
+    assert finished.wait(60)
+    second.join()
+    assert [r.source for r in resumed.episode.steps()] == ["agent", "agent"]
