@@ -112,6 +112,7 @@ class LiveView(QMainWindow):
         self.plot_timer = QTimer(self)
         self.plot_timer.timeout.connect(self._pull_samples)
         self.plot_timer.start(SAMPLE_POLL_MS)
+        self.frames_hidden_reason: str | None = None  # why the frames were last not the game's, once said
         self.source_timer = QTimer(self)
         self.source_timer.timeout.connect(self._pull_source)
         self.source_timer.start(SOURCE_POLL_MS)
@@ -235,6 +236,25 @@ class LiveView(QMainWindow):
     @Slot()
     def _pull_source(self) -> None:
         self.source.set_full_text(self.session.status_line())
+        self._check_frames_are_the_game()
+
+    def _check_frames_are_the_game(self) -> None:
+        """A game on the user's display can be covered (the studio raised over it) or minimized: its frames
+        are then not the game, and the agent must not act on them. Checked once a second, like the source."""
+        check = getattr(self.session.world, "frames_not_the_game", None)
+        reason = check() if check is not None else None
+        if reason is None:
+            self.frames_hidden_reason = None
+            return
+        if reason == self.frames_hidden_reason:
+            return  # said once
+        self.frames_hidden_reason = reason
+        runner = self.session.runner
+        running = self.session.busy and runner is not None and not runner.paused
+        if running:
+            self.session.pause()
+        self.say(f"Frames are not the game: {reason}." + (" The agent is paused;" if running else "")
+                 + " Uncover the game's window" + (", then Resume." if running else "."), error=True)
 
     @Slot(str)
     def _clock_changed(self, mode: str) -> None:

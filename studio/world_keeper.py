@@ -113,8 +113,10 @@ class WorldKeeper:
             old = self.session
             self.session = None
         before_close()
-        self._worker.shutdown(wait=True, cancel_futures=True)
+        # The game first: a start still waiting for its evaluator to lock then ends at once (its evaluator
+        # sees the game exit), instead of holding the quit for the whole lock timeout.
         self._close_parts(old)
+        self._worker.shutdown(wait=True, cancel_futures=True)
         for closer in self._closers:
             closer.join(timeout)  # a world left behind still exits with this process (--owner-pid)
 

@@ -135,8 +135,15 @@ class EvaluatorClient:
         return latest
 
     def wait_locked(self, timeout: float = 60.0) -> None:
-        self.wait_until(lambda: self.status.get("state") == "locked" and bool(self.samples), timeout,
-                        "the state block to be found")
+        """Until the state block is found; an evaluator that ends first (its game exited, a fatal error, the
+        process gone) is reported at once rather than after the whole timeout (closing a game while its
+        evaluator scans must not wait a minute)."""
+        ended = ("game_exited", "failed", "disconnected")
+        self.wait_until(lambda: (self.status.get("state") == "locked" and bool(self.samples))
+                        or self.status.get("state") in ended, timeout, "the state block to be found")
+        if self.status.get("state") in ended:
+            raise EvaluatorError(f"the evaluator stopped before it found the state block: "
+                                 f"{self.status.get('message', self.status['state'])}")
 
     # -- sending ------------------------------------------------------------------------
     def _send(self, message: dict[str, Any]) -> None:

@@ -338,6 +338,15 @@ class ExternalGame:
         raise UnsupportedCapabilityError(f"{self.name} cannot render other views without turning its camera; "
                                          "use side views by turning (core/game/side_views.py)")
 
+    def frames_not_the_game(self) -> str | None:
+        """Why the frames may show something else than the game (a window over it, the game minimized), or
+        None. Only a game on the user's display can be covered: on our own Xvfb nothing else is drawn."""
+        on_our_server = self.launcher is not None and self.launcher.xvfb is not None
+        if self.window is None or on_our_server or sys.platform == "win32":
+            return None
+        assert self.display is not None
+        return x11.what_hides(self.display, self.window.window_id)
+
     def capture_stats(self) -> CaptureStats | None:
         return self.capture.stats() if self.capture is not None else None
 

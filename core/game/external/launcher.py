@@ -128,7 +128,10 @@ class Launcher:
         if sys.platform == "win32":
             return None
         mode = self.spec.display.xvfb
-        if mode == "always" or (mode == "auto" and not os.environ.get("DISPLAY")):
+        # auto prefers our own server even on a desktop: there nothing the user does (the studio raised over
+        # the game, a notification) can cover the game, so the agent's frames are the game's alone. The
+        # user's display is the fallback only where Xvfb is missing.
+        if mode == "always" or (mode == "auto" and (shutil.which("Xvfb") or not os.environ.get("DISPLAY"))):
             self.xvfb = Xvfb.start(self.spec.display.screen)
             self.display = self.xvfb.display
         else:

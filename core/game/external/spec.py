@@ -112,7 +112,7 @@ class Attach(_Model):
 
 
 class Display(_Model):
-    # auto: use $DISPLAY when set, else start our own Xvfb; always: our own Xvfb; never: $DISPLAY or fail
+    # auto: our own Xvfb where it is installed, else $DISPLAY; always: our own Xvfb; never: $DISPLAY or fail
     xvfb: Literal["auto", "always", "never"] = "auto"
     screen: str = Field("1024x768x24", pattern=r"^\d+x\d+x\d+$")
 

@@ -93,6 +93,59 @@ def describe(display: Any, window: Any) -> WindowInfo:
                       _pid(display, window))
 
 
+def _top_level(display: Any, window: Any) -> Any:
+    """The root's child that holds `window` (its frame under a window manager)."""
+    root = display.screen().root
+    while True:
+        parent = window.query_tree().parent
+        if parent is None or parent.id == root.id:
+            return window
+        window = parent
+
+
+def what_hides(display_name: str, window_id: int) -> str | None:
+    """Why the screen does not show this window whole, or None when it does: it is unmapped or minimized,
+    or named windows stacked above it overlap it (the screen's pixels there are theirs, and so are the
+    captured frames). X's stacking order from query_tree is bottom to top."""
+    X, _, _, error, _ = _xlib()
+    display = open_display(display_name)
+    try:
+        window = display.create_resource_object("window", window_id)
+        try:
+            if window.get_attributes().map_state != X.IsViewable:
+                return "the game's window is minimized or not shown"
+            game = describe(display, window)
+            top = _top_level(display, window)
+            stack = display.screen().root.query_tree().children
+        except error.XError:
+            return "the game's window is gone"
+        above = stack[[w.id for w in stack].index(top.id) + 1:] if top.id in [w.id for w in stack] else []
+        for other in above:
+            try:
+                if other.get_attributes().map_state != X.IsViewable:
+                    continue
+                shape = describe(display, other)
+            except error.XError:
+                continue  # closed while we looked
+            overlap_x = min(game.x + game.width, shape.x + shape.width) - max(game.x, shape.x)
+            overlap_y = min(game.y + game.height, shape.y + shape.height) - max(game.y, shape.y)
+            if overlap_x > 0 and overlap_y > 0:
+                name = shape.title or _title(display, _first_named(display, other)) or f"window 0x{other.id:x}"
+                return f"{name!r} covers the game's window"
+        return None
+    finally:
+        display.close()
+
+
+def _first_named(display: Any, window: Any) -> Any:
+    """A frame's client (the window that carries the title), or the frame itself."""
+    try:
+        children = window.query_tree().children
+    except Exception:  # noqa: BLE001 - gone while we looked
+        return window
+    return next((c for c in children if _title(display, c)), window)
+
+
 def find_windows(display: Any, title_pattern: str, pid: int | None = None) -> list[WindowInfo]:
     """Viewable windows whose title matches `title_pattern` (a regex); those of `pid` first when known."""
     X, _, _, error, _ = _xlib()

@@ -7,6 +7,7 @@ it starts in a fraction of a second, so the lifecycle's corner cases are tested 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -249,3 +250,47 @@ def test_attaching_drives_a_running_game_and_leaves_it_running_on_close(tmp_path
     finally:
         running.kill()
         running.wait()
+
+
+def test_auto_runs_the_game_on_its_own_x_server_even_on_a_desktop(tmp_path, on_display):
+    """With $DISPLAY set (the user's desktop), `xvfb: auto` still gives the game a server of its own, so a
+    window raised on the desktop (the studio over the game) never reaches the frames; on the desktop itself
+    (`never`) the same window is captured with the game, which is what auto avoids."""
+    for mode, covered in (("auto", False), ("never", True)):
+        (tmp_path / mode).mkdir()
+        game = launch(fake_backend(tmp_path / mode, xvfb=mode))
+        try:
+            assert (game.launcher.xvfb is not None) == (mode == "auto")
+            assert os.environ["DISPLAY"] == on_display  # the user's own display is left as it was
+            assert game.frames_not_the_game() is None
+            with _magenta_window_over_everything(on_display):
+                game.hold(PadState(), 0.4)  # frames captured while the window is up
+                pixels = game.latest_frame().pixels.astype(int)
+                hidden = game.frames_not_the_game()
+            magenta = (np.abs(pixels - (255, 0, 255)).max(axis=2) < 30).mean()
+            assert (magenta > 0.5) == covered, (mode, magenta)
+            # on the desktop the cover is seen and named; on our own server there is none to see
+            assert (hidden is not None and "covers the game" in hidden) if covered else hidden is None
+            assert game.frames_not_the_game() is None  # uncovered again
+        finally:
+            game.close()
+
+
+@contextlib.contextmanager
+def _magenta_window_over_everything(display_name: str):
+    from Xlib import X, display
+
+    desktop = display.Display(display_name)
+    screen = desktop.screen()
+    window = screen.root.create_window(0, 0, screen.width_in_pixels, screen.height_in_pixels, 0, screen.root_depth,
+                                       background_pixel=screen.default_colormap.alloc_color(65535, 0, 65535).pixel,
+                                       override_redirect=True)
+    window.set_wm_name("Studio")
+    window.map()
+    window.configure(stack_mode=X.Above)
+    desktop.sync()
+    try:
+        yield
+    finally:
+        window.destroy()
+        desktop.close()
