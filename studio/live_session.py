@@ -430,11 +430,12 @@ class LiveSession(QObject):
     def restart_game(self) -> int:
         """A fresh process of the current external game, in its default start state; the evaluator
         follows it. Call it from a job on the drive thread (run_on_game). Returns the new pid."""
-        if self.parts is None:
+        session = self.keeper.session
+        if session is None:
             raise GameError("the game is not running")
-        pid = self.parts.restart()
-        assert self.parts.evaluator is not None
-        self._samples_seen = len(self.parts.evaluator.samples)  # the new evaluator's samples start afresh
+        pid = session.restart()
+        assert session.evaluator is not None
+        self._samples_seen = len(session.evaluator.samples)  # the new evaluator's samples start afresh
         return pid
 
     @property
