@@ -36,7 +36,10 @@ def xvfb(size: str = "1600x1000x24") -> Iterator[str]:
     """Start Xvfb on a display it picks itself (-displayfd), yield ":N", stop it afterwards."""
     require_tools()
     read_end, write_end = os.pipe()
-    server = subprocess.Popen(["Xvfb", "-displayfd", str(write_end), "-screen", "0", size, "-nolisten", "tcp"],
+    # -noreset: by default the server resets when its last client leaves, and a client connecting during the reset
+    # (the studio starting while a test's xdotool just disconnected) is refused: "could not connect to display".
+    server = subprocess.Popen(["Xvfb", "-displayfd", str(write_end), "-screen", "0", size, "-nolisten", "tcp",
+                               "-noreset"],
                               pass_fds=(write_end,), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     os.close(write_end)
     try:
@@ -69,10 +72,15 @@ def tool(display: str, *command: str, timeout: float = 30) -> str:
     return result.stdout
 
 
-def find_window(display: str, name: str, seconds: float = 60) -> str:
-    """The id of a mapped window whose title matches `name`, waiting up to `seconds` for it."""
+def find_window(display: str, name: str, seconds: float = 60, owner: subprocess.Popen | None = None,
+                owner_said: Callable[[], str] = str) -> str:
+    """The id of a mapped window whose title matches `name`, waiting up to `seconds` for it; given the `owner`
+    process that should show it, fail as soon as that process has exited, with what `owner_said`."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
+        if owner is not None and owner.poll() is not None:
+            raise AssertionError(f"the program that should show {name!r} on {display} exited "
+                                 f"({owner.returncode}) first; it said:\n{owner_said()}")
         result = subprocess.run(["xdotool", "search", "--onlyvisible", "--name", name],
                                 env={**os.environ, "DISPLAY": display}, capture_output=True, text=True, timeout=30)
         ids = result.stdout.split()

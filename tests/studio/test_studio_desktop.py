@@ -59,6 +59,10 @@ class Studio:
             time.sleep(0.05)
         raise AssertionError(f"no log line matching {pattern!r}; the studio said:\n" + "\n".join(self.lines[-40:]))
 
+    def window(self, display: str, name: str) -> str:
+        """The id of the studio's visible window titled like `name`; fails at once if the studio exits first."""
+        return find_window(display, name, owner=self.process, owner_said=lambda: "\n".join(self.lines[-40:]))
+
     def children(self) -> list[str]:
         """Command lines of this studio's child processes (the world and the evaluator, when running)."""
         found = []
@@ -116,7 +120,7 @@ def test_the_studio_opens_in_a_real_x_server_connects_and_quits_cleanly(tmp_path
     with xvfb() as display:
         studio = Studio(display, tmp_path)
         try:
-            window = find_window(display, "PokeGym Studio")
+            window = studio.window(display, "PokeGym Studio")
             assert map_state(display, window) == "IsViewable"
             world_pid = int(studio.wait_for_line(r"world ready: .*, pid (\d+)").group(1))
             assert pid_alive(world_pid)
@@ -138,7 +142,7 @@ def test_replaying_a_file_on_the_desktop_starts_no_world(tmp_path):
     with xvfb() as display:
         studio = Studio(display, tmp_path, "replay", str(episode))
         try:
-            window = find_window(display, "PokeGym Studio|synthetic")
+            window = studio.window(display, "PokeGym Studio|synthetic")
             studio.wait_for_line(r"studio\.replay: opened .*episode\.h5 \(30 steps\)")
             assert map_state(display, window) == "IsViewable"
             assert studio.children() == []  # no world, no evaluator
@@ -156,7 +160,7 @@ def test_a_key_held_down_in_x_walks_for_as_long_as_it_is_held(tmp_path):
     with xvfb() as display:
         studio = Studio(display, tmp_path)
         try:
-            window = find_window(display, "PokeGym Studio")
+            window = studio.window(display, "PokeGym Studio")
             studio.wait_for_line(r"world ready")
             focus(display, window)
             tool(display, "xdotool", "key", "ctrl+r")  # Start: the random agent plays
