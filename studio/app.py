@@ -19,7 +19,10 @@ def run_studio(open_path: str | None = None, backend: str = "builtin", attach: s
     if problem is not None:
         print(problem.message(), file=sys.stderr)
         return 2
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s", stream=sys.stderr)
+    from studio.logging_setup import configure_logging
+
+    log_file = configure_logging()
+    logging.getLogger("studio").info("log file: %s", log_file or "none (stderr only)")
     from PySide6.QtWidgets import QApplication
 
     app = QApplication.instance() or QApplication(sys.argv)

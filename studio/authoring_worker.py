@@ -26,6 +26,7 @@ from core.game.connection import Capability
 from core.game.errors import GameError
 from core.game.pad import PadState
 from studio.live_session import LiveSession
+from studio.unexpected import unexpected
 
 
 class TryCancelled(GameError):
@@ -118,5 +119,5 @@ class AuthoringWorker(QObject):
             job()
         except GameError as exc:
             self.sig_failed.emit(purpose, str(exc))
-        except Exception as exc:  # noqa: BLE001 - a bug must not die unseen in the executor: the user is told
-            self.sig_failed.emit(purpose, f"{type(exc).__name__}: {exc}")
+        except Exception as exc:  # noqa: BLE001 - a bug must not die unseen in the executor: logged, and shown
+            self.sig_failed.emit(purpose, unexpected(f"the Author dock's {purpose}", exc))

@@ -42,7 +42,8 @@ from core.session.runner import EpisodeRunner, RunOptions
 from studio.live_controls import LiveChoices
 from studio.paced_game import PacedGame
 from studio.status_messages import error_kind
-from studio.world_keeper import WorldKeeper
+from studio.unexpected import unexpected
+from studio.world_keeper import WorldKeeper, describe
 
 log = logging.getLogger("studio.live")
 Outline = list[tuple[str, np.ndarray]]
@@ -262,7 +263,8 @@ class LiveSession(QObject):
             result = runner.run().to_json()
         except Exception as exc:  # noqa: BLE001 - set-up failures or bugs: the window must hear of them
             # The runner turns step failures into results itself; what reaches here stopped it early.
-            message = f"The episode could not run: {type(exc).__name__}: {exc}"
+            cause = describe(exc) if isinstance(exc, GameError) else unexpected("the episode", exc)
+            message = f"The episode could not run: {cause}"
             kind = error_kind(exc)
             self.sig_thinking.emit(False)
             self.report(message, kind)

@@ -32,6 +32,7 @@ from core.game.errors import GameError
 from core.game.pad import PadState
 from core.memory.regions import MemoryAccessError
 from studio.live_session import LiveSession
+from studio.unexpected import unexpected
 
 _FAILURES = (FinderError, GameError, EvaluatorError, MemoryAccessError, ProcessLookupError, ProfileError, OSError,
              BackendError)
@@ -109,9 +110,8 @@ class FinderWorker(QObject):
             self.sig_failed.emit(name, "cancelled")
         except _FAILURES as exc:
             self.sig_failed.emit(name, str(exc))
-        except Exception as exc:  # a worker's last resort: the user sees it, and the error propagates
-            self.sig_failed.emit(name, f"unexpected {type(exc).__name__}: {exc}")
-            raise
+        except Exception as exc:  # noqa: BLE001 - a worker's last resort: logged with its traceback, and shown
+            self.sig_failed.emit(name, unexpected(f"the Memory tab's {name}", exc))
         finally:
             self.sig_finished.emit(name)
 
