@@ -44,10 +44,11 @@ def build_studio(open_path: str | None = None, backend: object = None, attach: s
     """The main window, shown: on the Replay view when a path is given (no game is started for it),
     else on the Live view, which starts the game (the built-in world unless `backend` says otherwise),
     or with `attach` drives the one already running."""
+    from studio.game_host import GameHost
     from studio.live_session import LiveSession
     from studio.main_window import MainWindow
 
-    window = MainWindow(LiveSession(backend=backend, attach=attach))  # type: ignore[arg-type]
+    window = MainWindow(LiveSession(GameHost(backend=backend, attach=attach)))  # type: ignore[arg-type]  # a BackendProfile or None
     if open_path is not None:
         window.open_path(open_path)  # before show(): the Live view stays hidden, so no world starts
     window.show()

@@ -98,14 +98,14 @@ def test_a_held_key_drives_only_while_held_and_auto_repeats_add_nothing(window, 
 
 
 def test_keys_drive_between_episodes_without_take_control(window, qtbot):
-    live, session = window.live, window.session
+    live, session, host = window.live, window.session, window.session.host
     assert not live.human_driving
-    start = session.latest_sample()
+    start = host.latest_sample()
     key(live.frame_view, QEvent.Type.KeyPress, Qt.Key.Key_W)  # into the game view; the view passes it up
-    qtbot.waitUntil(lambda: math.dist((start.x, start.y), (session.latest_sample().x, session.latest_sample().y))
-                    > 1.0, timeout=20_000)
+    qtbot.waitUntil(lambda: math.dist((start.x, start.y), (host.latest_sample().x, host.latest_sample().y)) > 1.0,
+                    timeout=20_000)
     key(live.frame_view, QEvent.Type.KeyRelease, Qt.Key.Key_W)
-    qtbot.waitUntil(lambda: session.human_inputs_waiting == 0 and session.pad_held is None, timeout=10_000)
+    qtbot.waitUntil(lambda: session.human_inputs_waiting == 0 and session.host.pad_held is None, timeout=10_000)
     assert "Take control" in live.authoring.form.driving_help.text()
 
 
@@ -113,7 +113,7 @@ def test_the_status_bar_tells_the_truth_before_during_and_after(window, qtbot, s
     live, session = window.live, window.session
     live.controls.budget.setValue(0)
     live.controls.task.setCurrentText("q03_pier_navigation")
-    task = session.task("q03_pier_navigation")
+    task = session.host.task("q03_pier_navigation")
     assert live.metrics.labels["step"].text() == f"Step 0 / {task.step_budget}"  # before Start
     live.controls.budget.setValue(7)
     assert live.metrics.labels["step"].text() == "Step 0 / 7"

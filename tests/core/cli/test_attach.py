@@ -66,20 +66,21 @@ def test_attach_mistakes_are_one_line_and_make_nothing(tmp_path, extra, message)
 def test_the_studio_attaches_to_a_running_world_and_leaves_it_running(started_by_hand, qtbot, tmp_path,
                                                                        monkeypatch):
     pytest.importorskip("pytestqt")
+    from studio.game_host import GameHost
     from studio.live_session import LiveSession
     from studio.main_window import MainWindow
 
     process, connection_file = started_by_hand
     monkeypatch.setattr("studio.live_session.RECORDINGS_DIR", tmp_path)
-    session = LiveSession(attach=str(connection_file))
+    session = LiveSession(GameHost(attach=str(connection_file)))
     window = MainWindow(session)
     window.setProperty("quiet", True)
     qtbot.addWidget(window)
     window.show()
     try:
-        qtbot.waitUntil(lambda: session.evaluator is not None, timeout=60_000)
-        assert session.world is not None and session.world.pid == process.pid
-        assert session.keeper.launched == [process.pid]  # the pid it drives; nothing was launched
+        qtbot.waitUntil(lambda: session.host.evaluator is not None, timeout=60_000)
+        assert session.host.world is not None and session.host.world.pid == process.pid
+        assert session.host.keeper.launched == [process.pid]  # the pid it drives; nothing was launched
     finally:
         window.close()
     assert process.poll() is None, "closing the studio ended a world it did not start"

@@ -251,7 +251,7 @@ def test_the_memory_tab_finds_the_position_and_tries_a_profile_on_minetest(qtbot
         assert memory.found is not None, panel.status.text()
         best = memory.found.candidates[0]
         # The studio's own evaluator reads the player through the backend's shipped profile.
-        shipped = window.session.evaluator.sample_after(time.time())
+        shipped = window.session.host.evaluator.sample_after(time.time())
         assert math.dist(as_sample(best.values), (shipped.x, shipped.y, shipped.z)) <= AT_REST_NODES
         # Try profile with the backend's shipped profile: a found signature can still break on a walk longer
         # than the finder's own moves (a field cached per map block may sit in its window; see
