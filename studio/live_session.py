@@ -180,6 +180,7 @@ class LiveSession(QObject):
         self.sig_thinking.emit(False)
 
     def _on_reset(self, sample: StateSample, cursor: int) -> None:
+        log.info("episode reset done: the first step comes next")
         self.sig_reset.emit(sample.x, sample.y, cursor)
 
     # -- pulled by the window's timers (GUI thread) --------------------------------------------

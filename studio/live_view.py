@@ -293,7 +293,8 @@ class LiveView(QMainWindow):
         return self.control == "human"
 
     def keyPressEvent(self, event: Any) -> None:
-        if self.session.can_drive and self.driver.key_down(event.key(), event.isAutoRepeat(), event.modifiers()):
+        if self.session.can_drive and self.driver.key_down(event.key(), event.isAutoRepeat(), event.modifiers(),
+                                                           event.timestamp()):
             event.accept()
             return
         if self.session.busy and is_driving_key(event):
@@ -301,7 +302,7 @@ class LiveView(QMainWindow):
         super().keyPressEvent(event)
 
     def keyReleaseEvent(self, event: Any) -> None:
-        if self.driver.key_up(event.key(), event.isAutoRepeat()):
+        if self.driver.key_up(event.key(), event.isAutoRepeat(), event.timestamp()):
             event.accept()
             return
         super().keyReleaseEvent(event)
