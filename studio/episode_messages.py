@@ -17,6 +17,9 @@ def describe_end(result: dict[str, Any]) -> tuple[str, bool]:
         said = describe_error(str(result["error"]), str(result.get("error_kind", "error")))
         return f"Episode stopped by an error after {steps} steps (recording kept): {said.text}", True
     if result.get("success"):
+        if result.get("success_source") == "human":
+            return (f"Success met on your step {result.get('success_step') or steps}: human-assisted, not the agent's "
+                    "(reports count it apart). Recording kept.", False)
         return f"Episode succeeded at step {result.get('success_step') or steps} (recording kept).", False
     if result.get("end_reason") == "stopped":
         # The user ended it: not a failure of the agent, so no failure category is suggested here.

@@ -7,8 +7,9 @@ docs/episode-model.md. Step numbers are 1-based everywhere; ticks are the game's
 
 from __future__ import annotations
 
+import hashlib
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
@@ -217,7 +218,8 @@ def _position(value: object) -> Position | None:
 @dataclass(frozen=True)
 class EpisodeResult:
     """How an episode ended. `end_reason`: success, budget, stopped (a user's Stop), interrupted (a batch cut
-    short: not a result) or error (infrastructure: the game or evaluator died, the agent failed for good)."""
+    short: not a result), error (infrastructure: the game or evaluator died, the agent failed for good) or
+    task_error (the task is broken: its success holds at its start state)."""
 
     task_id: str
     success: bool
@@ -269,3 +271,13 @@ class EpisodeResult:
         from dataclasses import replace
 
         return replace(self, error=f"{self.error or ''} {note}".strip())
+
+
+def trajectory_digest(steps: Sequence[StepRecord]) -> str:
+    """A short hash of what the episode did (each step's source, action and end position to the centimetre): two
+    episodes with the same digest are one trajectory, not two independent trials (the report warns)."""
+    digest = hashlib.blake2b(digest_size=8)
+    for step in steps:
+        where = step.position_after or (float("nan"), float("nan"))
+        digest.update(f"{step.source}|{step.action}|{where[0]:.2f}|{where[1]:.2f};".encode())
+    return digest.hexdigest()

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import hashlib
 import logging
 import math
 import sys
@@ -25,6 +24,7 @@ from core.agents.base import Agent, Decision
 from core.agents.observation import HistoryEntry, Observation
 from core.agents.observe import ObservationBuilder, ObservationOptions, resize_for_model
 from core.episode.metrics import (
+    AGENT_SOURCES,
     IM_EPSILON_M,
     INVALID_ACTION,
     GoalArea,
@@ -35,7 +35,7 @@ from core.episode.metrics import (
 )
 from core.episode.model import Episode
 from core.episode.recorder import EpisodeRecorder
-from core.episode.records import EpisodeResult, InterventionRecord, StepDecision, StepRecord
+from core.episode.records import EpisodeResult, InterventionRecord, StepDecision, StepRecord, trajectory_digest
 from core.evaluation.client import EvaluatorClient, EvaluatorError
 from core.evaluation.sample import StateSample
 from core.evaluation.stepping import StepProtocol
@@ -91,14 +91,7 @@ def _versions() -> dict[str, str]:
     return versions
 
 
-def trajectory_digest(steps: list[StepRecord]) -> str:
-    """A short hash of what the episode did (each step's source, action and end position to the centimetre): two
-    episodes with the same digest are one trajectory, not two independent trials (the report warns)."""
-    digest = hashlib.blake2b(digest_size=8)
-    for step in steps:
-        where = step.position_after or (float("nan"), float("nan"))
-        digest.update(f"{step.source}|{step.action}|{where[0]:.2f}|{where[1]:.2f};".encode())
-    return digest.hexdigest()
+NO_RESULT = ("error", "task_error")  # end reasons that make no result (run_folder.is_error)
 
 
 class TaskAlreadyMet(RuntimeError):
@@ -250,8 +243,8 @@ class EpisodeRunner:
                 threshold = self._im_threshold(decision)
                 fact = StepFacts(label, movement, displacement, "", source, step=self.step, epsilon=threshold,
                                  dialogue=dialogue_open)
-                if goal is not None and goal.contains((after.x, after.y)):
-                    reached_goal = True
+                if goal is not None and source in AGENT_SOURCES and goal.contains((after.x, after.y)):
+                    reached_goal = True  # by the agent's own move: a human's steps or a push are not its execution
                 pushed_by = 0.0
                 if intervention is None and self._text_intervention is not None and decision is not None:
                     # A hint is recorded with the agent step whose prompt carried it (never a human's step).
@@ -288,7 +281,7 @@ class EpisodeRunner:
             else:
                 end_reason = "budget"
         except TaskAlreadyMet as exc:
-            end_reason, error = "error", str(exc)
+            end_reason, error = "task_error", str(exc)  # a broken task: not a result, and retrying cannot help
         except GameError as exc:
             end_reason, error = "error", self.root_cause(exc)
             if self._stop_error:  # the game was killed because the episode had to end (its time limit)
@@ -538,13 +531,13 @@ class EpisodeRunner:
 
     def _result(self, end_reason: str, error: str | None, reached_goal: bool,
                 undelivered: list[dict[str, Any]]) -> EpisodeResult:
-        met = self.evaluator.successes[0] if self.evaluator.successes and end_reason != "error" else None
+        met = self.evaluator.successes[0] if self.evaluator.successes and end_reason not in NO_RESULT else None
         success = met is not None
         if success:
             self.episode.set_success_step(int(met["step"]))
         steps = self.episode.steps()
         metrics = episode_metrics([s.facts for s in steps], success, reached_goal, self._goal,
-                                  judged=end_reason not in ("stopped", "interrupted", "error"))
+                                  judged=end_reason not in ("stopped", "interrupted", *NO_RESULT))
         return EpisodeResult(
             task_id=self.task.id, quest=self.task.quest, category=self.task.category,
             granularity=self.options.granularity, agent=self.agent.name, success=success,

@@ -31,3 +31,21 @@ def test_evaluator_states_become_sentences_once_per_change():
     found = describe_evaluator("lost", {"state": "locked"}, True, True)
     assert found is not None and found.text == "Evaluator: state block found again."
     assert describe_evaluator("lost", {"state": "locked"}, True, False) is None  # another line was said since
+
+
+def test_a_success_met_on_the_humans_step_is_called_human_assisted_in_live_and_replay():
+    from pathlib import Path
+
+    from core.episode.records import EpisodeResult
+    from core.labels.episodes import EpisodeLabels
+    from core.labels.model import LabelDocument
+    from studio.replay.episode_list import result_text
+
+    text, error = describe_end({"success": True, "success_source": "human", "success_step": 7, "steps_used": 7})
+    assert "human-assisted, not the agent's" in text and not error
+    assert describe_end({"success": True, "success_source": "agent", "success_step": 7})[0].startswith(
+        "Episode succeeded at step 7")
+    for source, shown in (("human", "success (human-assisted)"), ("agent", "success")):
+        outcome = EpisodeResult("q01", True, 7, "success", success_step=7, success_source=source)
+        episode = EpisodeLabels(Path("e.h5"), {}, outcome, 7, LabelDocument())
+        assert result_text(episode) == shown
