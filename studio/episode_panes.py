@@ -23,6 +23,7 @@ import numpy as np
 from PySide6.QtCore import QObject, QTimer, Signal, Slot
 
 from core.episode import Episode, LabelsChanged, ResultSet, StepAppended, StepRecord, mark_kinds
+from core.episode.metrics import AGENT_SOURCES
 from core.episode.model import MARK_KINDS
 from studio.episode_cursor import EpisodeCursor
 from widgets.frame_view import FrameView
@@ -165,6 +166,9 @@ class EpisodePanes(QObject):
                                              interpolation=cv2.INTER_AREA)
             while len(self._frames) > self.keep_frames:
                 self._frames.popitem(last=False)
+        if self.cursor.follows_newest and self.cursor.following and record.source not in AGENT_SOURCES:
+            # Live: the agent was not asked for this step, so the strip must not go on captioning its last one.
+            self.observations.show_images(record.step, {}, record.source)
         if not self._spans_timer.isActive():
             self._spans_timer.start(SPANS_REFRESH_MS)
         self.cursor.grown(len(episode))

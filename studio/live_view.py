@@ -81,7 +81,7 @@ class LiveView(QMainWindow):
                                   self.observations, reasoning=self.reasoning, keep_frames=KEEP_STEPS)
         self._build_docks()
         self.actions_by_name = build_toolbar(self, {
-            "Start": self.start, "Pause": session.pause, "Resume": session.resume, "Step": session.step_once,
+            "Start": self.start, "Pause": self.pause, "Resume": self.resume, "Step": self.step_once,
             "Stop": session.stop, "Push back": self.push_back, "Turn around": self.turn_around,
             "Send hint…": self.send_hint, "Take control": self.toggle_control, "Restart world": self.restart_world,
             "Back to live": self.cursor.follow})
@@ -106,6 +106,7 @@ class LiveView(QMainWindow):
         self._evaluator_state = ""
         self._status_about_evaluator = False  # the status line is about the evaluator (a recovery may follow it)
         self._awaiting_reset = False  # an episode started: the path begins after its reset
+        self._running_task = ""
         self.frame_timer = QTimer(self)
         self.frame_timer.setTimerType(Qt.TimerType.PreciseTimer)
         self.frame_timer.timeout.connect(self._pull_frame)
@@ -189,6 +190,24 @@ class LiveView(QMainWindow):
     @Slot()
     def start(self) -> None:
         self.session.start_episode(self.controls.choices())
+
+    @Slot()
+    def pause(self) -> None:
+        if self.session.busy:
+            self.say("Pausing after the step in progress; Resume (Ctrl+Shift+P) goes on, Step runs one step.")
+        self.session.pause()
+
+    @Slot()
+    def resume(self) -> None:
+        if self.session.busy:
+            self.say(f"Running {self._running_task} again.")
+        self.session.resume()
+
+    @Slot()
+    def step_once(self) -> None:
+        if self.session.busy:
+            self.say("One step, then paused again.")
+        self.session.step_once()
 
     @Slot()
     def push_back(self) -> None:
@@ -438,6 +457,7 @@ class LiveView(QMainWindow):
         self.instruction.show_task(task, info["granularity"], running=True)  # what this episode's agent reads
         self._step_info = f"step 0 / {info['budget']}"
         self.recording.set_recording(info["recording"], finished=False)
+        self._running_task = info["task_id"]
         self.say(f"Running {info['task_id']} (seed {info['seed']}).")
         if self.human_driving:
             self.session.take_over()  # control was taken before Start: the human keeps it
@@ -445,6 +465,11 @@ class LiveView(QMainWindow):
     @Slot(dict)
     def _on_episode_end(self, result: dict[str, Any]) -> None:
         self.recording.set_recording(result["recording"], finished=True)
+        # The game goes on between episodes: the overlay no longer counts steps, and the trail of samples
+        # starts afresh (the episode's own steps, marks and spans stay on the map until the next Start).
+        self._step_info = ""
+        self.frame_view.set_overlay("top_right", "")
+        self.trajectory.clear_path()
         if self.human_driving:
             self.toggle_control()
         # Also when the episode never set a result; an error is one whatever end reason came with it.

@@ -109,6 +109,30 @@ def test_keys_drive_between_episodes_without_take_control(window, qtbot):
     assert "Take control" in live.authoring.form.driving_help.text()
 
 
+def test_pause_says_so_and_a_human_step_is_not_captioned_as_the_agents(window, qtbot, settings_dir):
+    live, session = window.live, window.session
+    steps = StepsSoFar(session)
+    session.start_episode(LiveChoices("q08_site_navigation", budget=50))
+    qtbot.waitUntil(lambda: len(steps) >= 1, timeout=30_000)
+    live.actions_by_name["Pause"].trigger()
+    assert live.status.full_text().startswith("Pausing after the step in progress")  # not "Running …" any more
+    qtbot.waitUntil(lambda: live.state_label.text().startswith("Paused after step"), timeout=30_000)
+    qtbot.waitUntil(lambda: live.observations.caption.text().startswith(f"Step {len(steps)}:"), timeout=5_000)
+    live.toggle_control()
+    before = len(steps)
+    key(live, QEvent.Type.KeyPress, Qt.Key.Key_W)
+    key(live, QEvent.Type.KeyRelease, Qt.Key.Key_W)
+    qtbot.waitUntil(lambda: len(steps) == before + 1, timeout=30_000)
+    # The strip's caption is the human step's, not the agent's last one.
+    qtbot.waitUntil(lambda: live.observations.caption.text().startswith(f"Step {before + 1}: "), timeout=5_000)
+    assert "the agent was not asked" in live.observations.caption.text()
+    live.toggle_control()
+    live.actions_by_name["Resume"].trigger()
+    assert live.status.full_text().startswith("Running q08_site_navigation again")
+    session.stop()
+    qtbot.waitUntil(lambda: not session.busy, timeout=30_000)
+
+
 def test_the_status_bar_tells_the_truth_before_during_and_after(window, qtbot, settings_dir):
     live, session = window.live, window.session
     live.controls.budget.setValue(0)
@@ -131,5 +155,8 @@ def test_the_status_bar_tells_the_truth_before_during_and_after(window, qtbot, s
     qtbot.waitUntil(lambda: bool(ends), timeout=60_000)
     assert live.metrics.labels["success"].text() == "Success: failed"
     assert "Episode failed after 7 steps" in live.status.full_text()
+    # The game goes on after the episode: no step count on the frame, a fresh trail of samples.
+    qtbot.waitUntil(lambda: live.frame_view.overlay_text("top_right") == "", timeout=2_000)
+    assert live.trajectory.points <= 1
     with EpisodeReader(next(settings_dir.glob("*.h5"))) as episode:
         assert f"(seed {episode.metadata['options']['seed']})" in said

@@ -7,6 +7,7 @@ Screenshots are written to the test's folder, or to $POKEGYM_SCREENSHOT_DIR when
 
 from __future__ import annotations
 
+import re
 import shutil
 import sys
 import time
@@ -99,3 +100,31 @@ def test_a_key_held_down_in_x_walks_for_as_long_as_it_is_held(tmp_path):
     held_at_least, held_at_most = before_up - after_down, after_up - before_down
     assert held_at_least - 0.75 <= walked <= held_at_most + 0.5, (walked, len(human), held_at_least, held_at_most)
     shutil.rmtree(tmp_path / "recordings", ignore_errors=True)
+
+
+def test_a_studio_killed_with_its_x_server_leaves_nothing_in_dev_shm(tmp_path):
+    """The X server dies under the studio (a desktop session ends): Qt ends the studio at once, with no cleanup of
+    its own, and the world and evaluator it started remove their folders (frame ring, sockets) themselves."""
+    with xvfb() as display:
+        studio = Studio(display, tmp_path)
+        try:
+            studio.window(display, "PokeGym Studio")
+            studio.wait_for_line(r"studio\.live: connected", seconds=120)
+            folders = [Path(found) for child in studio.children()
+                       for found in re.findall(r"--runtime-dir (\S+)", child)]
+            assert len(folders) == 2 and all(folder.is_dir() for folder in folders)  # the world's, the evaluator's
+            children = [int(p) for p in re.findall(r"--pid (\d+)", " ".join(studio.children()))]
+        except BaseException:
+            studio.end()
+            raise
+    try:
+        assert studio.process.wait(60) != 0  # the X connection broke
+    finally:
+        studio.end()
+    deadline = time.monotonic() + 30
+    while (any(folder.exists() for folder in folders) or any(pid_alive(pid) for pid in children)) \
+            and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(folder.exists() for folder in folders), folders
+    assert not any(pid_alive(pid) for pid in children)  # the world is gone too
+

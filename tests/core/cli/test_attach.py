@@ -5,6 +5,8 @@ connection-file form attaches to; external games attach through the same Backend
 from __future__ import annotations
 
 import json
+import shutil
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -31,7 +33,14 @@ def started_by_hand() -> Iterator[tuple[subprocess.Popen[str], Path]]:
             assert connection_file is not None, "the world printed no connection file"
             yield process, connection_file
         finally:
-            process.kill()
+            # Stopped as a user stops it (Ctrl+C), so it removes its folder in /dev/shm; SIGKILL left it there.
+            process.send_signal(signal.SIGINT)
+            try:
+                process.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                process.kill()
+            if connection_file is not None:
+                shutil.rmtree(connection_file.parent, ignore_errors=True)  # killed after all: nothing else will
 
 
 def test_run_attaches_to_a_running_world_and_leaves_it_running(started_by_hand, tmp_path):
