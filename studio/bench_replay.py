@@ -49,7 +49,7 @@ def bench_replay(args: argparse.Namespace, emit: Emit) -> None:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from PySide6.QtWidgets import QApplication
 
-    from core.replay.synthetic import write_long_episode
+    from core.episode.synthetic import write_long_episode
     from studio.qt_wait import spin_until, use_scratch_settings
     from studio.replay.replay_view import SPEEDS, STEPS_PER_SECOND_AT_1X, ReplayView
 

@@ -23,8 +23,8 @@ import numpy as np
 from PySide6.QtCore import QObject, QTimer, Signal, Slot
 
 from core.episode import Episode, LabelsChanged, ResultSet, StepAppended, StepRecord, mark_kinds
-from core.episode.metrics import AGENT_SOURCES
 from core.episode.model import MARK_KINDS
+from core.step_sources import AGENT_SOURCES
 from studio.episode_cursor import EpisodeCursor
 from widgets.frame_view import FrameView
 from widgets.metrics_bar import MetricsBar

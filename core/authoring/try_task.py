@@ -116,9 +116,9 @@ def _expected_start(task: Task, world: GameConnection) -> dict[str, Any] | None:
     """The pose the reset should give: inline in the task, or the named start as the world file writes it
     (None when the running world is not the one the world file describes: then only the reset is checked)."""
     if not isinstance(task.start_state, str):
-        return task.start_state.to_reset()
+        return task.start_pose({})
     name, starts = world_start_states()
-    return starts.get(task.start_state) if world.info.name == name else None
+    return task.start_pose(starts) if world.info.name == name else None
 
 
 def _start_problems(expected: dict[str, Any], sample: StateSample, flag_names: list[str],

@@ -11,12 +11,11 @@ import hashlib
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
-from typing import Any, Literal
+from typing import Any
 
-from core.episode.metrics import AGENT_SOURCES, IM_EPSILON_M, INVALID_ACTION, StepFacts, continuous_facts
+from core.episode.metrics import IM_EPSILON_M, INVALID_ACTION, StepFacts, continuous_facts
+from core.step_sources import AGENT_SOURCES, SOURCES, Source
 
-Source = Literal["agent", "privileged", "human", "intervention"]
-SOURCES: tuple[Source, ...] = ("agent", "human", "intervention", "privileged")  # stored order (the table's index)
 Position = tuple[float, float]
 
 
@@ -147,7 +146,7 @@ class StepRecord:
         }
 
     def to_json(self) -> dict[str, Any]:
-        """Table row and record in one flat dict (the shape `sig_step` and results tools have always used)."""
+        """Table row and record in one flat dict (the shape the episode file and results tools use)."""
         data = {**self.record_json(), **self.table_row(),
                 "position": list(self.position_after) if self.position_after is not None else None}
         if self.damaged:

@@ -47,9 +47,9 @@ from core.game.pad import PadState
 from core.recording.writer import EpisodeWriter
 from core.session.events import RunnerEvents
 from core.session.interventions import DEFAULT_HINT, PHYSICAL, Intervention, InterventionPolicy
+from core.step_sources import JUDGED_SOURCES
 
 log = logging.getLogger(__name__)
-JUDGED_SOURCES = ("agent", "privileged", "human")  # steps whose end the evaluator judges (never an intervention)
 DECISION_POLL_S = 0.05  # how soon a stop takes effect while the agent is deciding
 
 
@@ -432,22 +432,17 @@ class EpisodeRunner:
 
     def _execute(self, macro: tuple[tuple[PadState, float], ...]) -> StepResult | None:
         """Hold the step's input; returns the game's answer to the last of it (None: nothing was held)."""
-        try:
-            return self._hold_macro(macro)
-        finally:
-            self.events.sig_pad.emit(None)
+        return self._hold_macro(macro)
 
     def _hold_macro(self, macro: tuple[tuple[PadState, float], ...]) -> StepResult | None:
         every = self.options.frame_every_ticks
         answer = None
         if self.record_path is None or every <= 0:
             for pad, seconds in macro:
-                self.events.sig_pad.emit(pad)
                 answer = self.game.hold(pad, seconds)
             return answer
         hz = self.game.info.tick_hz
         for pad, seconds in macro:
-            self.events.sig_pad.emit(pad)
             ticks = max(1, round(seconds * hz))
             while ticks > 0:  # holding the same pad in pieces gives the same simulation, plus frames
                 piece = min(every, ticks)

@@ -118,6 +118,7 @@ def test_pause_says_so_and_a_human_step_is_not_captioned_as_the_agents(window, q
     assert live.status.full_text().startswith("Pausing after the step in progress")  # not "Running …" any more
     qtbot.waitUntil(lambda: live.state_label.text().startswith("Paused after step"), timeout=30_000)
     qtbot.waitUntil(lambda: live.observations.caption.text().startswith(f"Step {len(steps)}:"), timeout=5_000)
+    qtbot.waitUntil(lambda: live.frame_view.overlay_text("top_right") == f"step {len(steps)} / 50", timeout=5_000)
     live.toggle_control()
     before = len(steps)
     key(live, QEvent.Type.KeyPress, Qt.Key.Key_W)

@@ -16,9 +16,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from core.episode.synthetic import write_long_episode
 from core.game.child import pid_alive
 from core.recording.reader import EpisodeReader
-from core.replay.synthetic import write_long_episode
 from tests.studio.desktop_support import Studio, colour_count, focus, screenshot_path
 from tests.xserver import map_state, screenshot, screenshot_when, tool, xvfb
 
