@@ -465,11 +465,11 @@ class LiveView(QMainWindow):
     @Slot(dict)
     def _on_episode_end(self, result: dict[str, Any]) -> None:
         self.recording.set_recording(result["recording"], finished=True)
-        # The game goes on between episodes: the overlay no longer counts steps, and the trail of samples
-        # starts afresh (the episode's own steps, marks and spans stay on the map until the next Start).
+        # The game goes on between episodes: the overlay no longer counts steps, and the episode's trail stays
+        # (dotted) with its marks and spans until the next Start, while driving on draws a trail of its own.
         self._step_info = ""
         self.frame_view.set_overlay("top_right", "")
-        self.trajectory.clear_path()
+        self.trajectory.end_episode_path()
         if self.human_driving:
             self.toggle_control()
         # Also when the episode never set a result; an error is one whatever end reason came with it.

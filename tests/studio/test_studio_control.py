@@ -156,8 +156,9 @@ def test_the_status_bar_tells_the_truth_before_during_and_after(window, qtbot, s
     qtbot.waitUntil(lambda: bool(ends), timeout=60_000)
     assert live.metrics.labels["success"].text() == "Success: failed"
     assert "Episode failed after 7 steps" in live.status.full_text()
-    # The game goes on after the episode: no step count on the frame, a fresh trail of samples.
+    # The game goes on after the episode: no step count on the frame; the episode's trail is kept apart and
+    # driving on draws a fresh one.
     qtbot.waitUntil(lambda: live.frame_view.overlay_text("top_right") == "", timeout=2_000)
-    assert live.trajectory.points <= 1
+    assert live.trajectory.points <= 1 and len(live.trajectory.ended_path) > 1
     with EpisodeReader(next(settings_dir.glob("*.h5"))) as episode:
         assert f"(seed {episode.metadata['options']['seed']})" in said
