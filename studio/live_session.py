@@ -22,6 +22,7 @@ from PySide6.QtCore import QObject, Signal
 from core.agents.base import Decision
 from core.agents.observe import ObservationOptions
 from core.backends.profile import BackendProfile
+from core.episode.records import EpisodeResult
 from core.evaluation.sample import StateSample
 from core.game.errors import GameError
 from core.game.pad import PadState
@@ -29,6 +30,7 @@ from core.paths import RECORDINGS_DIR
 from core.session.batch import BatchError, make_agent
 from core.session.interventions import InterventionPolicy
 from core.session.runner import EpisodeRunner, RunOptions
+from studio.episode_messages import EpisodeEnd, EpisodeStart
 from studio.game_host import GameHost
 from studio.live_controls import LiveChoices
 from studio.observed_game import ObservedGame
@@ -55,9 +57,9 @@ class LiveSession(QObject):
     sig_thinking = Signal(bool)          # the agent is being asked
     sig_observation = Signal(int, dict)  # step, the images the agent is given: current/previous/left/right
     sig_reset = Signal(float, float, int)  # the episode's reset is done: x, y after it, and its sample index
-    sig_intervention = Signal(dict)      # an intervention's progress (a hint: queued, delivered, undelivered)
-    sig_episode_started = Signal(dict)   # task id, budget, recording path, seed, granularity
-    sig_episode_end = Signal(dict)       # the result
+    sig_intervention = Signal(object)    # InterventionProgress (a hint: queued, delivered, undelivered)
+    sig_episode_started = Signal(object)  # EpisodeStart: task, budget, recording, seed, granularity
+    sig_episode_end = Signal(object)     # EpisodeEnd: the result, the recording, how an error was caught
 
     def __init__(self, host: GameHost | None = None) -> None:
         super().__init__()
@@ -121,8 +123,8 @@ class LiveSession(QObject):
                              (events.sig_reset, self._on_reset), (events.sig_intervention, self.sig_intervention.emit)):
             signal.connect(slot)
         self.runner = runner
-        self.sig_episode_started.emit({"task_id": task.id, "budget": choices.budget or task.step_budget,
-                                       "recording": str(path), "seed": seed, "granularity": choices.granularity})
+        self.sig_episode_started.emit(EpisodeStart(task.id, choices.budget or task.step_budget, path, seed,
+                                                   choices.granularity))
         log.info("episode started: %s, seed %d, recording %s", task.id, seed, path)
         self._episode = host.drive(lambda _game, _evaluator: self._run(runner), kind="episode")
 
@@ -138,7 +140,7 @@ class LiveSession(QObject):
                 # An external game is restarted into the task's start state; the evaluator follows the new
                 # process, and the runner must talk to that evaluator.
                 runner.evaluator = self.host.prepare_episode(runner.task.start_for_reset())
-            result = runner.run().to_json()
+            result = runner.run()
         except Exception as exc:  # noqa: BLE001 - set-up failures or bugs: the window must hear of them
             # The runner turns step failures into results itself; what reaches here stopped it early.
             cause = describe(exc) if isinstance(exc, GameError) else unexpected("the episode", exc)
@@ -146,15 +148,15 @@ class LiveSession(QObject):
             kind = error_kind(exc)
             self.sig_thinking.emit(False)
             self.report(message, kind)
-            self.sig_episode_end.emit({"error": message, "error_kind": kind, "end_reason": "error",
-                                       "steps_used": runner.step, "recording": str(runner.record_path)})
+            failed = EpisodeResult(runner.task.id, False, runner.step, "error", error=message)
+            self.sig_episode_end.emit(EpisodeEnd(failed, Path(runner.record_path or ""), kind))
             return
         self.sig_thinking.emit(False)
-        kind = self._game_state_kind(runner.game) if result.get("error") else "error"
-        if result.get("error"):
-            self.report(result["error"], kind)
-        log.info("episode ended: %s after %d steps", result.get("end_reason"), result.get("steps_used", 0))
-        self.sig_episode_end.emit({**result, "error_kind": kind, "recording": str(runner.record_path)})
+        kind = self._game_state_kind(runner.game) if result.error else "error"
+        if result.error:
+            self.report(result.error, kind)
+        log.info("episode ended: %s after %d steps", result.end_reason, result.steps_used)
+        self.sig_episode_end.emit(EpisodeEnd(result, Path(runner.record_path or ""), kind))
 
     def report(self, message: str, kind: str = "error") -> None:
         """An error for the window, with its kind (any thread: the signals are queued to the GUI)."""

@@ -21,10 +21,11 @@ from PySide6.QtWidgets import (
 )
 
 from core.backends.profile import BackendProfile
+from core.session.interventions import InterventionProgress
 from studio import live_map
 from studio.authoring_panel import AuthoringPanel
 from studio.episode_cursor import EpisodeCursor
-from studio.episode_messages import describe_end, describe_intervention
+from studio.episode_messages import EpisodeEnd, EpisodeStart, describe_end, describe_intervention
 from studio.episode_panes import EpisodePanes
 from studio.human_control import HumanDriver, describe_pad, is_driving_key
 from studio.instruction_bar import InstructionBar
@@ -439,32 +440,32 @@ class LiveView(QMainWindow):
         self.host.samples_from(cursor)
         self.trajectory.append_path(np.array([x]), np.array([y]))
 
-    @Slot(dict)
-    def _on_intervention(self, item: dict[str, Any]) -> None:
-        text = describe_intervention(item)
+    @Slot(object)
+    def _on_intervention(self, progress: InterventionProgress) -> None:
+        text = describe_intervention(progress)
         if text:
-            self.say(text, error=item.get("status") == "undelivered")
+            self.say(text, error=progress.status == "undelivered")
 
-    @Slot(dict)
-    def _on_episode_started(self, info: dict[str, Any]) -> None:
+    @Slot(object)
+    def _on_episode_started(self, info: EpisodeStart) -> None:
         self.trajectory.clear_episode()
         self._awaiting_reset = True
         runner = self.session.runner
         # Emitted before the runner's thread starts: subscribing here misses no step.
-        self.panes.set_episode(runner.episode if runner is not None else None, int(info["budget"]))
-        task = self.host.task(info["task_id"])
+        self.panes.set_episode(runner.episode if runner is not None else None, info.budget)
+        task = self.host.task(info.task_id)
         live_map.show_task(self.trajectory, task)
-        self.instruction.show_task(task, info["granularity"], running=True)  # what this episode's agent reads
-        self._step_info = f"step 0 / {info['budget']}"
-        self.recording.set_recording(info["recording"], finished=False)
-        self._running_task = info["task_id"]
-        self.say(f"Running {info['task_id']} (seed {info['seed']}).")
+        self.instruction.show_task(task, info.granularity, running=True)  # what this episode's agent reads
+        self._step_info = f"step 0 / {info.budget}"
+        self.recording.set_recording(str(info.recording), finished=False)
+        self._running_task = info.task_id
+        self.say(f"Running {info.task_id} (seed {info.seed}).")
         if self.human_driving:
             self.session.take_over()  # control was taken before Start: the human keeps it
 
-    @Slot(dict)
-    def _on_episode_end(self, result: dict[str, Any]) -> None:
-        self.recording.set_recording(result["recording"], finished=True)
+    @Slot(object)
+    def _on_episode_end(self, end: EpisodeEnd) -> None:
+        self.recording.set_recording(str(end.recording), finished=True)
         # The game goes on between episodes: the overlay no longer counts steps, and the episode's trail stays
         # (dotted) with its marks and spans until the next Start, while driving on draws a trail of its own.
         self._step_info = ""
@@ -473,10 +474,10 @@ class LiveView(QMainWindow):
         if self.human_driving:
             self.toggle_control()
         # Also when the episode never set a result; an error is one whatever end reason came with it.
-        self.metrics.set_outcome(bool(result.get("success")),
-                                 "error" if result.get("error") else str(result.get("end_reason", "")))
+        result = end.result
+        self.metrics.set_outcome(result.success, "error" if result.error else result.end_reason)
         self.instruction.running = False
-        text, error = describe_end(result)
+        text, error = describe_end(end)
         self.say(text, error=error)
 
     # -- settings and shutdown ------------------------------------------------------------------------

@@ -36,10 +36,10 @@ class EventHook:
 class RunnerEvents:
     """What happens inside a step that the Episode does not hold: sig_reset(the first sample after the
     episode's reset, the evaluator sample index it was read at), sig_observation(step, images: {"current",
-    "previous", "left", "right"} -> array or None), sig_decision(step, decision), sig_intervention(dict: an
-    intervention with "status": "recorded" with its step; hints also "queued" / "delivered" (with "for_step")
-    / "undelivered"). Steps, metrics and the result are the runner's Episode's (subscribe to it); the pad being
-    held is the game wrapper's to observe (the studio's ObservedGame)."""
+    "previous", "left", "right"} -> array or None), sig_decision(step, decision), sig_intervention(an
+    InterventionProgress: recorded with its step; hints also queued / delivered; undelivered). Steps, metrics
+    and the result are the runner's Episode's (subscribe to it); the pad being held is the game wrapper's to
+    observe (the studio's ObservedGame)."""
 
     def __init__(self) -> None:
         self.sig_reset = EventHook("reset")

@@ -46,7 +46,13 @@ from core.game.motion import MotionCalibration
 from core.game.pad import PadState
 from core.recording.writer import EpisodeWriter
 from core.session.events import RunnerEvents
-from core.session.interventions import DEFAULT_HINT, PHYSICAL, Intervention, InterventionPolicy
+from core.session.interventions import (
+    DEFAULT_HINT,
+    PHYSICAL,
+    Intervention,
+    InterventionPolicy,
+    InterventionProgress,
+)
 from core.step_sources import JUDGED_SOURCES
 
 log = logging.getLogger(__name__)
@@ -263,7 +269,7 @@ class EpisodeRunner:
                 if intervention is not None:
                     intervention = dataclasses.replace(intervention, step=self.step)  # the step that carries it
                     last_intervention = self.step
-                    self.events.sig_intervention.emit({**intervention.to_json(), "status": "recorded"})
+                    self.events.sig_intervention.emit(InterventionProgress(intervention, "recorded"))
                 new_samples, sample_cursor, lost = self.evaluator.samples.since(sample_cursor)
                 if lost:  # only after a pause longer than the log keeps: say so in the record
                     log.warning("%d evaluator samples before step %d were no longer kept", lost, self.step)
@@ -374,8 +380,7 @@ class EpisodeRunner:
                     history.append(HistoryEntry(self.step, "Hint", "", "", intervention.params["hint"]))
                     self._text_intervention = intervention
                     self._unheard_hints.append(intervention)
-                    self.events.sig_intervention.emit({**intervention.to_json(), "status": "queued",
-                                                       "for_step": self.step + 1})
+                    self.events.sig_intervention.emit(InterventionProgress(intervention, "queued", self.step + 1))
                     continue
                 self._images = {"current": None}
                 self._side_view_s = 0.0
@@ -403,7 +408,7 @@ class EpisodeRunner:
                 return None, None, (), None
             self.events.sig_decision.emit(self.step + 1, decision)
             for hint in self._unheard_hints:  # this prompt carried them
-                self.events.sig_intervention.emit({**hint.to_json(), "status": "delivered", "for_step": self.step + 1})
+                self.events.sig_intervention.emit(InterventionProgress(hint, "delivered", self.step + 1))
             self._unheard_hints = []
             macro = decision.action.macro if decision.action is not None else ()
             return ("privileged" if self.options.privileged else "agent"), decision, macro, None
@@ -459,11 +464,12 @@ class EpisodeRunner:
         with self._control:
             queued = [payload for kind, payload in self._pending if kind == "intervention"]
             self._pending = []
-        unheard = [{**i.to_json(), "status": "undelivered"} for i in [*self._unheard_hints, *queued]]  # type: ignore[attr-defined]
+        unheard = [InterventionProgress(i, "undelivered") for i in [*self._unheard_hints, *queued]
+                   if isinstance(i, Intervention)]
         self._unheard_hints = []
         for item in unheard:
             self.events.sig_intervention.emit(item)
-        return unheard
+        return [item.to_json() for item in unheard]
 
     def _apply(self, intervention: Intervention) -> tuple[str, StepResult | None]:
         """Carry out an automatic intervention: (the hint for the next prompt, the game's answer to a push)."""

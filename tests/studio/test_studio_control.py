@@ -62,12 +62,12 @@ def test_an_intervention_while_paused_is_one_step_and_a_hint_is_queued_then_deli
     session.intervene("text", "Sent too late to be read.")
     live.actions_by_name["Stop"].trigger()
     qtbot.waitUntil(lambda: bool(ends), timeout=30_000)
-    assert ends[0]["end_reason"] == "stopped" and len(steps) == paused_at + 2
+    assert ends[0].result.end_reason == "stopped" and len(steps) == paused_at + 2
     qtbot.waitUntil(lambda: "stopped by user" in live.status.full_text(), timeout=5_000)
     assert "Lost" not in live.status.full_text()
     # The success field agrees with the status line: a user's Stop is not the agent's failure.
     assert live.metrics.labels["success"].text() == "Success: stopped"
-    assert ends[0]["undelivered_interventions"][0]["params"]["hint"] == "Sent too late to be read."
+    assert ends[0].result.undelivered_interventions[0]["params"]["hint"] == "Sent too late to be read."
 
 
 def test_a_held_key_drives_only_while_held_and_auto_repeats_add_nothing(window, qtbot, settings_dir):

@@ -165,7 +165,7 @@ def test_a_dead_world_is_reported_the_recording_kept_and_a_restart_works(window,
     qtbot.waitUntil(lambda: len(steps) >= 3, timeout=30_000)
     os.kill(window.session.host.world.pid, signal.SIGKILL)
     qtbot.waitUntil(lambda: bool(ends), timeout=30_000)
-    assert ends[0]["end_reason"] == "error"
+    assert ends[0].result.end_reason == "error"
     assert "world process" in live.status.full_text() and "Restart world" in live.status.full_text()
     with EpisodeReader(next(settings_dir.glob("*.h5"))) as episode:
         assert episode.step_count >= 3 and episode.result["end_reason"] == "error"

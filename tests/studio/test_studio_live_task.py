@@ -89,7 +89,7 @@ def test_every_start_draws_a_fresh_seed_and_a_fixed_one_repeats_the_episode(wind
                     LiveChoices("q08_site_navigation", budget=5, seed=1234)):
         end = run(window, qtbot, choices)
         qtbot.waitUntil(lambda: not window.session.busy, timeout=10_000)
-        with EpisodeReader(end["recording"]) as episode:
+        with EpisodeReader(end.recording) as episode:
             seeds.append(episode.metadata["options"]["seed"])
             actions.append([r["action"] for r in episode.records()])
     assert len(set(settings_dir.glob("*.h5"))) == 4  # four episodes, four files (even within one second)
