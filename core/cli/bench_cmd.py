@@ -102,8 +102,7 @@ def bench_world(args: argparse.Namespace) -> None:
                 world.latest_frame_view()  # receiving the frame: zero-copy, as the ring allows
             through += time.perf_counter() - started
             world.reset("south_gate")
-            header, _ = world._request({"op": "time_steps", "pads": [p.to_dict() for p in pads], "ticks": 15})
-            inside += header["seconds"]
+            inside += world.time_steps([p.to_dict() for p in pads], 15)
         rss = _peak_rss_mb(world.pid)
     per_step, in_process_step = through / (4 * len(pads)), inside / (4 * len(pads))
     emit(args, "lockstep_steps_per_s", 1.0 / per_step, "steps/s", 1.0 / in_process_step,

@@ -184,9 +184,9 @@ class Renderer:
         self._apply_flags(state.flags)
         self._apply_fog(eye)
         self.base.graphicsEngine.renderFrame()
-        return self._read_back()
+        return self.read_back()
 
-    def _read_back(self) -> np.ndarray:
+    def read_back(self) -> np.ndarray:
         """The frame as RGB, top row first. The buffer's native layout is BGRA, bottom row first."""
         raw = np.frombuffer(memoryview(self._capture.getRamImage()), np.uint8)
         channels = raw.size // (self.width * self.height)
