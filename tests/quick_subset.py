@@ -42,13 +42,16 @@ QUICK_MODULES = frozenset({
     "tests/core/world/test_world_behaviour.py",
     "tests/core/world/test_world_content.py",
     "tests/studio/memory/test_studio_memory.py",
+    "tests/studio/replay/test_playback_clock.py",
     "tests/studio/replay/test_studio_damaged.py",
     "tests/studio/test_gui_thread_gc.py",
+    "tests/studio/test_human_driver.py",
     "tests/studio/test_qt_bindings.py",
     "tests/studio/test_studio_episode_cursor.py",
     "tests/studio/test_studio_help.py",
     "tests/studio/test_studio_settings_values.py",
     "tests/studio/test_studio_status_messages.py",
+    "tests/studio/test_unexpected_failures.py",
     "tests/test_project.py",
 })
 QUICK_TESTS = frozenset({
