@@ -41,11 +41,11 @@ class DiscreteSpec(_Model):
 
 
 class ContinuousSpec(_Model):
-    min_seconds: float = Field(0.0333, gt=0)
-    max_seconds: float = Field(2.0, gt=0, le=10)
+    min_seconds: float = Field(default=0.0333, gt=0)
+    max_seconds: float = Field(default=2.0, gt=0, le=10)
     # A stick deflection up to this magnitude does nothing in the game; the metrics use it to tell a
     # move from a camera-only action (docs/metrics.md).
-    dead_zone: float = Field(0.15, ge=0, lt=1)
+    dead_zone: float = Field(default=0.15, ge=0, lt=1)
 
 
 class ActionSetSpec(_Model):

@@ -38,7 +38,7 @@ class ExperienceError(ValueError):
 class ExperienceLibrary:
     """Lessons in order of arrival (oldest first). `path`: where new lessons are saved, or None (memory only)."""
 
-    lessons: list[str] = field(default_factory=list)
+    lessons: list[str] = field(default_factory=list[str])
     path: Path | None = None
     source: str = "empty"  # where the starting lessons came from, for the record
 

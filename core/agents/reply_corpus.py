@@ -40,7 +40,7 @@ class Entry:
     style: str
     paradigm: str
     reply: str
-    expect: dict[str, Any] = field(default_factory=dict)
+    expect: dict[str, Any] = field(default_factory=dict[str, Any])
     source: str = ""
 
 

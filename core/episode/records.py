@@ -27,7 +27,7 @@ class InterventionRecord:
     step: int
     source: str
     kind: str
-    params: Mapping[str, Any] = field(default_factory=dict)
+    params: Mapping[str, Any] = field(default_factory=dict[str, Any])
 
     def to_json(self) -> dict[str, Any]:
         return {"step": self.step, "source": self.source, "kind": self.kind, "params": dict(self.params)}
@@ -43,12 +43,13 @@ class StepDecision:
     """What the agent replied for a step (absent on human and intervention steps)."""
 
     action: str                     # the action as executed and shown ("MoveForward", "Continuous(...)", "NoOp")
-    action_params: Mapping[str, Any] = field(default_factory=dict)
+    action_params: Mapping[str, Any] = field(default_factory=dict[str, Any])
     thought: str = ""
     self_assessment: str = "missing"  # progressing | stuck | unsure | missing
     raw_reply: str = ""
     parse_error: str | None = None
-    usage: Mapping[str, Any] = field(default_factory=dict)  # tokens, cost_usd, model; never memory or reflection
+    # tokens, cost_usd, model; never memory or reflection
+    usage: Mapping[str, Any] = field(default_factory=dict[str, Any])
     latency_s: float = 0.0
     memory: str = ""                # the agent's short-term memory when it decided (self-reflection)
     reflection: str = ""            # a reflection made just before this decision
@@ -226,7 +227,7 @@ class EpisodeResult:
     success_step: int | None = None
     error: str | None = None
     failure_category_suggestion: str = ""
-    metrics: Mapping[str, Any] = field(default_factory=dict)  # EpisodeMetrics.to_json() (docs/metrics.md)
+    metrics: Mapping[str, Any] = field(default_factory=dict[str, Any])  # EpisodeMetrics.to_json() (docs/metrics.md)
     quest: str = ""
     category: str = ""
     granularity: str = ""
@@ -239,7 +240,8 @@ class EpisodeResult:
     seed: int | None = None             # the episode's own seed (derived from the run's: core/session/episodes.py)
     trajectory_digest: str = ""         # a hash of the steps' actions and end positions: equal ones are one trajectory
     undelivered_interventions: tuple[Mapping[str, Any], ...] = ()
-    extra: Mapping[str, Any] = field(default_factory=dict)  # keys written by other versions, kept as they were
+    # keys written by other versions, kept as they were
+    extra: Mapping[str, Any] = field(default_factory=dict[str, Any])
 
     def to_json(self) -> dict[str, Any]:
         data = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("extra",)}

@@ -56,7 +56,7 @@ class Goto(_Model):
 class InteractSpec(_Model):
     target: tuple[float, float]
     approach: tuple[float, float] | None = None
-    presses: int = Field(12, ge=1, le=40)
+    presses: int = Field(default=12, ge=1, le=40)
 
 
 class Interact(_Model):
@@ -119,7 +119,7 @@ class Task(_Model):
     format_version: Literal[1] = 1
     # Which game the task is for (a backend file in assets/backends/); tasks of other backends live in
     # assets/tasks/BACKEND/.
-    backend: str = Field("builtin", pattern=r"^[a-z0-9_]+$")
+    backend: str = Field(default="builtin", pattern=r"^[a-z0-9_]+$")
     id: str = Field(pattern=r"^[a-z0-9_]+$")
     quest: str = Field(pattern=r"^[a-z0-9_]+$")
     category: Category
@@ -129,7 +129,7 @@ class Task(_Model):
     instructions: Instructions
     success: Condition
     reference_route: list[RouteStep] = []
-    reference_steps: int | None = Field(None, ge=1, description="steps the scripted driver took")
+    reference_steps: int | None = Field(default=None, ge=1, description="steps the scripted driver took")
 
     def instruction(self, granularity: str) -> str:
         if granularity not in GRANULARITIES:

@@ -66,7 +66,7 @@ class DatasetResult:
     episodes: int
     segments: int
     steps: int
-    skipped: list[str] = field(default_factory=list)  # why each left-out file was left out
+    skipped: list[str] = field(default_factory=list[str])  # why each left-out file was left out
 
 
 def parse_size(text: str) -> tuple[int, int]:

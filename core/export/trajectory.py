@@ -43,7 +43,7 @@ class Segment:
     terminations: np.ndarray          # (T,) bool
     truncations: np.ndarray           # (T,) bool
     infos: dict[str, np.ndarray]      # each (T + 1,)
-    metadata: dict[str, Any] = field(default_factory=dict)
+    metadata: dict[str, Any] = field(default_factory=dict[str, Any])
 
 
 def resize(image: np.ndarray, size: tuple[int, int]) -> np.ndarray:

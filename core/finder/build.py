@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import threading
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -70,11 +71,12 @@ class BuildResult:
     profile_data: dict | None = None
     draft: ProfileDraft | None = None
     pick: Pick | None = None
-    processes: list[dict] = field(default_factory=list)
-    verifications: list[VerifyResult] = field(default_factory=list)  # of the signature returned
-    rejected: list[VerifyResult] = field(default_factory=list)  # earlier patterns' failed checks
-    skipped: list[dict] = field(default_factory=list)  # processes whose found copy was not process 1's structure
-    wildcards: dict[str, int] = field(default_factory=dict)
+    processes: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
+    verifications: list[VerifyResult] = field(default_factory=list[VerifyResult])  # of the signature returned
+    rejected: list[VerifyResult] = field(default_factory=list[VerifyResult])  # earlier patterns' failed checks
+    # processes whose found copy was not process 1's structure
+    skipped: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
+    wildcards: dict[str, int] = field(default_factory=dict[str, int])
 
     @property
     def profile(self) -> Profile | None:

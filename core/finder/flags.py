@@ -57,7 +57,7 @@ class _ChunkState:
     snapshot: Stored | None = None
     pages: Stored | None = None          # which pages the snapshot holds (spill.store_pages); None = all
     quiet: Stored | None = None          # packed: never changed while idle (None: all so far)
-    events: list[_Event] = field(default_factory=list)
+    events: list[_Event] = field(default_factory=list[_Event])
 
 
 @dataclass

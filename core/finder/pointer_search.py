@@ -22,7 +22,7 @@ class PointerReport:
     pids: list[int]
     vertical: int = 2
     values: tuple[float, float, float] = (0.0, 0.0, 0.0)
-    per_process: list[int] = field(default_factory=list)  # chains still standing after each fresh process
+    per_process: list[int] = field(default_factory=list[int])  # chains still standing after each fresh process
 
     def provenance(self) -> str:
         return (f"Pointer chain from a reverse pointer scan in process {self.pids[0]}: {len(self.found)} chain(s) "

@@ -44,7 +44,7 @@ class ProfileDraft:
     pointer: dict[str, Any] | None = None
     scan_perms: str = "rw"
     path_contains: str | None = None
-    provenance: list[str] = field(default_factory=list)
+    provenance: list[str] = field(default_factory=list[str])
 
 
 def coordinate_range(observed: tuple[float, float, float], scale: float) -> list[float]:

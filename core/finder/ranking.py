@@ -45,7 +45,7 @@ class RankedTriple:
     speed: float                   # units per second while walking
     copies: int = 0
     lead: float = 1.0
-    terms: dict[str, float] = field(default_factory=dict)
+    terms: dict[str, float] = field(default_factory=dict[str, float])
 
     @property
     def up(self) -> str:

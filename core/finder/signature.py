@@ -119,7 +119,7 @@ class WindowModel:
     high: int
     values: np.ndarray      # byte values (from the first window)
     literal: np.ndarray     # bool: same everywhere and not excluded
-    reasons: dict[str, int] = field(default_factory=dict)  # why bytes were wildcarded, for the report
+    reasons: dict[str, int] = field(default_factory=dict[str, int])  # why bytes were wildcarded, for the report
 
     def index(self, relative: int) -> int:
         return relative - self.low

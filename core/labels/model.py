@@ -133,7 +133,7 @@ class AnnotatorLabels:
 class LabelDocument:
     """Everything stored in one episode file: every annotator's labels, side by side."""
 
-    annotators: Mapping[str, AnnotatorLabels] = field(default_factory=dict)
+    annotators: Mapping[str, AnnotatorLabels] = field(default_factory=dict[str, AnnotatorLabels])
     format_version: int = LABELS_FORMAT_VERSION
 
     def with_annotator(self, labels: AnnotatorLabels) -> LabelDocument:

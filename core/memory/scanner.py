@@ -55,7 +55,7 @@ class ScanStats:
     bytes_read: int = 0
     regions: int = 0
     seconds: float = 0.0
-    unreadable: list[Region] = field(default_factory=list)
+    unreadable: list[Region] = field(default_factory=list[Region])
 
     @property
     def gib_per_s(self) -> float:

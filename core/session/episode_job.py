@@ -52,7 +52,7 @@ class EpisodeJob:
 
     spec: EpisodeSpec
     options: RunOptions                  # the run's options; the episode's seed is derived from them (spec.seed)
-    agent_options: Mapping[str, Any] = field(default_factory=dict)  # model_id, base_url, reflection_every
+    agent_options: Mapping[str, Any] = field(default_factory=dict[str, Any])  # model_id, base_url, reflection_every
     experience: ExperienceLibrary | None = None  # the library a reflecting agent starts from
     replies: tuple[str, ...] | None = None       # a replay agent's replies, read once on the driver
     timeout_s: float | None = None                # --episode-timeout

@@ -25,7 +25,7 @@ class Intervention:
     step: int
     source: Literal["auto", "human"]
     kind: Kind
-    params: dict[str, Any] = field(default_factory=dict)
+    params: dict[str, Any] = field(default_factory=dict[str, Any])
 
     def to_json(self) -> dict[str, Any]:
         return {"step": self.step, "source": self.source, "kind": self.kind, "params": self.params}

@@ -103,7 +103,7 @@ class ModelReply:
     latency_s: float = 0.0
     attempts: int = 1
     cost_usd: float = 0.0
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict[str, Any])
 
     def usage(self) -> dict[str, Any]:
         return {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens, "attempts": self.attempts,
