@@ -13,7 +13,7 @@ import contextlib
 import json
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator
 from pathlib import Path
 from typing import Any
 
@@ -91,7 +91,7 @@ def _progress(args: argparse.Namespace) -> Callable[[str, float, int], None]:
 
 
 @contextlib.contextmanager
-def _open_game(args: argparse.Namespace) -> Iterator[Any]:
+def _open_game(args: argparse.Namespace) -> Generator[Any, None, None]:
     """The game to drive: attached to, or launched through its backend (and ended afterwards)."""
     if getattr(args, "attach", None) is not None:
         from core.game.builtin import BuiltinWorld

@@ -17,7 +17,7 @@ import shutil
 import threading
 import warnings
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -124,7 +124,7 @@ class _Tasks:
 
 
 @contextlib.contextmanager
-def _datasets_root(root: Path) -> Iterator[None]:
+def _datasets_root(root: Path) -> Generator[None, None, None]:
     """Minari places datasets under MINARI_DATASETS_PATH; point it at --out for the writer's calls only."""
     previous = os.environ.get("MINARI_DATASETS_PATH")
     os.environ["MINARI_DATASETS_PATH"] = str(root)

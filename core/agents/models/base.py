@@ -129,7 +129,7 @@ def key_variables(config: ModelConfig) -> tuple[str, ...]:
 
 def configured_secrets(config: ModelConfig) -> list[str]:
     """The values of every key variable that is set, longest first (so no key is left half-redacted)."""
-    values = set()
+    values: set[str] = set()
     for name in key_variables(config):
         value = os.environ.get(name, "")
         values.update(v for v in (value, value.strip()) if len(v) >= MIN_SECRET_CHARS)
