@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from core.finder.motion import GameLauncher, Progress
+from core.finder.motion import Drivable, GameLauncher, Progress
 from core.finder.pointers import PointerChain, keep_resolving, reverse_scan
 from core.finder.position import FinderOptions, PositionFinder
 from core.memory.readers import open_reader
@@ -35,8 +35,9 @@ class PointerReport:
                 "left_after_each_process": self.per_process}
 
 
-def _locate(game: object, options: FinderOptions, progress: Progress | None) -> tuple[int, int, tuple]:
-    finder = PositionFinder(game, options=options)  # type: ignore[arg-type]
+def _locate(game: Drivable, options: FinderOptions, progress: Progress | None
+            ) -> tuple[int, int, tuple[float, float, float]]:
+    finder = PositionFinder(game, options=options)
     try:
         best = finder.run(progress).candidates[0]
     finally:

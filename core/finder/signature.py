@@ -205,7 +205,7 @@ def candidate_windows(model: WindowModel, allow_zero: bool) -> list[tuple[float,
     literal = model.literal & (True if allow_zero else strong)
     nonzero_byte = strong.tolist()
     keep = literal.tolist()
-    found = []
+    found: list[tuple[float, int, int, np.ndarray]] = []
     for a in np.flatnonzero(literal).tolist():
         literals = nonzero = run = best = 0
         for j in range(a, min(a + MAX_LENGTH, len(keep))):
