@@ -37,7 +37,7 @@ from core.game.errors import GameError
 from core.game.pad import PadState
 from core.paths import RECORDINGS_DIR
 from core.session.batch import BatchError, backend_tasks, make_agent
-from core.session.interventions import InterventionPolicy
+from core.session.interventions import InterventionPolicy, Kind
 from core.session.runner import EpisodeRunner, RunOptions
 from studio.live_controls import LiveChoices
 from studio.paced_game import PacedGame
@@ -456,7 +456,7 @@ class LiveSession(QObject):
             self.pad_held = None
             self.pad_log.append((started, time.monotonic(), pad))
 
-    def intervene(self, kind: str, text: str = "") -> None:
+    def intervene(self, kind: Kind, text: str = "") -> None:
         if self.runner and self.busy:
             self.runner.request_intervention(kind, text)
             return

@@ -7,7 +7,7 @@ file name and line, like task files.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -104,12 +104,12 @@ def _line_of(node: yaml.Node | None, location: tuple[Any, ...]) -> int | None:
     line = node.start_mark.line + 1 if node is not None else None
     for key in location:
         if isinstance(node, yaml.MappingNode):
-            match = next((v for k, v in node.value if getattr(k, "value", None) == str(key)), None)
+            match: yaml.Node | None = next((v for k, v in node.value if getattr(k, "value", None) == str(key)), None)
             if match is None:
                 continue  # a pydantic-internal path element (union member, validator name)
             node = match
         elif isinstance(node, yaml.SequenceNode) and isinstance(key, int) and key < len(node.value):
-            node = node.value[key]
+            node = cast(yaml.Node, node.value[key])  # a sequence node's items are nodes
         else:
             continue
         line = node.start_mark.line + 1
@@ -119,7 +119,7 @@ def _line_of(node: yaml.Node | None, location: tuple[Any, ...]) -> int | None:
 def parse_backend(text: str, path: Path) -> BackendProfile:
     try:
         data = yaml.safe_load(text)
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        root = cast("yaml.Node | None", yaml.compose(text, Loader=yaml.SafeLoader))  # pyright: ignore[reportUnknownMemberType]  # typeshed: compose's stream is unannotated
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{path}:{mark.line + 1}" if mark is not None else str(path)

@@ -8,9 +8,9 @@ docs/episode-model.md. Step numbers are 1-based everywhere; ticks are the game's
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from core.episode.metrics import AGENT_SOURCES, IM_EPSILON_M, INVALID_ACTION, StepFacts, continuous_facts
 
@@ -162,8 +162,8 @@ class StepRecord:
         lack the entropy label and intervention displacement, files before the episode model lack the
         positions, and files before metrics v3 whether a dialogue was open (then given by the loader from
         the samples) and the move's threshold (then ε = IM_EPSILON_M, the rule they were scored by)."""
-        source = str(record.get("source") or numbers.get("source") or "agent")
-        source = source if source in SOURCES else "agent"
+        stored = str(record.get("source") or numbers.get("source") or "agent")
+        source: Source = stored if stored in SOURCES else "agent"
         by_agent = source in AGENT_SOURCES
         action = str(record.get("action") or ("NoOp" if by_agent else source))
         movement = bool(record.get("movement"))
@@ -189,10 +189,11 @@ class StepRecord:
                 lessons=tuple(str(x) for x in record.get("lessons") or ()))
         intervention = record.get("intervention")
         return cls(
-            step=int(numbers.get("step", 0)), source=source,  # type: ignore[arg-type]
+            step=int(numbers.get("step", 0)), source=source,
             tick_before=int(numbers.get("tick_before", 0)), tick_after=int(numbers.get("tick_after", 0)),
             time=float(numbers.get("time", 0.0)), action=action, decision=decision,
-            intervention=InterventionRecord.from_json(intervention) if isinstance(intervention, Mapping) else None,
+            intervention=InterventionRecord.from_json(cast("Mapping[str, Any]", intervention))
+            if isinstance(intervention, Mapping) else None,
             position_before=_position(record.get("position_before")) or position_before,
             position_after=_position(record.get("position_after")) or position_after,
             displacement=float(numbers.get("displacement", 0.0)),
@@ -206,9 +207,10 @@ class StepRecord:
 
 
 def _position(value: object) -> Position | None:
-    if isinstance(value, list | tuple) and len(value) == 2:
+    pair = cast("Sequence[Any]", value) if isinstance(value, list | tuple) else ()  # a JSON array, or not one
+    if len(pair) == 2:
         try:
-            x, y = float(value[0]), float(value[1])
+            x, y = float(pair[0]), float(pair[1])
         except (TypeError, ValueError):
             return None
         return (x, y) if math.isfinite(x) and math.isfinite(y) else None

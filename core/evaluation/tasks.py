@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, cast
 
 import yaml
 from pydantic import (
@@ -88,10 +88,11 @@ class InlineStart(_Model):
             raise ValueError("flag names must be unique")
         # The profile's flag names arrive through the validation context (parse_task's known_flags), so the
         # error is reported with the file and line like any other field error.
-        known = (info.context or {}).get("known_flags")
+        context: dict[str, Any] = info.context or {}
+        known: list[str] | None = context.get("known_flags")
         unknown = sorted(set(flags) - set(known)) if known is not None else []
         if unknown:
-            raise ValueError(f"unknown flags {unknown}; the game profile defines {list(known)}")
+            raise ValueError(f"unknown flags {unknown}; the game profile defines {list(known or [])}")
         return flags
 
     def to_reset(self) -> dict[str, Any]:
@@ -172,14 +173,14 @@ def _line_of(node: yaml.Node | None, location: tuple[Any, ...]) -> int | None:
     line = node.start_mark.line + 1 if node is not None else None
     for key in location:
         if isinstance(node, yaml.MappingNode):
-            match = next((v for k, v in node.value if getattr(k, "value", None) == str(key)), None)
+            match: yaml.Node | None = next((v for k, v in node.value if getattr(k, "value", None) == str(key)), None)
             if match is None and str(key)[:1].isupper():
                 continue  # a union member's or tag's name (keys in task files are lower case)
             if match is None:
                 break
             node = match
         elif isinstance(node, yaml.SequenceNode) and isinstance(key, int) and key < len(node.value):
-            node = node.value[key]
+            node = cast(yaml.Node, node.value[key])  # a sequence node's items are nodes
         else:
             continue  # pydantic adds union-member names to the path; they have no YAML node
         line = node.start_mark.line + 1
@@ -190,7 +191,7 @@ def parse_task(text: str, path: Path, known_flags: list[str] | None = None,
                start_states: list[str] | None = None) -> Task:
     try:
         data = yaml.safe_load(text)
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        root = cast("yaml.Node | None", yaml.compose(text, Loader=yaml.SafeLoader))  # pyright: ignore[reportUnknownMemberType]  # typeshed: compose's stream is unannotated
     except yaml.YAMLError as exc:
         problem = getattr(exc, "problem_mark", None)
         context = getattr(exc, "context_mark", None) or problem  # where the broken construct began
@@ -203,8 +204,8 @@ def parse_task(text: str, path: Path, known_flags: list[str] | None = None,
         task = Task.model_validate(data, context={"known_flags": known_flags})
     except ValidationError as exc:
         lines = [f"{path} is not a valid task (format {TASK_FORMAT_VERSION}):"]
-        seen = set()
-        fields = []
+        seen: set[tuple[int | None, str]] = set()
+        fields: list[tuple[str, str]] = []
         for error in exc.errors():
             location = tuple(error["loc"])
             line = _line_of(root, location)
@@ -216,7 +217,8 @@ def parse_task(text: str, path: Path, known_flags: list[str] | None = None,
             seen.add(key)
             lines.append(f"  {path}:{line}: {field}: {error['msg']}")
         raise TaskFileError("\n".join(lines[:16]), fields) from None
-    problems, fields = [], []
+    problems: list[str] = []
+    fields: list[tuple[str, str]] = []
     if known_flags is not None:
         unknown = flags_named(task.success) - set(known_flags)
         if unknown:
@@ -274,11 +276,12 @@ def read_suite_manifest(path: Path = SUITE_MANIFEST) -> dict[str, str]:
         data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError) as exc:
         raise SuiteError(f"cannot read the suite manifest {path}: {exc}; restore it (git checkout {path})") from None
-    tasks = data.get("tasks") if isinstance(data, dict) else None
-    if not isinstance(tasks, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in tasks.items()):
+    tasks: object = cast("dict[str, Any]", data).get("tasks") if isinstance(data, dict) else None
+    if not isinstance(tasks, dict) or not all(isinstance(k, str) and isinstance(v, str)
+                                               for k, v in cast("dict[object, object]", tasks).items()):
         raise SuiteError(f"{path} is not a suite manifest (a mapping `tasks: {{id: sha256:...}}`); restore it "
                          f"(git checkout {path})")
-    return dict(tasks)
+    return dict(cast("dict[str, str]", tasks))  # checked above
 
 
 @dataclass(frozen=True)

@@ -161,7 +161,7 @@ def play_episode(job: EpisodeJob, root: Path, control: EpisodeControl,
     backend = load_backend(job.backend)
     options = episode_options(job, backend)
     actions = ActionSet.from_profile_data(load_profile(backend.memory_profile_path).actions)
-    written = []
+    written: list[str] = []
     library = None
     if job.experience is not None:
         library = job.experience.copy_to(root / lessons_file(job.key))
