@@ -200,6 +200,12 @@ class BuiltinWorld:
         header, _ = self._request({"op": "outline"})
         return [(str(shape["kind"]), np.asarray(shape["points"], dtype=float)) for shape in header["shapes"]]
 
+    def time_steps(self, pads: list[dict[str, Any]], ticks: int) -> float:
+        """For the benchmarks (`bench world`, `bench rl`): the world plays these lockstep steps and times them
+        inside its own process, so the connection's cost can be told apart from the work. The seconds."""
+        header, _ = self._request({"op": "time_steps", "pads": pads, "ticks": ticks})
+        return header["seconds"]
+
     def simulate_game_restart(self) -> StepResult:
         """Built-in world only: move the state block in memory, as restarting a game in an emulator
         does, so that evaluators must find it again."""
