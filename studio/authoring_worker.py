@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from functools import partial
-from typing import Any
+from typing import Any, cast
 
 from PySide6.QtCore import QObject, Signal
 
@@ -22,7 +22,7 @@ from core.authoring import try_task
 from core.evaluation.client import EvaluatorClient
 from core.evaluation.tasks import Task
 from core.game.builtin import BuiltinWorld
-from core.game.connection import Capability
+from core.game.connection import Capability, GameConnection
 from core.game.errors import GameError
 from core.game.pad import PadState
 from studio.live_session import LiveSession
@@ -101,7 +101,8 @@ class AuthoringWorker(QObject):
         def run() -> None:
             saved = world.snapshot() if Capability.SAVE_STATES in world.info.capabilities else None
             watched = WatchedWorld(world, self.sig_try_step.emit, cancelled)
-            result = try_task(task, watched, evaluator)  # type: ignore[arg-type]  # failures: outcome "game_error"
+            # WatchedWorld passes everything but hold() on to the world: it is one (failures: outcome "game_error")
+            result = try_task(task, cast(GameConnection, watched), evaluator)
             try:
                 if saved is not None:
                     world.restore(saved)  # the author carries on where they were

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from core.authoring.context import world_start_states
-from core.evaluation.tasks import InlineStart, Task
+from core.evaluation.tasks import Goto, InlineStart, Task
 from widgets.trajectory_plot import TrajectoryPlot
 
 
@@ -28,8 +28,7 @@ def task_start(task: Task) -> tuple[float, float] | None:
 
 
 def route_points(task: Task) -> list[tuple[float, float]]:
-    return [step.goto if hasattr(step, "goto") else step.interact.target  # type: ignore[union-attr]
-            for step in task.reference_route]
+    return [step.goto if isinstance(step, Goto) else step.interact.target for step in task.reference_route]
 
 
 def show_task(plot: TrajectoryPlot, task: Task, frame_on_task: bool = False) -> None:

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import wait as futures_wait
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from PySide6.QtCore import QObject, Signal
@@ -32,6 +32,7 @@ from core.evaluation.client import EvaluatorClient
 from core.evaluation.profile import load_profile
 from core.evaluation.sample import StateSample
 from core.evaluation.tasks import Task
+from core.game.builtin import BuiltinWorld
 from core.game.connection import GameConnection
 from core.game.errors import GameError
 from core.game.pad import PadState
@@ -217,7 +218,7 @@ class LiveSession(QObject):
             granularity=choices.granularity, paradigm=choices.paradigm,
             observation=ObservationOptions(previous_frame=choices.previous_frame, side_views=choices.side_views,
                                            side_view_mode=self.backend.side_views.default),
-            interventions=InterventionPolicy(choices.intervention, k=choices.intervention_after),  # type: ignore[arg-type]
+            interventions=InterventionPolicy(choices.intervention, k=choices.intervention_after),
             step_budget=choices.budget, frame_every_ticks=choices.frames_every_ticks, seed=seed,
             settle_s=self.backend.step_settle_s, motion=self.backend.continuous_motion)
         agent_options = {"granularity": choices.granularity, "model_id": choices.model_id,
@@ -229,9 +230,12 @@ class LiveSession(QObject):
             return
         path = recording_path(f"{time.strftime('%Y%m%d-%H%M%S')}__{task.id}__{choices.granularity}__{agent.name}")
         # A lockstep world can be watched at a chosen pace; a real-time game runs at its own.
-        self.paced = PacedGame(self.world, choices.pace) if self.world.info.mode == "lockstep" else None  # type: ignore[arg-type]
-        game = self.paced if self.paced is not None else self.world
-        runner = EpisodeRunner(game, self.evaluator, agent, self.actions, task, options, path)  # type: ignore[arg-type]
+        # (Only the built-in world runs in lockstep: external games run in real time.)
+        self.paced = PacedGame(cast(BuiltinWorld, self.world), choices.pace) if self.world.info.mode == "lockstep" \
+            else None
+        # PacedGame passes everything but hold() on to the world: it is one.
+        game = cast(GameConnection, self.paced) if self.paced is not None else self.world
+        runner = EpisodeRunner(game, self.evaluator, agent, self.actions, task, options, path)
         events = runner.events
         for signal, slot in ((events.sig_observation, self._on_observation), (events.sig_decision, self._on_decision),
                              (events.sig_pad, self._on_pad), (events.sig_reset, self._on_reset),

@@ -136,7 +136,7 @@ def _harness_overhead(folder: Path) -> float:
             finally:
                 in_game[0] += time.perf_counter() - started
 
-        world.hold = timed_hold  # type: ignore[method-assign]
+        world.hold = timed_hold
         steps = 60
         started = time.perf_counter()
         EpisodeRunner(world, evaluator, RandomAgent(actions, seed=2), actions, task, RunOptions(step_budget=steps),
