@@ -4,7 +4,6 @@ from collections.abc import Iterable
 from typing import Any
 
 import gymnasium as gym
-
 from minari.data_collector import EpisodeBuffer
 
 class MinariStorage:
