@@ -28,3 +28,12 @@ def user_data_dir() -> Path:
 def user_tasks_dir() -> Path:
     """Where tasks a user authors are saved by default (never into the suite's assets/tasks/)."""
     return user_data_dir() / "tasks"
+
+
+def user_log_dir() -> Path:
+    """Where the studio writes its log: POKEGYM_LOG_DIR, else $XDG_STATE_HOME/pokegym (~/.local/state/pokegym)."""
+    chosen = os.environ.get("POKEGYM_LOG_DIR")
+    if chosen:
+        return Path(chosen).expanduser()
+    state = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(state) / "pokegym"

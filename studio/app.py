@@ -24,7 +24,10 @@ def run_studio(open_path: str | None = None, backend: str = "builtin", attach: s
     if problem is not None:
         print(problem.message(), file=sys.stderr)
         return 2
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s", stream=sys.stderr)
+    from studio.logging_setup import configure_logging
+
+    log_file = configure_logging()
+    logging.getLogger("studio").info("log file: %s", log_file or "none (stderr only)")
     from PySide6.QtWidgets import QApplication
 
     app = QApplication.instance() or QApplication(sys.argv)
@@ -47,10 +50,11 @@ def build_studio(open_path: str | None = None, backend: BackendProfile | None = 
     """The main window, shown: on the Replay view when a path is given (no game is started for it),
     else on the Live view, which starts the game (the built-in world unless `backend` says otherwise),
     or with `attach` drives the one already running."""
+    from studio.game_host import GameHost
     from studio.live_session import LiveSession
     from studio.main_window import MainWindow
 
-    window = MainWindow(LiveSession(backend=backend, attach=attach))
+    window = MainWindow(LiveSession(GameHost(backend=backend, attach=attach)))
     if open_path is not None:
         window.open_path(open_path)  # before show(): the Live view stays hidden, so no world starts
     window.show()

@@ -2,7 +2,7 @@
 
 The TaskDraft (core/authoring) is the model: every button is one call on it, with the evaluator's
 sample as ground truth, and the panel redraws when the draft announces a change. Captures, going
-to a start state and trying run on the session's drive thread (studio/authoring_worker.py), so
+to a start state and trying are drives of the studio's GameHost (studio/authoring_worker.py), so
 they queue behind the key presses already sent and never block the window.
 """
 
@@ -24,7 +24,7 @@ from studio import authoring_fields as fields
 from studio import authoring_views as views
 from studio.authoring_form import CAPTURED, AuthoringBar, AuthoringForm
 from studio.authoring_worker import AuthoringWorker
-from studio.live_session import LiveSession
+from studio.game_host import GameHost
 from widgets.trajectory_plot import TrajectoryPlot
 
 FLAG_POLL_MS = 300
@@ -36,19 +36,19 @@ SAYS = {"start": "Start captured", "goal": "Goal recorded", "waypoint": "Waypoin
 
 class AuthoringPanel(QWidget):
     sig_task_saved = Signal(str)   # path of the task file just written
-    sig_task_added = Signal(str)   # id of that task, now in session.tasks (for LiveControls.add_task)
+    sig_task_added = Signal(str)   # id of that task, now in the host's tasks (for LiveControls.add_task)
     sig_tried = Signal(object)     # the TryResult of "Try it"
 
-    def __init__(self, session: LiveSession, trajectory: TrajectoryPlot | None = None,
+    def __init__(self, host: GameHost, trajectory: TrajectoryPlot | None = None,
                  tasks_dir: Path | None = None) -> None:
         super().__init__()
-        self.session = session
+        self.host = host
         self.trajectory = trajectory
-        self.start_poses = _start_poses(session.backend)
-        self.draft = TaskDraft(list(session.profile.flags), list(self.start_poses))
+        self.start_poses = _start_poses(host.backend)
+        self.draft = TaskDraft(list(host.profile.flags), list(self.start_poses))
         self.form = AuthoringForm(list(self.start_poses))
         self.bar = AuthoringBar()
-        self.worker = AuthoringWorker(session)
+        self.worker = AuthoringWorker(host)
         self.tasks_dir = Path(tasks_dir) if tasks_dir is not None else user_tasks_dir()
         self._trying = False
         self._flag_rows: list[views.FlagRow] = []
@@ -64,7 +64,7 @@ class AuthoringPanel(QWidget):
     def use_backend(self, backend: BackendProfile) -> None:
         """Another game is driven: its start states and flags in the form (Minetest offered "plaza")."""
         self.start_poses = _start_poses(backend)
-        self.draft.flag_names = list(self.session.profile.flags)
+        self.draft.flag_names = list(self.host.profile.flags)
         self.draft.start_states = list(self.start_poses)
         self.form.set_start_states(list(self.start_poses))
         self._captured_start = None
@@ -121,15 +121,15 @@ class AuthoringPanel(QWidget):
         self.worker.sig_sampled.connect(self._on_sampled)
         self.worker.sig_tried.connect(self._on_tried)
         self.worker.sig_failed.connect(self._on_failed)
-        self.session.sig_ready.connect(self._on_ready)
+        self.host.sig_ready.connect(self._on_ready)
         draft.sig_changed.connect(self._render)
 
     # -- commands -------------------------------------------------------------------------------
     def capture(self, purpose: str) -> None:
         """"start", "goal", "waypoint", "interact" or "baseline": the game as it is once the keys already
         pressed have been played (during an episode, its newest sample)."""
-        if self.session.busy:
-            sample = self.session.latest_sample()
+        if self.host.episode_running:
+            sample = self.host.latest_sample()
             if sample is None:
                 self._say("The evaluator has no reading yet.", "error")
             else:
@@ -171,7 +171,7 @@ class AuthoringPanel(QWidget):
             self._refused(exc)
             return None
         fields.clear_marks(self.form)
-        self.session.add_task(task)
+        self.host.add_task(task)
         gap = self.draft.route_gap()
         if gap is not None and self.draft.goal is not None:
             self._say(f"Saved {path}, but the reference route ends {gap:.1f} m from the goal (radius "
@@ -206,7 +206,7 @@ class AuthoringPanel(QWidget):
         if self._trying:
             self._say("Already trying: wait for the result.", "error")
             return
-        if self.session.busy:
+        if self.host.episode_running:
             self._say("An episode is running: stop it before trying the task (trying drives the character).",
                       "error")
             return
@@ -277,7 +277,7 @@ class AuthoringPanel(QWidget):
         # Flag changes are listed from the moment the world is up. Nothing has been pressed yet, so the
         # evaluator's newest reading will do: a job queued on the drive thread here would make a Start
         # pressed the moment "Connected" shows refuse with "the world is still busy".
-        sample = self.session.latest_sample()
+        sample = self.host.latest_sample()
         if sample is not None:
             self._on_sampled("ready", sample)
         else:
@@ -335,7 +335,7 @@ class AuthoringPanel(QWidget):
 
     @Slot()
     def _refresh_flags(self) -> None:
-        rows = views.flag_rows(self.draft, self.session.latest_sample())
+        rows = views.flag_rows(self.draft, self.host.latest_sample())
         if rows != self._flag_rows:
             self._flag_rows = rows
             views.show_flag_rows(self.form.flags, rows)

@@ -86,6 +86,7 @@ def bench_live(args: argparse.Namespace, emit: Emit) -> None:
     from PySide6.QtWidgets import QApplication
 
     from studio import live_session
+    from studio.game_host import GameHost
     from studio.live_controls import CLOCKS, LiveChoices
     from studio.live_session import LiveSession
     from studio.main_window import MainWindow
@@ -98,25 +99,25 @@ def bench_live(args: argparse.Namespace, emit: Emit) -> None:
     scratch = tempfile.mkdtemp(prefix="pokegym-bench-live-")
     atexit.register(shutil.rmtree, scratch, ignore_errors=True)
     live_session.RECORDINGS_DIR = Path(scratch)
-    session = LiveSession(mode="realtime")
+    session = LiveSession(GameHost(mode="realtime"))
     window = MainWindow(session)
     window.live.controls.clock.setCurrentIndex(list(CLOCKS.values()).index("realtime"))
     window.setProperty("quiet", True)
     window.show()
-    session.connect_world()
+    session.host.connect()
 
-    spin_until(lambda: session.evaluator is not None and "Connected" in window.live.status.full_text(), 90)
+    spin_until(lambda: session.host.evaluator is not None and "Connected" in window.live.status.full_text(), 90)
     session.start_episode(LiveChoices("q10_market_mixed", budget=10_000))
     spin_until(lambda: False, 2.0)  # let the episode get going
     probe = StallProbe()
-    produced_start = session.world.latest_frame().frame_no if session.world else 0
+    produced_start = session.host.world.latest_frame().frame_no if session.host.world else 0
     shown_start = window.live.frame_view.frames_shown
     started = time.perf_counter()
     probe.start()
     spin_until(lambda: False, args.live_seconds)
     stalls, own, cpu = probe.stop()
     elapsed = time.perf_counter() - started
-    produced = (session.world.latest_frame().frame_no - produced_start) / elapsed if session.world else 0.0
+    produced = (session.host.world.latest_frame().frame_no - produced_start) / elapsed if session.host.world else 0.0
     displayed = (window.live.frame_view.frames_shown - shown_start) / elapsed
     emit(args, "displayed_fps", displayed, "frames/s", produced, "produced_fps")
     emit(args, "ui_stall_ms_max", float(stalls.max()), "ms")
@@ -143,10 +144,10 @@ def bench_live(args: argparse.Namespace, emit: Emit) -> None:
 def _across_restart(window: Any, probe: StallProbe, spin_until: Callable[..., bool]) -> Stalls:
     """Restart world while the episode runs, probed until the new world is connected."""
     session = window.live.session
-    old = session.world.pid if session.world is not None else -1
+    old = session.host.world.pid if session.host.world is not None else -1
     probe.start()
     window.live.restart_world()
-    connected = spin_until(lambda: session.world is not None and session.world.pid != old
+    connected = spin_until(lambda: session.host.world is not None and session.host.world.pid != old
                            and "Connected" in window.live.status.full_text(), 120)
     stalls = probe.stop()
     if not connected:
@@ -158,8 +159,8 @@ def _across_replay_switch(window: Any, probe: StallProbe, spin_until: Callable[.
                           args: argparse.Namespace) -> Stalls:
     """Open an episode in Replay, label it, and switch to another: probed until the second is shown
     and the first one's labels are on disk."""
+    from core.episode.synthetic import write_long_episode
     from core.labels.store import read_labels
-    from core.replay.synthetic import write_long_episode
 
     replay = window.replay
     window.tabs.setCurrentWidget(replay)

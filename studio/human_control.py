@@ -1,12 +1,18 @@
 """Human control of the character: keys held down and a physical gamepad become pad input steps.
 
-A key drives the character for as long as it is held, and no longer. While a key (or a stick) is
-pressed, one HUMAN_STEP_S step is queued at once (so a tap is one step, and a capture asked for after
-it comes after it); while it stays held, the driver sends the next step every HUMAN_STEP_S of
-wall-clock time, and only once the previous one has started: steps are recorded at the rate the key
-was really held (also in lockstep, where the world could play them faster) and never pile up. When a
-held key is let go, the step queued behind the one in progress is cancelled. Auto-repeated key events
-are ignored. The gamepad is polled at display rate the same way.
+A key drives the character for as long as it is held, and no longer, on every game, also one whose step
+takes longer than its HUMAN_STEP_S of hold (a real-time game holds, settles and captures). Each press is
+a step, sent at once (so a tap is a step, in the order pressed); while a key stays held, the next step is
+sent every HUMAN_STEP_S of wall-clock time, but only when none is waiting. So a held key keeps at most one
+step waiting behind the one in progress, and letting go of a key that carried more than one step cancels
+the waiting one: after release, at most the step in progress plays out.
+
+Auto-repeat is ignored, whether or not Qt recognises it. X sends a held key's auto-repeat as a release and
+a press with the same server timestamp; Qt flags the pair only when both arrive in one read, which a busy
+event loop or a remote X server breaks. So a release that carries a timestamp is final only after
+RELEASE_GRACE_MS without a press of the same key and time; such a press continues the hold. (Events
+without a timestamp, sent by tests or other programs, are taken as they come.) The gamepad is polled at
+display rate the same way.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from core.game.pad import Button, PadState
 
 HUMAN_STEP_S = 0.25
 POLL_MS = 16
+RELEASE_GRACE_MS = 60  # how long the press of an auto-repeat pair may trail its release
 KEY_PADS: dict[int, PadState] = {  # by key code (event.key(); Qt.Key is an IntEnum)
     Qt.Key.Key_W: PadState(left_y=1.0), Qt.Key.Key_S: PadState(left_y=-1.0),
     Qt.Key.Key_A: PadState(left_x=-1.0), Qt.Key.Key_D: PadState(left_x=1.0),
@@ -78,6 +85,8 @@ class HumanDriver(QObject):
         self._send, self._waiting, self._cancel = send, waiting, cancel
         self._held: list[int] = []       # keys down, in the order pressed
         self._carried: dict[int, int] = {}  # key held -> how many steps have carried it so far
+        # key -> (when its release came, its timestamp): final after RELEASE_GRACE_MS
+        self._releasing: dict[int, tuple[float, int]] = {}
         self._pad = None                 # the physical gamepad, while one is open
         self._stick = PadState()         # its last reading
         self.device_dir: Path | None = None  # where to look for /dev/input/js* devices (None: the system's)
@@ -89,31 +98,44 @@ class HumanDriver(QObject):
 
     # -- keys ---------------------------------------------------------------------------------
     def key_down(self, key: int, auto_repeat: bool, modifiers: Qt.KeyboardModifier = Qt.KeyboardModifier.NoModifier,
-                 ) -> bool:
-        """A key went down; returns whether it is a driving key (auto-repeats of one are swallowed). With
-        Ctrl, Alt or Meta it is a shortcut, not driving."""
+                 timestamp: int = 0) -> bool:
+        """A key went down (at the window system's `timestamp`, 0 if none); returns whether it is a driving key
+        (auto-repeats of one are swallowed). With Ctrl, Alt or Meta it is a shortcut, not driving."""
         if key not in KEY_PADS or modifiers & SHORTCUT_MODIFIERS:
             return False
+        releasing = self._releasing.pop(key, None)
+        if releasing is not None:
+            if timestamp and releasing[1] == timestamp:  # X's auto-repeat pair: the hold goes on
+                return True
+            self._release(key)  # a real release, then a new press
         if not auto_repeat and key not in self._held:
             self._held.append(key)
-            self._send_held()  # at once, whatever is queued: a tap is a step, in the order pressed
+            self._send_held(time.monotonic())  # at once, whatever is queued: a tap is a step, in the order pressed
             self._timer.start(POLL_MS)
         return True
 
-    def key_up(self, key: int, auto_repeat: bool) -> bool:
+    def key_up(self, key: int, auto_repeat: bool, timestamp: int = 0) -> bool:
         if key not in KEY_PADS:
             return False
-        if auto_repeat or key not in self._held:
+        if auto_repeat or key not in self._held or key in self._releasing:
             return True
+        if not timestamp:
+            self._release(key)
+            return True
+        self._releasing[key] = (time.monotonic(), timestamp)  # final unless a press with this timestamp follows
+        self._timer.start(POLL_MS)
+        return True
+
+    def _release(self, key: int) -> None:
         self._held.remove(key)
         # A step queued behind the one in progress would walk on after the key is up: cancel it. A key
         # carried by one step only was a tap, and that step (started or not) is what the tap asked for.
         if self._carried.pop(key, 0) > 1:
             self._cancel()
-        return True
 
     def release_all(self) -> None:
         """Focus went elsewhere: key-up events will not come, so stop driving now."""
+        self._releasing.clear()
         if self._held:
             self._held, self._carried = [], {}
             self._cancel()
@@ -168,22 +190,22 @@ class HumanDriver(QObject):
     # -- sending ---------------------------------------------------------------------------------
     @Slot()
     def _tick(self) -> None:
+        now = time.monotonic()
+        for key, (released, _stamp) in list(self._releasing.items()):
+            if (now - released) * 1000.0 >= RELEASE_GRACE_MS:
+                del self._releasing[key]
+                self._release(key)
         if self._pad is not None:
             self._read_gamepad()
-        pad = self.held
-        if pad is None:
-            if self._pad is None:
-                self._timer.stop()  # nothing held and no gamepad: nothing to poll
-            return
-        now = time.monotonic()
-        if self._waiting() == 0 and now >= self._next_send:  # the previous step has started, and is due
-            self._send_held()
+        if self.held is not None and self._waiting() == 0 and now >= self._next_send:
+            self._send_held(now)  # none waits: the previous step has started, and this one is due
+        if self.held is None and not self._releasing and self._pad is None:
+            self._timer.stop()  # nothing held and no gamepad: nothing to poll
 
-    def _send_held(self) -> None:
+    def _send_held(self, now: float) -> None:
         pad = self.held
         if pad is None:
             return
-        now = time.monotonic()
         # Keep the cadence while held (a late tick does not shift the next), restart it after a pause.
         self._next_send = self._next_send + HUMAN_STEP_S if 0 <= now - self._next_send < HUMAN_STEP_S \
             else now + HUMAN_STEP_S

@@ -23,9 +23,12 @@ from PySide6.QtWidgets import (
 
 from core.agents.models.base import PRESETS
 from core.session.interventions import Mode
-from studio.paced_game import DEFAULT_PACE, PACES
 
 GRANULARITIES = {"Visual-guided": "visual_guided", "Step-guided": "step_guided", "Goal-only": "goal_only"}
+# How fast a lockstep episode plays in wall-clock time, for a person to watch (studio/observed_game.py paces it).
+PACES = {"as fast as it runs": None, "0.5× real time": 0.5, "1× real time": 1.0, "2× real time": 2.0,
+         "4× real time": 4.0}
+DEFAULT_PACE = "1× real time"
 CLOCKS = {"Lockstep (the game waits for the agent)": "lockstep", "Real time (30 fps, like an emulator)": "realtime"}
 
 

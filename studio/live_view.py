@@ -21,10 +21,11 @@ from PySide6.QtWidgets import (
 )
 
 from core.backends.profile import BackendProfile
+from core.session.interventions import InterventionProgress
 from studio import live_map
 from studio.authoring_panel import AuthoringPanel
 from studio.episode_cursor import EpisodeCursor
-from studio.episode_messages import describe_end, describe_intervention
+from studio.episode_messages import EpisodeEnd, EpisodeStart, describe_end, describe_intervention
 from studio.episode_panes import EpisodePanes
 from studio.human_control import HumanDriver, describe_pad, is_driving_key
 from studio.instruction_bar import InstructionBar
@@ -55,6 +56,7 @@ class LiveView(QMainWindow):
     def __init__(self, session: LiveSession) -> None:
         super().__init__()
         self.session = session
+        self.host = host = session.host
         self.frame_view = FrameView()
         self.frame_view.setFocusPolicy(Qt.FocusPolicy.ClickFocus)  # click the game, then drive with the keys
         self.instruction = InstructionBar()
@@ -68,19 +70,19 @@ class LiveView(QMainWindow):
                                 (self.recording, 0), (self.timeline, 0)):
             column.addWidget(widget, stretch)
         self.setCentralWidget(central)
-        self.controls = LiveControls([t.id for t in session.tasks])
+        self.controls = LiveControls([t.id for t in host.tasks])
         self.reasoning = ReasoningPanel()
         self.trajectory = TrajectoryPlot()
         self.metrics = MetricsBar()
-        self.tasks = TaskList(session.tasks)
-        self.authoring = AuthoringPanel(session, self.trajectory)
+        self.tasks = TaskList(host.tasks)
+        self.authoring = AuthoringPanel(host, self.trajectory)
         # The episode's panes: the runner's episode at a cursor that follows the newest step until a step is picked.
         self.step_cursor = EpisodeCursor(follows_newest=True)
         self.panes = EpisodePanes(self.step_cursor, self.timeline.timeline, self.trajectory, self.metrics,
                                   self.frame_view, self.observations, reasoning=self.reasoning, keep_frames=KEEP_STEPS)
         self._build_docks()
         self.actions_by_name = build_toolbar(self, {
-            "Start": self.start, "Pause": session.pause, "Resume": session.resume, "Step": session.step_once,
+            "Start": self.start, "Pause": self.pause, "Resume": self.resume, "Step": self.step_once,
             "Stop": session.stop, "Push back": self.push_back, "Turn around": self.turn_around,
             "Send hint…": self.send_hint, "Take control": self.toggle_control, "Restart world": self.restart_world,
             "Back to live": self.step_cursor.follow})
@@ -105,6 +107,7 @@ class LiveView(QMainWindow):
         self._evaluator_state = ""
         self._status_about_evaluator = False  # the status line is about the evaluator (a recovery may follow it)
         self._awaiting_reset = False  # an episode started: the path begins after its reset
+        self._running_task = ""
         self.frame_timer = QTimer(self)
         self.frame_timer.setTimerType(Qt.TimerType.PreciseTimer)
         self.frame_timer.timeout.connect(self._pull_frame)
@@ -131,8 +134,9 @@ class LiveView(QMainWindow):
         self.resizeDocks([episode_dock, trajectory_dock], [360, 430], Qt.Orientation.Horizontal)
 
     def _connect_signals(self) -> None:
-        session = self.session
-        for signal, slot in ((session.sig_ready, self._on_ready), (session.sig_problem, self._on_error),
+        session, host = self.session, self.host
+        for signal, slot in ((host.sig_ready, self._on_ready), (host.sig_problem, self._on_error),
+                             (session.sig_problem, self._on_error),
                              (session.sig_status, self.say), (session.sig_thinking, self.reasoning.set_thinking),
                              (session.sig_observation, self._on_observation),
                              (session.sig_reset, self._on_reset), (session.sig_intervention, self._on_intervention),
@@ -163,9 +167,9 @@ class LiveView(QMainWindow):
 
     def showEvent(self, event: Any) -> None:
         super().showEvent(event)
-        if self.session.world is None and self.session.keeper.state == "idle":
+        if self.host.world is None and self.host.keeper.state == "idle":
             self.say("Starting the built-in world…")
-        self.session.connect_world()  # the first time the view is shown (a no-op once running or starting)
+        self.host.connect()  # the first time the view is shown (a no-op once running or starting)
 
     def hideEvent(self, event: Any) -> None:
         self.driver.release_all()  # key-up events will not reach a hidden view
@@ -188,6 +192,24 @@ class LiveView(QMainWindow):
         self.session.start_episode(self.controls.choices())
 
     @Slot()
+    def pause(self) -> None:
+        if self.session.busy:
+            self.say("Pausing after the step in progress; Resume (Ctrl+Shift+P) goes on, Step runs one step.")
+        self.session.pause()
+
+    @Slot()
+    def resume(self) -> None:
+        if self.session.busy:
+            self.say(f"Running {self._running_task} again.")
+        self.session.resume()
+
+    @Slot()
+    def step_once(self) -> None:
+        if self.session.busy:
+            self.say("One step, then paused again.")
+        self.session.step_once()
+
+    @Slot()
     def push_back(self) -> None:
         self.session.intervene("push_back")
 
@@ -206,7 +228,7 @@ class LiveView(QMainWindow):
 
     @Slot()
     def restart_world(self) -> None:
-        self.say(f"Restarting {self.session.backend.title}…")
+        self.say(f"Restarting {self.host.backend.title}…")
         self._forget_world()
         self.session.restart_world(self.controls.clock_mode)
 
@@ -225,22 +247,22 @@ class LiveView(QMainWindow):
             return
         self.say(f"Starting {backend.title}…")
         self._forget_world()
-        self.session.switch_backend(backend)
+        self.session.restart_world(backend=backend)
         self.authoring.use_backend(backend)
         self.trajectory.set_backdrop([])
-        self.controls.clock.setEnabled(self.session.is_builtin)  # external games run in real time only
-        self.controls.set_tasks([t.id for t in self.session.tasks])
-        self.tasks.set_tasks(self.session.tasks)
+        self.controls.clock.setEnabled(self.host.is_builtin)  # external games run in real time only
+        self.controls.set_tasks([t.id for t in self.host.tasks])
+        self.tasks.set_tasks(self.host.tasks)
 
     @Slot()
     def _pull_source(self) -> None:
-        self.source.set_full_text(self.session.status_line())
+        self.source.set_full_text(self.host.status_line())
         self._check_frames_are_the_game()
 
     def _check_frames_are_the_game(self) -> None:
         """A game on the user's display can be covered (the studio raised over it) or minimized: its frames
         are then not the game, and the agent must not act on them. Checked once a second, like the source."""
-        check = getattr(self.session.world, "frames_not_the_game", None)
+        check = getattr(self.host.world, "frames_not_the_game", None)
         reason = check() if check is not None else None
         if reason is None:
             self.frames_hidden_reason = None
@@ -257,9 +279,9 @@ class LiveView(QMainWindow):
 
     @Slot(str)
     def _clock_changed(self, mode: str) -> None:
-        if self.session.world is None:
-            self.session.mode = mode  # applies when the world starts
-        elif mode != self.session.mode:
+        if self.host.world is None:
+            self.host.mode = mode  # applies when the world starts
+        elif mode != self.host.mode:
             self.say(f"Restarting the world in {mode} mode…")
             self._forget_world()
             self.session.restart_world(mode)
@@ -290,7 +312,8 @@ class LiveView(QMainWindow):
         return self.control == "human"
 
     def keyPressEvent(self, event: Any) -> None:
-        if self.session.can_drive and self.driver.key_down(event.key(), event.isAutoRepeat(), event.modifiers()):
+        if self.session.can_drive and self.driver.key_down(event.key(), event.isAutoRepeat(), event.modifiers(),
+                                                           event.timestamp()):
             event.accept()
             return
         if self.session.busy and is_driving_key(event):
@@ -298,7 +321,7 @@ class LiveView(QMainWindow):
         super().keyPressEvent(event)
 
     def keyReleaseEvent(self, event: Any) -> None:
-        if self.driver.key_up(event.key(), event.isAutoRepeat()):
+        if self.driver.key_up(event.key(), event.isAutoRepeat(), event.timestamp()):
             event.accept()
             return
         super().keyReleaseEvent(event)
@@ -312,16 +335,16 @@ class LiveView(QMainWindow):
     def show_task(self, task_id: str) -> None:
         """The selected task's start, goal and reference route on the map, and its instruction."""
         try:
-            task = self.session.task(task_id)
+            task = self.host.task(task_id)
         except StopIteration:
             return
         # A game that gives no map outline: frame the plot on the task's own route and goal instead.
-        live_map.show_task(self.trajectory, task, frame_on_task=not self.session.outline)
+        live_map.show_task(self.trajectory, task, frame_on_task=not self.host.outline)
         self._show_planned()
 
     @Slot(str)
     def _task_added(self, _task_id: str) -> None:
-        self.tasks.set_tasks(self.session.tasks)
+        self.tasks.set_tasks(self.host.tasks)
 
     @Slot()
     def _show_planned(self) -> None:
@@ -329,7 +352,7 @@ class LiveView(QMainWindow):
         if self.session.busy:
             return
         try:
-            task = self.session.task(self.controls.task.currentText())
+            task = self.host.task(self.controls.task.currentText())
         except StopIteration:
             return
         self.metrics.show_budget(self.controls.budget.value() or task.step_budget)
@@ -366,23 +389,23 @@ class LiveView(QMainWindow):
         if not self.step_cursor.following:
             self.frame_view.set_overlay("top_right", f"step {self.panes.current_step} (as seen by the agent)")
             return
-        latest = self.session.latest_frame()
+        latest = self.host.latest_frame()
         if latest is not None and latest[0] != self._last_frame_no:
             self._last_frame_no = latest[0]
             self.frame_view.show_frame(latest[1])
-        self.frame_view.set_overlay("top_left", describe_pad(self.session.pad_held))
+        self.frame_view.set_overlay("top_left", describe_pad(self.host.pad_held))
         self.frame_view.set_overlay("top_right", self._step_info)
 
     @Slot()
     def _pull_samples(self) -> None:
         self.state_label.setText(self.session.state_text())
-        state = self.session.evaluator_state()
-        line = describe_evaluator(self._evaluator_state, state, self.session.world is not None,
+        state = self.host.evaluator_state()
+        line = describe_evaluator(self._evaluator_state, state, self.host.world is not None,
                                   self._status_about_evaluator)
         self._evaluator_state = str(state.get("state"))
         if line is not None:
             self._say_line(line)
-        samples = self.session.new_samples()
+        samples = self.host.new_samples()
         if not samples:
             return
         if not self._awaiting_reset:  # before the episode's reset, the samples are of the old place
@@ -396,7 +419,7 @@ class LiveView(QMainWindow):
     def _on_ready(self, description: str) -> None:
         log.info("connected: %s", description)
         self.say(f"Connected: {description}. Press Start (Ctrl+R); meanwhile W A S D drive the character.")
-        self.trajectory.set_backdrop(self.session.outline)
+        self.trajectory.set_backdrop(self.host.outline)
         self.show_task(self.controls.task.currentText())
 
     @Slot(str, str)
@@ -413,41 +436,47 @@ class LiveView(QMainWindow):
         """The episode's reset is done: the trail starts here, from this sample on."""
         self._awaiting_reset = False
         self.trajectory.clear_path()
-        self.session.samples_from(cursor)
+        self.host.samples_from(cursor)
         self.trajectory.append_path(np.array([x]), np.array([y]))
 
-    @Slot(dict)
-    def _on_intervention(self, item: dict[str, Any]) -> None:
-        text = describe_intervention(item)
+    @Slot(object)
+    def _on_intervention(self, progress: InterventionProgress) -> None:
+        text = describe_intervention(progress)
         if text:
-            self.say(text, error=item.get("status") == "undelivered")
+            self.say(text, error=progress.status == "undelivered")
 
-    @Slot(dict)
-    def _on_episode_started(self, info: dict[str, Any]) -> None:
+    @Slot(object)
+    def _on_episode_started(self, info: EpisodeStart) -> None:
         self.trajectory.clear_episode()
         self._awaiting_reset = True
         runner = self.session.runner
         # Emitted before the runner's thread starts: subscribing here misses no step.
-        self.panes.set_episode(runner.episode if runner is not None else None, int(info["budget"]))
-        task = self.session.task(info["task_id"])
+        self.panes.set_episode(runner.episode if runner is not None else None, info.budget)
+        task = self.host.task(info.task_id)
         live_map.show_task(self.trajectory, task)
-        self.instruction.show_task(task, info["granularity"], running=True)  # what this episode's agent reads
-        self._step_info = f"step 0 / {info['budget']}"
-        self.recording.set_recording(info["recording"], finished=False)
-        self.say(f"Running {info['task_id']} (seed {info['seed']}).")
+        self.instruction.show_task(task, info.granularity, running=True)  # what this episode's agent reads
+        self._step_info = f"step 0 / {info.budget}"
+        self.recording.set_recording(str(info.recording), finished=False)
+        self._running_task = info.task_id
+        self.say(f"Running {info.task_id} (seed {info.seed}).")
         if self.human_driving:
             self.session.take_over()  # control was taken before Start: the human keeps it
 
-    @Slot(dict)
-    def _on_episode_end(self, result: dict[str, Any]) -> None:
-        self.recording.set_recording(result["recording"], finished=True)
+    @Slot(object)
+    def _on_episode_end(self, end: EpisodeEnd) -> None:
+        self.recording.set_recording(str(end.recording), finished=True)
+        # The game goes on between episodes: the overlay no longer counts steps, and the episode's trail stays
+        # (dotted) with its marks and spans until the next Start, while driving on draws a trail of its own.
+        self._step_info = ""
+        self.frame_view.set_overlay("top_right", "")
+        self.trajectory.end_episode_path()
         if self.human_driving:
             self.toggle_control()
         # Also when the episode never set a result; an error is one whatever end reason came with it.
-        self.metrics.set_outcome(bool(result.get("success")),
-                                 "error" if result.get("error") else str(result.get("end_reason", "")))
+        result = end.result
+        self.metrics.set_outcome(result.success, "error" if result.error else result.end_reason)
         self.instruction.running = False
-        text, error = describe_end(result)
+        text, error = describe_end(end)
         self.say(text, error=error)
 
     # -- settings and shutdown ------------------------------------------------------------------------
@@ -460,7 +489,7 @@ class LiveView(QMainWindow):
         state = settings.value("live/state")
         if isinstance(state, QByteArray):
             self.restoreState(state)
-        self.session.mode = self.controls.clock_mode
+        self.host.mode = self.controls.clock_mode
         self._show_planned()
 
     def shut_down(self) -> None:

@@ -41,7 +41,7 @@ class MainWindow(QMainWindow):
         self.live = LiveView(session)
         self.replay = ReplayView()
         self.results = ResultsView()
-        self.memory = MemoryView(session)
+        self.memory = MemoryView(session.host)
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
         self.tabs.addTab(self.live, "Live")
@@ -105,7 +105,7 @@ class MainWindow(QMainWindow):
         """Which game the Live view drives: the built-in world, an external backend, or a backend file."""
         menu = self.menuBar().addMenu("&Game")
         self.game_actions = QActionGroup(self)
-        current = self.session.backend.name
+        current = self.session.host.backend.name
         for name in known_backends():
             title = load_backend(name).title if name != "builtin" else "Built-in world (Harborvale)"
             action = QAction(title, self, checkable=True)

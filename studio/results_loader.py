@@ -16,6 +16,7 @@ from PySide6.QtCore import QObject, Signal
 
 from core.analysis.report import ReportError, build_report
 from core.session.run_folder import ERRORS, RESULTS
+from studio.unexpected import unexpected
 
 Signature = tuple[tuple[int, int], ...]
 
@@ -73,6 +74,7 @@ class ResultsLoader(QObject):
             self.sig_failed.emit(request, str(exc))
             return
         except Exception as exc:  # noqa: BLE001 - anything unforeseen is shown to the user, never lost
-            self.sig_failed.emit(request, f"could not build the report for {folder} ({type(exc).__name__}: {exc})")
+            self.sig_failed.emit(request, f"could not build the report for {folder} "
+                                          f"({unexpected('building the Results report', exc)})")
             return
         self.sig_loaded.emit(request, report)

@@ -25,8 +25,8 @@ def open_studio(size: tuple[int, int] = (1600, 940), connect: bool = True) -> tu
         window.tabs.setCurrentWidget(window.replay)  # the Live view would start a world when shown
     window.show()
     if connect:
-        session.connect_world()
-        spin_until(lambda: session.evaluator is not None and "Connected" in window.live.status.full_text(), 90)
+        session.host.connect()
+        spin_until(lambda: session.host.evaluator is not None and "Connected" in window.live.status.full_text(), 90)
     return cast(QApplication, app), window  # instance() is the QApplication made above, or an earlier one
 
 

@@ -30,6 +30,7 @@ from core.evaluation.client import EvaluatorClient
 from core.game.connection import Capability, GameConnection
 from core.game.errors import GameError
 from studio.status_messages import error_kind
+from studio.unexpected import unexpected
 
 if TYPE_CHECKING:
     from core.game.builtin import BuiltinWorld
@@ -39,9 +40,10 @@ Outline = list[tuple[str, np.ndarray]]
 LOCK_TIMEOUT_S = 60.0
 
 
-def describe(exc: BaseException) -> str:
-    """An error for the user: our own errors speak for themselves; others also need their type."""
-    return str(exc) if isinstance(exc, (GameError, PermissionError)) else f"{type(exc).__name__}: {exc}"
+def describe(exc: BaseException, where: str = "starting the game") -> str:
+    """An error for the user: our own errors speak for themselves; anything else is unforeseen, so it is also
+    logged with its traceback (studio.unexpected)."""
+    return str(exc) if isinstance(exc, (GameError, PermissionError)) else unexpected(where, exc)
 
 
 def game_name(backend: BackendProfile) -> str:
@@ -160,7 +162,8 @@ class WorldKeeper:
             outline = cast("BuiltinWorld", world).map_outline() if Capability.MAP_OUTLINE in world.info.capabilities \
                 else []
         except Exception as exc:  # noqa: BLE001
-            self._fail(generation, f"{what[0].upper()}{what[1:]} started, but the evaluator failed: {describe(exc)}",
+            self._fail(generation, f"{what[0].upper()}{what[1:]} started, but the evaluator failed: "
+                       f"{describe(exc, 'starting the evaluator')}",
                        error_kind(exc))
             return
         if not self._publish(generation, outline=outline, ready=True):

@@ -166,8 +166,8 @@ def open_live_window(qtbot: Any) -> Any:
     main.setProperty("quiet", True)  # errors go to the status bar, not to modal dialogs a test cannot answer
     qtbot.addWidget(main)
     main.show()
-    session.connect_world()
-    qtbot.waitUntil(lambda: session.evaluator is not None and "Connected" in main.live.status.full_text(),
+    session.host.connect()
+    qtbot.waitUntil(lambda: session.host.evaluator is not None and "Connected" in main.live.status.full_text(),
                     timeout=60_000)
     return main
 
@@ -189,7 +189,7 @@ def live_window(qtbot: Any, settings_dir: Any) -> Iterator[Any]:
     main.close()
 
 
-def run_episode_to_end(session: Any, qtbot: Any, choices: Any, timeout_ms: int = 90_000) -> dict[str, Any]:
+def run_episode_to_end(session: Any, qtbot: Any, choices: Any, timeout_ms: int = 90_000) -> Any:
     """Start an episode as the Start button does and wait for its end. A refused start fails at once
     with the session's message; an episode that never ends fails with where its thread is stuck."""
     import sys
@@ -199,13 +199,14 @@ def run_episode_to_end(session: Any, qtbot: Any, choices: Any, timeout_ms: int =
     errors: list[str] = []
     session.sig_episode_end.connect(ends.append)
     session.sig_error.connect(errors.append)
+    session.host.sig_problem.connect(lambda message, _kind: errors.append(message))
     session.start_episode(choices)
     try:
         qtbot.waitUntil(lambda: bool(ends) or (bool(errors) and not session.busy), timeout=timeout_ms)
     except Exception as exc:
         runner = session.runner
         stacks = [f"thread {t.name}:\n" + "".join(traceback.format_stack(sys._current_frames()[t.ident]))
-                  for t in __import__("threading").enumerate() if t.name == "studio-episode" and t.ident]
+                  for t in __import__("threading").enumerate() if t.name.startswith("studio-drive") and t.ident]
         raise AssertionError(f"the episode did not end: step {getattr(runner, 'step', None)}, "
                              f"errors {errors}\n" + "\n".join(stacks)) from exc
     assert ends, f"the episode did not start: {errors}"

@@ -66,9 +66,13 @@ class TrajectoryPlot(pg.PlotWidget):
         legend = self.addLegend(offset=(-4, -4), labelTextSize="7pt", verSpacing=-6)
         legend.setBrush(pg.mkBrush(255, 255, 255, 200))  # readable where it covers the path
         self._legend = legend
-        self.setToolTip("Blue: path (recent part bright). Red: deadlock spans. Orange circle: goal radius. "
+        self.setToolTip("Blue: path (recent part bright); dotted grey: the last episode's path, once it ended. "
+                        "Red: deadlock spans. Orange circle: goal radius. "
                         "Green dashes: reference route. Green square: start. Marks: interventions and human steps. "
                         "Grey: buildings; blue: water.")
+        # A finished episode's trail, kept (dotted grey) while the character is driven on between episodes.
+        self._ended_path = self.plot([], [], pen=pg.mkPen((150, 150, 150), width=1,
+                                                          style=pg.QtCore.Qt.PenStyle.DotLine))
         self._path = self.plot([], [], pen=pg.mkPen((150, 170, 200), width=1))
         self._tail = self.plot([], [], pen=pg.mkPen((30, 90, 200), width=2), name="path (recent bright)")
         self._deadlocks = self.plot([], [], pen=pg.mkPen((220, 30, 30), width=5), connect="finite",
@@ -284,8 +288,22 @@ class TrajectoryPlot(pg.PlotWidget):
         self._recent.clear()
         self._path_buffer = np.zeros((0, 2))  # the old one was handed to the plot: never overwrite it
 
+    def end_episode_path(self) -> None:
+        """The episode ended: its trail stays as the ended episode's (dotted grey), and the live trail starts
+        afresh, so driving on between episodes draws a trail of its own instead of lengthening the episode's."""
+        path = self._path_buffer[:self.points].copy()
+        self._ended_path.setData(path[:, 0], path[:, 1])
+        self.clear_path()
+
+    @property
+    def ended_path(self) -> np.ndarray:
+        """The ended episode's trail, as drawn (N, 2)."""
+        xs, ys = self._ended_path.getData()
+        return np.zeros((0, 2)) if xs is None else np.column_stack([xs, ys])
+
     def clear_episode(self) -> None:
         self.clear_path()
+        self._ended_path.setData([], [])
         self.set_steps(np.zeros(0, dtype=np.int64), np.zeros((0, 2)))
         self._mark_points = []
         self._marks.setData([])

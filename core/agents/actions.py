@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from core.game.errors import InvalidPadError
 from core.game.pad import Button, PadState
+from core.yaml_file import field_name
 
 
 class ActionError(ValueError):
@@ -96,8 +97,8 @@ class ActionSet:
         try:
             return cls(ActionSetSpec.model_validate(data))
         except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"])
+            first = exc.errors()[0]  # the action set is data inside a profile, with no file of its own
+            where = field_name(tuple(first["loc"]))
             raise ActionError(f"the profile's action set is invalid at actions.{where}: {first['msg']}") from None
 
     def resolve_name(self, text: str) -> str | None:

@@ -16,6 +16,7 @@ from typing import Any
 import cv2
 import numpy as np
 
+from core.analysis.outcome import earned, human_assisted
 from core.analysis.rescore import rescore_rows
 from core.analysis.stats import correlation, describe_correlation
 from core.analysis.taxonomy import AUTO, HUMAN, TAXONOMY, EpisodeCategory, categorise
@@ -77,18 +78,15 @@ def load_results(folder: Path) -> tuple[list[dict[str, Any]], list[str]]:
     return rows, warnings
 
 
-def earned(row: dict[str, Any]) -> bool:
-    """A success the agent earned: met on the agent's own step (rows before success_source count as theirs)."""
-    return bool(row.get("success")) and row.get("success_source") in (None, "agent", "privileged")
-
-
-def human_assisted(row: dict[str, Any]) -> bool:
-    """A success met on a human's step (someone drove in the studio): counted apart, never as the agent's."""
-    return bool(row.get("success")) and row.get("success_source") == "human"
-
-
 def _rate(rows: Sequence[dict[str, Any]]) -> float | None:
     return sum(earned(r) for r in rows) / len(rows) if rows else None
+
+
+HUMAN_ASSISTED_NOTE = (
+    "A success counts when the evaluator judged the condition met at the end of one of the agent's own steps; a "
+    "push never ends an episode. A success met on a human's step (someone drove in the studio) is not the agent's: "
+    "it counts as a failure in the rates, the column `human-assisted` counts it, and the failure taxonomy files it as "
+    "a Human-assisted success (docs/metrics.md).")
 
 
 def format_value(value: float | None, percent: bool = False) -> str:
@@ -184,6 +182,10 @@ def correlation_points(rows: Sequence[dict[str, Any]], unit: str = "task") -> li
 def duplicate_warnings(points: Sequence[dict[str, Any]]) -> list[str]:
     """A warning when correlation points are made of the very same trajectories (equal digests): such points are
     one observation counted several times, not independent ones (a seed shared by tasks with one start)."""
+    undigested = sum(1 for point in points for digest in point.get("trajectories") or () if not digest)
+    missing = ([f"{undigested} episode(s) have no trajectory digest (written before digests were recorded), so "
+                "duplicate trajectories among them cannot be told; `python main.py report DIR --rescore` computes "
+                "them from the episode files"] if undigested else [])
     seen: dict[tuple[str, ...], list[dict[str, Any]]] = {}
     for point in points:
         digests = tuple(point.get("trajectories") or ())
@@ -191,12 +193,12 @@ def duplicate_warnings(points: Sequence[dict[str, Any]]) -> list[str]:
             seen.setdefault(digests, []).append(point)
     repeated = [group for group in seen.values() if len(group) > 1]
     if not repeated:
-        return []
+        return missing
     names = "; ".join(" = ".join(f"{p['unit']} ({p['granularity']})" for p in group) for group in repeated[:5])
     count = sum(len(group) - 1 for group in repeated)
     return [f"{count} correlation point(s) repeat another point's trajectories exactly (the same actions and "
             f"positions), so they are not independent: {names}. Episodes of this version get a seed of their own "
-            "per task, granularity and trial; rerun the episodes of older runs to correct it"]
+            "per task, granularity and trial; rerun the episodes of older runs to correct it", *missing]
 
 
 def correlations(points: Sequence[dict[str, Any]], unit: str) -> dict[str, Any]:
@@ -270,7 +272,8 @@ def build_report(folder: Path | str, correlation_unit: str = "task", rescore: bo
 
 def _error_summary(row: dict[str, Any]) -> dict[str, Any]:
     error = str(row.get("error") or "unknown error")
-    return {"key": row.get("key"), "agent": agent_of(row) if ("agent_spec" in row or "agent" in row) else "?",
+    return {"key": row.get("key"), "end_reason": row.get("end_reason"),
+            "agent": agent_of(row) if ("agent_spec" in row or "agent" in row) else "?",
             "task_id": row.get("task_id"), "granularity": row.get("granularity"), "error": error.splitlines()[0]}
 
 
@@ -278,10 +281,18 @@ def errors_text(errors: Sequence[dict[str, Any]], shown: int = 10) -> str:
     """The report's section on infrastructure errors (empty when there are none)."""
     if not errors:
         return ""
-    lines = [f"{len(errors)} episode(s) ended in an infrastructure error (the game or the evaluator died, or the "
-             "model API failed for good). They are not results and are in none of the tables above; run the "
-             "same `python main.py run` command again to retry them.", ""]
-    lines += [f"- {e['key']}: {e['error']}" for e in errors[:shown]]
+    broken = [e for e in errors if e.get("end_reason") == run_folder.TASK_ERROR]
+    infrastructure = [e for e in errors if e.get("end_reason") != run_folder.TASK_ERROR]
+    lines: list[str] = []
+    if infrastructure:
+        lines += [f"{len(infrastructure)} episode(s) ended in an infrastructure error (the game or the evaluator "
+                  "died, or the model API failed for good). They are not results and are in none of the tables "
+                  "above; run the same `python main.py run` command again to retry them.", ""]
+    if broken:
+        lines += [f"{len(broken)} episode(s) could not run because their task is broken (its success condition "
+                  "already holds at its start state, so it asks for nothing). They are not results and are not "
+                  "retried: fix the task file (`python main.py tasks validate FILE --drive` says what is wrong).", ""]
+    lines += [f"- {e['key']}: {e['error']}" for e in (infrastructure + broken)[:shown]]
     if len(errors) > shown:
         lines.append(f"- ... and {len(errors) - shown} more (errors.jsonl has every one)")
     return "\n".join(lines)
@@ -370,10 +381,8 @@ def write_report(folder: Path, report: dict[str, Any]) -> str:
         + (f" {len(errors)} episode(s) that ended in an infrastructure error are not results; they are "
            "counted apart, at the end." if errors else ""),
         "## Success rate (the paper's layout)", paper_table(report),
-        "A success counts when the evaluator judged the condition met at the end of one of the agent's own steps; "
-        "a push or a human's driving never ends an episode as a success (docs/metrics.md)."
-        + (f" {assisted} success(es) were met on a human's step in the studio: they are not the agent's and count "
-           "as failures in the rates above; the column `human-assisted` counts them." if assisted else ""),
+        HUMAN_ASSISTED_NOTE
+        + (f" {assisted} success(es) were met on a human's step in the studio here." if assisted else ""),
         "## Success rate by granularity and category", sr,
         "## Movement metrics",
         MOVEMENT_NOTE, metrics,

@@ -6,7 +6,8 @@ per-step records with the same code the runner uses: the file is read by `load_e
 same `Episode` the runner fills, and `Episode.metrics()` counts it. What an old file never recorded
 cannot be recovered: files written before metrics v2 hold no separate displacement for automatic
 push-backs, so their steps after a push still include it. Files before v3 hold no goal area (then taken
-from the task file of the same id, where one exists) and no continuous move thresholds (then ε).
+from the task file of the same id, where one exists) and no continuous move thresholds (then ε). Rows
+written before trajectory digests get one from their file, so duplicate trajectories can be told.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 
 from core.episode import Episode, load_episode
 from core.episode.metrics import GoalArea, episode_metrics
+from core.episode.records import trajectory_digest
 from core.evaluation.tasks import TaskFileError, load_task, suite_folder
 from core.recording.errors import EpisodeFileError
 
@@ -30,9 +32,9 @@ def _scored_version(episode: Episode, row_metrics: dict[str, Any]) -> int:
 
 
 def rescore_episode(path: Path, success: bool, reached_goal_area: bool,
-                    row_metrics: dict[str, Any] | None = None) -> tuple[dict[str, Any], str | None]:
-    """(metrics JSON, warning or None) of one episode file. Raises EpisodeFileError, also when a step's
-    record is damaged: scoring a step whose action is unknown would change the numbers silently."""
+                    row_metrics: dict[str, Any] | None = None) -> tuple[dict[str, Any], str | None, str]:
+    """(metrics JSON, warning or None, trajectory digest) of one episode file. Raises EpisodeFileError, also when
+    a step's record is damaged: scoring a step whose action is unknown would change the numbers silently."""
     episode = load_episode(path)
     damaged = episode.damaged_records
     if damaged:
@@ -48,8 +50,8 @@ def rescore_episode(path: Path, success: bool, reached_goal_area: bool,
     # As the runner scores: the StepRecords' facts, with success as the run reported it (the results row).
     goal = episode.goal_area or _goal_from_task_file(episode)
     judged = episode.result is None or episode.result.end_reason != "stopped"
-    return episode_metrics([step.facts for step in episode], success, reached_goal_area, goal,
-                           judged=judged).to_json(), warning
+    metrics = episode_metrics([step.facts for step in episode], success, reached_goal_area, goal, judged=judged)
+    return metrics.to_json(), warning, trajectory_digest(list(episode))
 
 
 def _goal_from_task_file(episode: Episode) -> GoalArea | None:
@@ -78,13 +80,15 @@ def rescore_rows(folder: Path, rows: Sequence[dict[str, Any]]) -> tuple[list[dic
             continue
         path = folder / episode
         try:
-            metrics, warning = rescore_episode(path, bool(row.get("success")), bool(row.get("reached_goal_area")),
-                                               row.get("metrics") or {})
+            metrics, warning, digest = rescore_episode(path, bool(row.get("success")),
+                                                       bool(row.get("reached_goal_area")), row.get("metrics") or {})
         except (EpisodeFileError, OSError) as exc:
             warnings.append(f"{path} could not be rescored ({exc}); its recorded metrics are used")
             rescored.append(row)
             continue
         if warning:
             warnings.append(warning)
-        rescored.append({**row, "metrics": metrics, "failure_category_suggestion": metrics["failure_category"]})
+        # Rows written before trajectory digests get one, so the report can tell duplicate trajectories.
+        rescored.append({**row, "metrics": metrics, "failure_category_suggestion": metrics["failure_category"],
+                         "trajectory_digest": row.get("trajectory_digest") or digest})
     return rescored, warnings

@@ -6,6 +6,7 @@ the automatic suggestion recorded in results.jsonl.
 * When several annotators confirmed different categories, the most common one is used; a tie goes to the
   category that comes first in TAXONOMY (Success, Unaware Deadlock, Aware Deadlock, Lost, Execution
   Failure), so the result never depends on who saved last. Such episodes are reported as `disputed`.
+* A success met on a human's step is a Human-assisted success, not the agent's Success (outcome.py).
 * Episodes that ended in an infrastructure error are not results and have no category: the report
   counts them apart (core/session/run_folder.py).
 * An episode file that is missing or unreadable falls back to the automatic suggestion, with a warning.
@@ -22,6 +23,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from core.analysis.outcome import HUMAN_ASSISTED, human_assisted
 from core.episode.metrics import (
     AWARE,
     AWARENESS_CLASSES,
@@ -40,7 +42,8 @@ from core.labels.store import LabelStoreError, read_labels
 # Unclassified Deadlock: the episode ended stuck, but the agent's words did not say whether it knew;
 # only the automatic rule gives it, and a human label replaces it. Infrastructure errors are not results
 # and are counted apart (core/session/run_folder.py).
-TAXONOMY = (SUCCESS, UNAWARE, AWARE, UNCLASSIFIED, LOST, EXECUTION)
+# A success met on a human's step (core/analysis/outcome.py) is not the agent's: it has a category of its own.
+TAXONOMY = (SUCCESS, HUMAN_ASSISTED, UNAWARE, AWARE, UNCLASSIFIED, LOST, EXECUTION)
 HUMAN, AUTO = "human", "auto"
 
 
@@ -77,6 +80,8 @@ def human_category(document: LabelDocument) -> EpisodeCategory | None:
 
 
 def automatic_category(row: Mapping[str, Any]) -> EpisodeCategory:
+    if human_assisted(row):
+        return EpisodeCategory(HUMAN_ASSISTED, AUTO)
     suggestion = row.get("failure_category_suggestion", LOST)
     return EpisodeCategory(suggestion if suggestion in SUGGESTIONS else LOST, AUTO)
 

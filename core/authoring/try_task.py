@@ -29,7 +29,7 @@ from core.game.errors import GameError, InvalidStartStateError, UnknownStartStat
 # rounded to 1 cm and the world may push one out of a wall by up to 25 cm (core/world/game.py).
 START_TOLERANCE_M = 0.3
 ANGLE_TOLERANCE_DEG = 1.0
-Outcome = Literal["solved", "start_rejected", "start_mismatch", "route_blocked", "goal_not_reached",
+Outcome = Literal["solved", "start_rejected", "start_mismatch", "met_at_start", "route_blocked", "goal_not_reached",
                   "over_budget", "game_error"]
 
 
@@ -98,6 +98,8 @@ def _judged(task: Task, drive: DriveResult, last: StateSample, flag_names: list[
     if drive.success:
         reason = f"success came at step {drive.success_step}, over the step budget of {task.step_budget}"
         return TryResult(task.id, False, "over_budget", drive.steps, drive.success_step, reason, positions)
+    if drive.met_at_start:
+        return TryResult(task.id, False, "met_at_start", 0, None, drive.message, positions)
     if drive.blocked:
         return TryResult(task.id, False, "route_blocked", drive.steps, None,
                          f"the reference route is blocked: {drive.message}", positions)
@@ -114,9 +116,9 @@ def _expected_start(task: Task, world: GameConnection) -> dict[str, Any] | None:
     """The pose the reset should give: inline in the task, or the named start as the world file writes it
     (None when the running world is not the one the world file describes: then only the reset is checked)."""
     if not isinstance(task.start_state, str):
-        return task.start_state.to_reset()
+        return task.start_pose({})
     name, starts = world_start_states()
-    return starts.get(task.start_state) if world.info.name == name else None
+    return task.start_pose(starts) if world.info.name == name else None
 
 
 def _start_problems(expected: dict[str, Any], sample: StateSample, flag_names: list[str],

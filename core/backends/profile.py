@@ -7,14 +7,14 @@ file name and line, like task files.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from core.game.external.spec import ExternalSpec
 from core.game.motion import MotionCalibration
 from core.paths import ASSETS_DIR
+from core.yaml_file import explain, parse_yaml
 
 BACKEND_FORMAT_VERSION = 1
 BACKENDS_DIR = ASSETS_DIR / "backends"
@@ -100,41 +100,17 @@ class BackendProfile(_Model):
         return None
 
 
-def _line_of(node: yaml.Node | None, location: tuple[Any, ...]) -> int | None:
-    line = node.start_mark.line + 1 if node is not None else None
-    for key in location:
-        if isinstance(node, yaml.MappingNode):
-            match: yaml.Node | None = next((v for k, v in node.value if getattr(k, "value", None) == str(key)), None)
-            if match is None:
-                continue  # a pydantic-internal path element (union member, validator name)
-            node = match
-        elif isinstance(node, yaml.SequenceNode) and isinstance(key, int) and key < len(node.value):
-            node = cast(yaml.Node, node.value[key])  # a sequence node's items are nodes
-        else:
-            continue
-        line = node.start_mark.line + 1
-    return line
-
-
 def parse_backend(text: str, path: Path) -> BackendProfile:
     try:
-        data = yaml.safe_load(text)
-        root = cast("yaml.Node | None", yaml.compose(text, Loader=yaml.SafeLoader))  # pyright: ignore[reportUnknownMemberType]  # typeshed: compose's stream is unannotated
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
-        raise BackendFileError(f"{where}: not valid YAML: {getattr(exc, 'problem', exc)}") from None
+        data, root = parse_yaml(text, path)
+    except ValueError as exc:
+        raise BackendFileError(str(exc)) from None
     if not isinstance(data, dict):
         raise BackendFileError(f"{path}:1: a backend file holds one mapping (format_version, name, kind, ...)")
     try:
         backend = BackendProfile.model_validate({**data, "path": path})
     except ValidationError as exc:
-        lines = [f"{path} is not a valid backend (format {BACKEND_FORMAT_VERSION}):"]
-        for error in exc.errors()[:16]:
-            location = tuple(error["loc"])
-            field = ".".join(str(p) for p in location)
-            lines.append(f"  {path}:{_line_of(root, location)}: {field or '(top level)'}: {error['msg']}")
-        raise BackendFileError("\n".join(lines)) from None
+        raise BackendFileError(explain(path, root, exc, f"backend (format {BACKEND_FORMAT_VERSION})")) from None
     if backend.name != path.stem:
         raise BackendFileError(f"{path}:1: name {backend.name!r} must match the file name {path.stem!r}")
     return backend

@@ -34,6 +34,8 @@ def verdict(row: dict[str, Any]) -> str:
         return f"success after {row.get('steps_used', '?')} steps"
     if row.get("end_reason") == "error":
         return f"infrastructure error, not a result: {str(row.get('error')).splitlines()[0]}"
+    if row.get("end_reason") == "task_error":
+        return f"broken task, not a result: {str(row.get('error')).splitlines()[0]}"
     return f"{row.get('end_reason', '?')} after {row.get('steps_used', '?')} steps"
 
 

@@ -37,6 +37,7 @@ from core.session.batch_driver import EpisodeExecutor
 from core.session.interventions import InterventionPolicy
 from core.session.local_pool import LocalPool
 from core.session.protocol import PROTOCOLS, RUN_DEFAULTS, ProtocolError, run_settings, suite_ids
+from core.session.run_folder import is_error
 from core.session.runner import RunOptions
 
 
@@ -266,6 +267,11 @@ def run(args: argparse.Namespace) -> int:
         print("error: attaching to the built-in world needs the connection file that `python main.py world` "
               "printed: --attach PATH", file=sys.stderr)
         return 2
+    if args.paradigm == "continuous" and backend.continuous_motion is None:
+        print(f"warning: {backend.name} has no continuous-control calibration (`continuous_motion` in its backend "
+              "file), so a continuous move counts as ineffective below the discrete ε of 0.1 m, not below a share "
+              f"of what the stick moves on open ground. Calibrate it: python main.py backend calibrate {backend.name} "
+              "--write (docs/metrics.md)", file=sys.stderr)
     mode = backend.side_views.default if args.side_views in (None, "default") else args.side_views
     options = RunOptions(
         paradigm=args.paradigm, observation=ObservationOptions(args.previous_frame, args.side_views is not None,
@@ -319,9 +325,13 @@ def run(args: argparse.Namespace) -> int:
     finally:
         executor.close()
     display.close()
-    results = [r for r in rows if r.get("end_reason") != "error"]
+    results = [r for r in rows if not is_error(r)]
     resolved = {r.get("key") for r in results}  # a failed try that --retries then ran to a result
     errors = [r for r in rows if r.get("end_reason") == "error" and r.get("key") not in resolved]
+    broken = sorted({str(r.get("task_id")) for r in rows if r.get("end_reason") == "task_error"})
+    if broken:
+        print(f"{len(broken)} task(s) are broken (their success holds at the start state), so they gave no results: "
+              f"{', '.join(broken)}. Fix them: python main.py tasks validate FILE --drive", file=sys.stderr)
     print(f"{len(results)} episode(s) run; results in {args.out / 'results.jsonl'}")
     if errors:
         print(f"{len(errors)} episode(s) ended in an infrastructure error; they are not results (see "

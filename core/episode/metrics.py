@@ -37,6 +37,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from core.step_sources import AGENT_SOURCES
+
 METRICS_VERSION = 3
 IM_EPSILON_M = 0.1
 DEADLOCK_K = 3
@@ -51,7 +53,6 @@ UNCLASSIFIED = "Unclassified Deadlock"
 CATEGORIES = (SUCCESS, UNAWARE, AWARE, LOST, EXECUTION)  # what a human annotator can choose
 SUGGESTIONS = (*CATEGORIES, UNCLASSIFIED)  # what the automatic rule can suggest
 
-AGENT_SOURCES = ("agent", "privileged")
 SPAN_AWARE, SPAN_UNAWARE, SPAN_UNCLASSIFIED = "aware", "unaware", "unclassified"
 AWARENESS_CLASSES = (SPAN_AWARE, SPAN_UNAWARE, SPAN_UNCLASSIFIED)
 INVALID_ACTION = "Invalid"  # an agent reply that gave no executable action

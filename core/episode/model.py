@@ -2,7 +2,7 @@
 
 The runner appends to it while it plays; load_episode (core/episode/load.py) fills one from a file;
 the recorder (core/episode/recorder.py) and the studio's panes subscribe to it. Views keep a cursor
-(a 0-based step position) and read through `len`, `step(i)`, `steps(start, stop)`, `metrics_at(i)`
+(a 0-based step position) and read through `len`, `step(i)`, `steps(start, stop)`, `totals_at(i)`
 and `metrics()`; events tell them when to look again. Thread-safe: one thread appends (the runner's),
 any thread reads; events are delivered on the appending thread, in order (a GUI re-emits them into
 its own thread). Images are passed along with their step's event for subscribers that store or show
@@ -266,13 +266,9 @@ class Episode:
         return episode_metrics([s.facts for s in chosen], success, self.reached_goal_area, self.goal_area,
                                judged=not stopped)
 
-    def metrics_at(self, index: int) -> dict[str, Any]:
-        """Cheap running figures after the step at `index` (for a cursor): O(1)."""
-        totals = self._totals[index]
-        success = self._success_step is not None and totals.step >= self._success_step
-        return {"step": totals.step, "ineffective_moves": totals.ineffective_moves, "tokens": totals.tokens,
-                "cost_usd": totals.cost_usd, "mean_latency_s": totals.mean_latency_s, "im_rate": totals.im_rate,
-                "consecutive": totals.consecutive_im, "success": success}
+    def succeeded_by(self, index: int) -> bool:
+        """The success condition was met at or before the step at `index` (for a cursor): O(1)."""
+        return self._success_step is not None and self._totals[index].step >= self._success_step
 
     # -- samples and frames -----------------------------------------------------------------
     @property

@@ -7,15 +7,15 @@ docs/episode-model.md. Step numbers are 1-based everywhere; ticks are the game's
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
-from typing import Any, Literal, cast
+from typing import Any, cast
 
-from core.episode.metrics import AGENT_SOURCES, IM_EPSILON_M, INVALID_ACTION, StepFacts, continuous_facts
+from core.episode.metrics import IM_EPSILON_M, INVALID_ACTION, StepFacts, continuous_facts
+from core.step_sources import AGENT_SOURCES, SOURCES, Source
 
-Source = Literal["agent", "privileged", "human", "intervention"]
-SOURCES: tuple[Source, ...] = ("agent", "human", "intervention", "privileged")  # stored order (the table's index)
 Position = tuple[float, float]
 
 
@@ -147,7 +147,7 @@ class StepRecord:
         }
 
     def to_json(self) -> dict[str, Any]:
-        """Table row and record in one flat dict (the shape `sig_step` and results tools have always used)."""
+        """Table row and record in one flat dict (the shape the episode file and results tools use)."""
         data = {**self.record_json(), **self.table_row(),
                 "position": list(self.position_after) if self.position_after is not None else None}
         if self.damaged:
@@ -220,7 +220,8 @@ def _position(value: object) -> Position | None:
 @dataclass(frozen=True)
 class EpisodeResult:
     """How an episode ended. `end_reason`: success, budget, stopped (a user's Stop), interrupted (a batch cut
-    short: not a result) or error (infrastructure: the game or evaluator died, the agent failed for good)."""
+    short: not a result), error (infrastructure: the game or evaluator died, the agent failed for good) or
+    task_error (the task is broken: its success holds at its start state)."""
 
     task_id: str
     success: bool
@@ -273,3 +274,13 @@ class EpisodeResult:
         from dataclasses import replace
 
         return replace(self, error=f"{self.error or ''} {note}".strip())
+
+
+def trajectory_digest(steps: Sequence[StepRecord]) -> str:
+    """A short hash of what the episode did (each step's source, action and end position to the centimetre): two
+    episodes with the same digest are one trajectory, not two independent trials (the report warns)."""
+    digest = hashlib.blake2b(digest_size=8)
+    for step in steps:
+        where = step.position_after or (float("nan"), float("nan"))
+        digest.update(f"{step.source}|{step.action}|{where[0]:.2f}|{where[1]:.2f};".encode())
+    return digest.hexdigest()

@@ -35,6 +35,7 @@ class DriveResult:
     positions: list[tuple[float, float]] = field(default_factory=list[tuple[float, float]])
     privileged: bool = True
     blocked: bool = False  # the route could not be followed (as opposed to: followed, but success not met)
+    met_at_start: bool = False  # the success condition held before any step: the task asks for nothing
 
 
 class RouteBlocked(RuntimeError):
@@ -171,7 +172,7 @@ class ScriptedDriver:
                 if self.succeeded:
                     break
         except TaskAlreadyMet as exc:
-            return DriveResult(task.id, False, 0, None, str(exc), self.positions, blocked=True)
+            return DriveResult(task.id, False, 0, None, str(exc), self.positions, blocked=True, met_at_start=True)
         except RouteBlocked as exc:
             message, blocked = str(exc), True
         if self.steps > self._judged_step:  # the last step's end, so its success is in

@@ -32,10 +32,10 @@ from core.evaluation.tracker import BlockTracker
 from core.game import child, ipc
 from core.memory.readers import open_reader
 from core.memory.regions import MemoryAccessError
+from core.step_sources import JUDGED_SOURCES
 
 _CONDITION = TypeAdapter(Condition)
 RECENT_SAMPLES = 1024  # what a judge request may name: about 17 s at 60 Hz
-JUDGED_SOURCES = ("agent", "privileged", "human")
 
 
 @dataclass

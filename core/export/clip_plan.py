@@ -68,13 +68,18 @@ def step_positions(first_step: int, last_step: int, steps: np.ndarray) -> tuple[
 
 
 def plan_clip(tick_before: np.ndarray, tick_after: np.ndarray, frame_ticks: np.ndarray, first: int, last: int,
-              tick_hz: float, step_seconds: float = 0.5, use_frames: bool = True, speed: float = 1.0) -> ClipPlan:
-    """The shots of steps first..last (positions, inclusive). `speed` > 1 plays faster."""
-    if tick_hz <= 0 or step_seconds <= 0 or speed <= 0:
+              tick_hz: float, step_seconds: float | None = 0.5, use_frames: bool = True,
+              speed: float = 1.0) -> ClipPlan:
+    """The shots of steps first..last (positions, inclusive). `speed` > 1 plays faster. Without continuous
+    frames each step's image stays `step_seconds`, or with None its own game time (its ticks at `tick_hz`)."""
+    if tick_hz <= 0 or (step_seconds is not None and step_seconds <= 0) or speed <= 0:
         raise ExportError("the tick rate, seconds per step and speed must all be positive")
     continuous = use_frames and len(frame_ticks) > 0
     if not continuous:
-        shots = [Shot("step", i, i, int(tick_before[i]), step_seconds / speed) for i in range(first, last + 1)]
+        shots = [Shot("step", i, i, int(tick_before[i]),
+                      (step_seconds if step_seconds is not None else _game_seconds(tick_before[i], tick_after[i],
+                                                                                   tick_hz)) / speed)
+                 for i in range(first, last + 1)]
         return ClipPlan(tuple(shots), first, last, False, tick_hz)
     timed: list[tuple[int, Literal["step", "frame"], int, int]] = []  # (tick, kind, index, step)
     for i in range(first, last + 1):
@@ -93,6 +98,11 @@ def plan_clip(tick_before: np.ndarray, tick_after: np.ndarray, frame_ticks: np.n
             continue  # the same moment as the next picture (a step's image is its previous step's last frame)
         shots.append(Shot(kind, index, step, tick, seconds / speed))
     return ClipPlan(tuple(shots), first, last, True, tick_hz)
+
+
+def _game_seconds(tick_before: int, tick_after: int, tick_hz: float) -> float:
+    """A step's own game time: its ticks, at least one (a step that took no tick still shows)."""
+    return max(1, int(tick_after) - int(tick_before)) / tick_hz
 
 
 def tick_rate(metadata: dict[str, Any], override: float | None = None) -> tuple[float, str | None]:

@@ -8,8 +8,9 @@ from typing import Any
 
 from core.analysis.taxonomy import TAXONOMY
 
-CATEGORY_COLOURS = {"Success": "#2e8b47", "Unaware Deadlock": "#c62828", "Aware Deadlock": "#e08a00",
-                    "Unclassified Deadlock": "#6a6ac8", "Lost": "#7a7a7a", "Execution Failure": "#8e44ad"}
+CATEGORY_COLOURS = {"Success": "#2e8b47", "Human-assisted success": "#9ccfa8", "Unaware Deadlock": "#c62828",
+                    "Aware Deadlock": "#e08a00", "Unclassified Deadlock": "#6a6ac8", "Lost": "#7a7a7a",
+                    "Execution Failure": "#8e44ad"}
 
 STYLE = """
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif; color: #1d1d1f;

@@ -20,10 +20,12 @@ from typing import Any
 
 import cv2
 
+from core.analysis.outcome import earned
 from core.analysis.report import (
     CATEGORY_SHORT,
     GRANULARITIES,
     GRANULARITY_SHORT,
+    HUMAN_ASSISTED_NOTE,
     MOVEMENT_NOTE,
     TASK_CATEGORIES,
     UNIT_WORDS,
@@ -55,10 +57,12 @@ def _success_tables(report: dict[str, Any]) -> str:
                                  for label in (*CATEGORY_SHORT.values(), "Avg")]
     detail = [[r["agent"], r["granularity"],
                *(f"{format_value(r[c], True)} (n={r[f'n_{c}']})" for c in TASK_CATEGORIES),
-               format_value(r["overall"], True), str(r["episodes"])] for r in report["sr"]]
+               format_value(r["overall"], True), str(r["episodes"]), str(r.get("human_assisted", 0))]
+              for r in report["sr"]]
     return ('<h2 id="success">Success rate (the paper\'s layout)</h2>' + table(paper_headers, paper_rows(report))
             + '<h2 id="by-category">Success rate by granularity and category</h2>'
-            + table(["agent", "granularity", *TASK_CATEGORIES, "overall", "episodes"], detail))
+            + f"<p>{escape(HUMAN_ASSISTED_NOTE)}</p>"
+            + table(["agent", "granularity", *TASK_CATEGORIES, "overall", "episodes", "human-assisted"], detail))
 
 
 def _metrics_table(report: dict[str, Any]) -> str:
@@ -98,7 +102,7 @@ def _per_task(rows: Sequence[dict[str, Any]], categories: Sequence[EpisodeCatego
     table_rows: list[list[str]] = []
     for (task, granularity, agent), members in sorted(groups.items()):
         results = [r for r, _ in members]
-        wins = [r for r in results if r.get("success")]
+        wins = [r for r in results if earned(r)]
         steps = [r["success_step"] for r in wins if r.get("success_step") is not None]
         ims = [r["metrics"]["im_rate"] for r in results if r.get("metrics") and r["metrics"].get("im_rate") is not None]
         counted = Counter(c.category for _, c in members)

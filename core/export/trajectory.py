@@ -30,8 +30,8 @@ from core.game.pad import Button
 from core.recording.errors import EpisodeFileError
 from core.recording.reader import EpisodeReader
 from core.session.reward import Reading, RewardSpec, step_reward
+from core.step_sources import AGENT_SOURCES
 
-POLICY_SOURCES = ("agent", "privileged")
 NOOP = "NoOp"  # the discrete index after the action set's: the reply named no valid action, nothing ran
 CONTINUOUS_FIELDS = ("left_x", "left_y", "right_x", "right_y", "duration_s", *(f"button_{b.value}" for b in Button))
 
@@ -80,9 +80,9 @@ def _segments_of(sources: list[str]) -> list[tuple[int, int]]:
     runs: list[tuple[int, int]] = []
     start: int | None = None
     for i, source in enumerate([*sources, "end"]):
-        if source in POLICY_SOURCES and start is None:
+        if source in AGENT_SOURCES and start is None:
             start = i
-        elif source not in POLICY_SOURCES and start is not None:
+        elif source not in AGENT_SOURCES and start is not None:
             runs.append((start, i - 1))
             start = None
     return runs

@@ -114,7 +114,9 @@ def drive(jobs: list[EpisodeJob], executor: EpisodeExecutor, out: Path, control:
                     rows.append(row)
                     report()  # so the line below shows the running count as it is now
                     progress(already + len(rows), total, row)
-                    if failed and job.attempt <= retries and not control.stopping:
+                    # A broken task fails the same way every time: only infrastructure errors are retried.
+                    retryable = row.get("end_reason") == run_folder.ERROR
+                    if retryable and job.attempt <= retries and not control.stopping:
                         # The project's own retry of an infrastructure error; the failed try stays in errors.jsonl.
                         queue.appendleft(dataclasses.replace(job, attempt=job.attempt + 1))
                         already -= 1  # the retry will write the episode's row again

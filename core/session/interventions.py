@@ -32,6 +32,24 @@ class Intervention:
         return {"step": self.step, "source": self.source, "kind": self.kind, "params": self.params}
 
 
+ProgressStatus = Literal["queued", "recorded", "delivered", "undelivered"]
+
+
+@dataclass(frozen=True)
+class InterventionProgress:
+    """An intervention's progress, as the runner reports it: `recorded` with the step that carries it; a hint
+    also `queued` (for_step: the step whose prompt will carry it) and `delivered` (a prompt carried it); and
+    `undelivered` when the episode ended first."""
+
+    intervention: Intervention
+    status: ProgressStatus
+    for_step: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        data = {**self.intervention.to_json(), "status": self.status}
+        return {**data, "for_step": self.for_step} if self.for_step is not None else data
+
+
 @dataclass(frozen=True)
 class InterventionPolicy:
     """`none`, `text` or `physical` (push back), triggered after `k` consecutive ineffective moves."""

@@ -21,6 +21,7 @@ RESULTS = "results.jsonl"
 ERRORS = "errors.jsonl"
 EPISODES = "episodes"
 ERROR = "error"  # the end_reason of an infrastructure error
+TASK_ERROR = "task_error"  # the end_reason of a broken task (its success holds at its start): no result, no retry
 
 
 class RunFolderError(ValueError):
@@ -28,8 +29,9 @@ class RunFolderError(ValueError):
 
 
 def is_error(row: dict[str, Any]) -> bool:
-    """An infrastructure error, not a result (results.jsonl written before errors.jsonl existed held them)."""
-    return row.get("end_reason") == ERROR
+    """An infrastructure error or a broken task: not a result (results.jsonl written before errors.jsonl existed
+    held them)."""
+    return row.get("end_reason") in (ERROR, TASK_ERROR)
 
 
 def read_rows(path: Path) -> tuple[list[dict[str, Any]], list[int]]:

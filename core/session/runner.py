@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import hashlib
 import logging
 import math
 import sys
@@ -25,6 +24,7 @@ from core.agents.base import Agent, Decision
 from core.agents.observation import HistoryEntry, Observation
 from core.agents.observe import ObservationBuilder, ObservationOptions, resize_for_model
 from core.episode.metrics import (
+    AGENT_SOURCES,
     IM_EPSILON_M,
     INVALID_ACTION,
     GoalArea,
@@ -35,7 +35,7 @@ from core.episode.metrics import (
 )
 from core.episode.model import Episode
 from core.episode.recorder import EpisodeRecorder
-from core.episode.records import EpisodeResult, InterventionRecord, Source, StepDecision, StepRecord
+from core.episode.records import EpisodeResult, InterventionRecord, StepDecision, StepRecord, trajectory_digest
 from core.evaluation.client import EvaluatorClient, EvaluatorError
 from core.evaluation.sample import StateSample
 from core.evaluation.stepping import StepProtocol
@@ -46,10 +46,17 @@ from core.game.motion import MotionCalibration
 from core.game.pad import PadState
 from core.recording.writer import EpisodeWriter
 from core.session.events import RunnerEvents
-from core.session.interventions import DEFAULT_HINT, PHYSICAL, Intervention, InterventionPolicy, Kind
+from core.session.interventions import (
+    DEFAULT_HINT,
+    PHYSICAL,
+    Intervention,
+    InterventionPolicy,
+    InterventionProgress,
+    Kind,
+)
+from core.step_sources import JUDGED_SOURCES, Source
 
 log = logging.getLogger(__name__)
-JUDGED_SOURCES = ("agent", "privileged", "human")  # steps whose end the evaluator judges (never an intervention)
 DECISION_POLL_S = 0.05  # how soon a stop takes effect while the agent is deciding
 # What the controls queue for the loop: a human input (pad, seconds), or an intervention.
 _Command = tuple[Literal["human"], tuple[PadState, float]] | tuple[Literal["intervention"], Intervention]
@@ -93,14 +100,7 @@ def _versions() -> dict[str, str]:
     return versions
 
 
-def trajectory_digest(steps: list[StepRecord]) -> str:
-    """A short hash of what the episode did (each step's source, action and end position to the centimetre): two
-    episodes with the same digest are one trajectory, not two independent trials (the report warns)."""
-    digest = hashlib.blake2b(digest_size=8)
-    for step in steps:
-        where = step.position_after or (float("nan"), float("nan"))
-        digest.update(f"{step.source}|{step.action}|{where[0]:.2f}|{where[1]:.2f};".encode())
-    return digest.hexdigest()
+NO_RESULT = ("error", "task_error")  # end reasons that make no result (run_folder.is_error)
 
 
 class TaskAlreadyMet(RuntimeError):
@@ -252,8 +252,8 @@ class EpisodeRunner:
                 threshold = self._im_threshold(decision)
                 fact = StepFacts(label, movement, displacement, "", source, step=self.step, epsilon=threshold,
                                  dialogue=dialogue_open)
-                if goal is not None and goal.contains((after.x, after.y)):
-                    reached_goal = True
+                if goal is not None and source in AGENT_SOURCES and goal.contains((after.x, after.y)):
+                    reached_goal = True  # by the agent's own move: a human's steps or a push are not its execution
                 pushed_by = 0.0
                 if intervention is None and self._text_intervention is not None and decision is not None:
                     # A hint is recorded with the agent step whose prompt carried it (never a human's step).
@@ -272,7 +272,7 @@ class EpisodeRunner:
                 if intervention is not None:
                     intervention = dataclasses.replace(intervention, step=self.step)  # the step that carries it
                     last_intervention = self.step
-                    self.events.sig_intervention.emit({**intervention.to_json(), "status": "recorded"})
+                    self.events.sig_intervention.emit(InterventionProgress(intervention, "recorded"))
                 new_samples, sample_cursor, lost = self.evaluator.samples.since(sample_cursor)
                 if lost:  # only after a pause longer than the log keeps: say so in the record
                     log.warning("%d evaluator samples before step %d were no longer kept", lost, self.step)
@@ -290,7 +290,7 @@ class EpisodeRunner:
             else:
                 end_reason = "budget"
         except TaskAlreadyMet as exc:
-            end_reason, error = "error", str(exc)
+            end_reason, error = "task_error", str(exc)  # a broken task: not a result, and retrying cannot help
         except GameError as exc:
             end_reason, error = "error", self.root_cause(exc)
             if self._stop_error:  # the game was killed because the episode had to end (its time limit)
@@ -381,8 +381,7 @@ class EpisodeRunner:
                     history.append(HistoryEntry(self.step, "Hint", "", "", intervention.params["hint"]))
                     self._text_intervention = intervention
                     self._unheard_hints.append(intervention)
-                    self.events.sig_intervention.emit({**intervention.to_json(), "status": "queued",
-                                                       "for_step": self.step + 1})
+                    self.events.sig_intervention.emit(InterventionProgress(intervention, "queued", self.step + 1))
                     continue
                 self._images = {"current": None}
                 self._side_view_s = 0.0
@@ -410,8 +409,7 @@ class EpisodeRunner:
                 return None, None, (), None
             self.events.sig_decision.emit(self.step + 1, decision)
             for carried in self._unheard_hints:  # this prompt carried them
-                self.events.sig_intervention.emit({**carried.to_json(), "status": "delivered",
-                                                   "for_step": self.step + 1})
+                self.events.sig_intervention.emit(InterventionProgress(carried, "delivered", self.step + 1))
             self._unheard_hints = []
             macro = decision.action.macro if decision.action is not None else ()
             return ("privileged" if self.options.privileged else "agent"), decision, macro, None
@@ -440,22 +438,17 @@ class EpisodeRunner:
 
     def _execute(self, macro: tuple[tuple[PadState, float], ...]) -> StepResult | None:
         """Hold the step's input; returns the game's answer to the last of it (None: nothing was held)."""
-        try:
-            return self._hold_macro(macro)
-        finally:
-            self.events.sig_pad.emit(None)
+        return self._hold_macro(macro)
 
     def _hold_macro(self, macro: tuple[tuple[PadState, float], ...]) -> StepResult | None:
         every = self.options.frame_every_ticks
         answer = None
         if self.record_path is None or every <= 0:
             for pad, seconds in macro:
-                self.events.sig_pad.emit(pad)
                 answer = self.game.hold(pad, seconds)
             return answer
         hz = self.game.info.tick_hz
         for pad, seconds in macro:
-            self.events.sig_pad.emit(pad)
             ticks = max(1, round(seconds * hz))
             while ticks > 0:  # holding the same pad in pieces gives the same simulation, plus frames
                 piece = min(every, ticks)
@@ -472,11 +465,11 @@ class EpisodeRunner:
         with self._control:
             queued = [command[1] for command in self._pending if command[0] == "intervention"]
             self._pending = []
-        unheard = [{**i.to_json(), "status": "undelivered"} for i in [*self._unheard_hints, *queued]]
+        unheard = [InterventionProgress(i, "undelivered") for i in [*self._unheard_hints, *queued]]
         self._unheard_hints = []
         for item in unheard:
             self.events.sig_intervention.emit(item)
-        return unheard
+        return [item.to_json() for item in unheard]
 
     def _apply(self, intervention: Intervention) -> tuple[str, StepResult | None]:
         """Carry out an automatic intervention: (the hint for the next prompt, the game's answer to a push)."""
@@ -539,13 +532,13 @@ class EpisodeRunner:
 
     def _result(self, end_reason: str, error: str | None, reached_goal: bool,
                 undelivered: list[dict[str, Any]]) -> EpisodeResult:
-        met = self.evaluator.successes[0] if self.evaluator.successes and end_reason != "error" else None
+        met = self.evaluator.successes[0] if self.evaluator.successes and end_reason not in NO_RESULT else None
         success = met is not None
         if success:
             self.episode.set_success_step(int(met["step"]))
         steps = self.episode.steps()
         metrics = episode_metrics([s.facts for s in steps], success, reached_goal, self._goal,
-                                  judged=end_reason not in ("stopped", "interrupted", "error"))
+                                  judged=end_reason not in ("stopped", "interrupted", *NO_RESULT))
         return EpisodeResult(
             task_id=self.task.id, quest=self.task.quest, category=self.task.category,
             granularity=self.options.granularity, agent=self.agent.name, success=success,

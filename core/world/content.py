@@ -10,8 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from core.yaml_file import explain, read_yaml
 
 WORLD_FORMAT_VERSION = 1
 MAX_FLAGS = 64
@@ -324,20 +325,12 @@ class WorldSpec(_Model):
 def load_world(path: Path) -> WorldSpec:
     """Read and validate a world file; every problem is reported with the file name."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise WorldFileError(f"cannot read world file {path}: {exc.strerror}") from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise WorldFileError(f"{path} is not valid YAML: {exc}") from None
+        data, root = read_yaml(path)
+    except ValueError as exc:
+        raise WorldFileError(f"world file: {exc}") from None
     if not isinstance(data, dict):
-        raise WorldFileError(f"{path} must hold a mapping at the top level")
+        raise WorldFileError(f"{path}:1: a world file holds one mapping (format_version, name, terrain, ...)")
     try:
         return WorldSpec.model_validate(data)
     except ValidationError as exc:
-        lines = [f"{path} does not match the world schema (format {WORLD_FORMAT_VERSION}):"]
-        for error in exc.errors()[:20]:
-            where = ".".join(str(p) for p in error["loc"]) or "(top level)"
-            lines.append(f"  {where}: {error['msg']}")
-        raise WorldFileError("\n".join(lines)) from None
+        raise WorldFileError(explain(path, root, exc, f"world file (format {WORLD_FORMAT_VERSION})")) from None

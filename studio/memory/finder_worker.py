@@ -1,11 +1,12 @@
 """The Memory tab's long jobs: find the position, make a signature, verify it, try a profile.
 
-Jobs that drive the live game run on the session's drive thread (LiveSession.run_on_game), so
-they never drive at the same time as a person. Fresh game processes (a signature's further
-processes, verification) are headless worlds of their own for the built-in world, and restarts of
-the live game for an external one (Minetest): its backend's lifecycle, the same display, and the
-Live view keeps showing it. Progress, results and errors come back as signals, which Qt queues to
-the view's bound slots; cancel is an Event checked between steps.
+Jobs that drive the live game are drives of the studio's GameHost (one at a time, on its drive
+thread), so they never drive at the same time as a person or an episode, and the pad they hold shows
+in the studio. Fresh game processes (a signature's further processes, verification) are headless
+worlds of their own for the built-in world, and restarts of the live game for an external one
+(Minetest): its backend's lifecycle, the same display, and the Live view keeps showing it. Progress,
+results and errors come back as signals, which Qt queues to the view's bound slots; cancel is an Event
+checked between steps.
 """
 
 from __future__ import annotations
@@ -27,53 +28,27 @@ from core.finder.motion import FinderCancelled, FinderError, MotionPlan
 from core.finder.position import FinderOptions, PositionFinder
 from core.finder.ranking import RankedTriple
 from core.finder.verify import verify_profile
-from core.game.connection import GameConnection
 from core.game.errors import GameError
 from core.game.pad import PadState
 from core.memory.regions import MemoryAccessError
-from studio.live_session import LiveSession
+from studio.game_host import GameHost
+from studio.observed_game import ObservedGame
+from studio.unexpected import unexpected
 
 _FAILURES = (FinderError, GameError, EvaluatorError, MemoryAccessError, ProcessLookupError, ProfileError, OSError,
              BackendError)
 TRY_WALK = [PadState(left_y=1.0), PadState(left_x=1.0), PadState(left_y=-1.0), PadState(left_x=-1.0)]
 
 
-class LiveGame:
-    """The live game as the finder sees it: holds show as the pad input in the studio, and closing
-    it does nothing (the studio owns the game)."""
-
-    def __init__(self, world: GameConnection, session: LiveSession) -> None:
-        self.world = world
-        self.session = session
-        self._pid = world.pid  # this process: a restart makes a new LiveGame
-
-    @property
-    def pid(self) -> int:
-        return self._pid
-
-    def hold(self, pad: PadState, seconds: float) -> Any:
-        self.session.pad_held = pad
-        started = time.monotonic()
-        try:
-            return self.world.hold(pad, seconds)
-        finally:
-            self.session.pad_held = None
-            self.session.pad_log.append((started, time.monotonic(), pad))
-
-    def close(self) -> None:
-        pass
-
-
 class LiveRestarts:
-    """Fresh processes of the live external game for the signature builder: each call restarts it."""
+    """Fresh processes of the live external game for the signature builder: each call restarts it (from a
+    drive, on the host's drive thread) and gives the new process, observed."""
 
-    def __init__(self, session: LiveSession) -> None:
-        self.session = session
+    def __init__(self, host: GameHost) -> None:
+        self.host = host
 
-    def __call__(self) -> LiveGame:
-        self.session.restart_game()
-        assert self.session.world is not None
-        return LiveGame(self.session.world, self.session)
+    def __call__(self) -> ObservedGame:
+        return self.host.restart_game()
 
 
 @dataclass(frozen=True)
@@ -93,9 +68,9 @@ class FinderWorker(QObject):
     sig_failed = Signal(str, str)           # the job, a message for the user
     sig_finished = Signal(str)              # the job, done (whatever the outcome)
 
-    def __init__(self, session: LiveSession) -> None:
+    def __init__(self, host: GameHost) -> None:
         super().__init__()
-        self.session = session
+        self.host = host
         self.cancel = threading.Event()
         self._fresh = ThreadPoolExecutor(max_workers=1, thread_name_prefix="studio-memory-job")
 
@@ -109,17 +84,16 @@ class FinderWorker(QObject):
             self.sig_failed.emit(name, "cancelled")
         except _FAILURES as exc:
             self.sig_failed.emit(name, str(exc))
-        except Exception as exc:  # a worker's last resort: the user sees it, and the error propagates
-            self.sig_failed.emit(name, f"unexpected {type(exc).__name__}: {exc}")
-            raise
+        except Exception as exc:  # noqa: BLE001 - a worker's last resort: logged with its traceback, and shown
+            self.sig_failed.emit(name, unexpected(f"the Memory tab's {name}", exc))
         finally:
             self.sig_finished.emit(name)
 
     def _on_world(self, name: str, job: Any) -> None:
-        """Run job(world) on the drive thread; RuntimeError (an episode runs) goes to the user."""
+        """Run job(game) as a drive of the live game; RuntimeError (an episode runs) goes to the user."""
         self.cancel.clear()
         try:
-            future: Future[None] = self.session.run_on_game(lambda world, _: self._run(name, lambda: job(world)))
+            future: Future[None] = self.host.drive(lambda game, _: self._run(name, lambda: job(game)))
         except RuntimeError as exc:
             self.sig_failed.emit(name, str(exc))
             self.sig_finished.emit(name)
@@ -129,9 +103,9 @@ class FinderWorker(QObject):
 
     # -- jobs ------------------------------------------------------------------------------------
     def find_position(self, rounds: int = 3) -> None:
-        def job(world: GameConnection) -> None:
+        def job(game: ObservedGame) -> None:
             options = FinderOptions(plan=MotionPlan(rounds=rounds))
-            finder = PositionFinder(LiveGame(world, self.session), options=options)
+            finder = PositionFinder(game, options=options)
             try:
                 self.sig_found.emit(finder.run(self._progress, self.cancel))
             finally:
@@ -140,22 +114,21 @@ class FinderWorker(QObject):
         self._on_world("find", job)
 
     def _backend(self) -> Backend:
-        return resolve(str(self.session.backend.path))
+        return resolve(str(self.host.backend.path))
 
     def make_signature(self, candidate: RankedTriple, name: str, units: Units) -> None:
         """From the live game's candidate, then further processes: fresh headless worlds for the built-in
         one, restarts of the live game for an external one."""
         backend = self._backend()
-        launcher = backend.launch if not backend.realtime else LiveRestarts(self.session)
+        launcher = backend.launch if not backend.realtime else LiveRestarts(self.host)
 
-        def job(world: GameConnection) -> None:
+        def job(game: ObservedGame) -> None:
             options = BuildOptions(name=name, game=backend.game, game_version=backend.game_version,
                                    scale=units.scale, units=units.units, plan=backend.plan,
                                    finder=FinderOptions(plan=backend.plan))
             builder = SignatureBuilder(launcher, options, self._progress, self.cancel)
             try:
-                self.sig_built.emit(builder.build(LiveGame(world, self.session), candidate.address,
-                                                  candidate.vertical, candidate.speed))
+                self.sig_built.emit(builder.build(game, candidate.address, candidate.vertical, candidate.speed))
             finally:
                 backend.close()
 
@@ -166,12 +139,10 @@ class FinderWorker(QObject):
         built-in world; a restart of the live game for an external one."""
         backend = self._backend()
         if backend.realtime:
-            def on_live(world: GameConnection) -> None:
+            def on_live(_game: ObservedGame) -> None:
                 self.sig_progress.emit("restarting the game to verify on a fresh process", 0.1, 0)
-                LiveRestarts(self.session)()
-                assert self.session.world is not None
-                self.sig_verified.emit(verify_profile(LiveGame(self.session.world, self.session), profile,
-                                                      backend.plan))
+                fresh = LiveRestarts(self.host)()
+                self.sig_verified.emit(verify_profile(fresh, profile, backend.plan))
 
             self._on_world("verify", on_live)
             return
@@ -191,11 +162,10 @@ class FinderWorker(QObject):
     def try_profile(self, path: Path) -> None:
         """Run the evaluator with the profile on the live game while the character walks a square, and
         hand back the positions it read."""
-        def job(world: GameConnection) -> None:
+        def job(game: ObservedGame) -> None:
             load_profile(path).check_usable()
-            with EvaluatorClient.launch(world.pid, profile=path) as evaluator:
+            with EvaluatorClient.launch(game.pid, profile=path) as evaluator:
                 evaluator.wait_locked(timeout=30)
-                game = LiveGame(world, self.session)
                 points: list[tuple[float, float]] = []
                 for index, pad in enumerate(TRY_WALK):
                     for _ in range(5):  # sampled after each short hold: a lockstep world has no wall clock

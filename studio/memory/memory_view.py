@@ -1,10 +1,10 @@
 """The Memory tab: find where the live game keeps its state, build a signature, save and try a profile.
 
-Attached to the live session's game process, whichever backend it runs (the built-in world, or
+Attached to the studio's live game (GameHost), whichever backend it runs (the built-in world, or
 Minetest after Game -> Minetest); when that process changes (another game, a restart) the tab
 follows it and drops value-scan candidates that belonged to the old one. Value scans and live
 candidate values run on the scan worker's threads; the finder's jobs drive the live game on the
-session's drive thread. The GUI thread only lays out results: every slot turns one event into one
+host's drive thread. The GUI thread only lays out results: every slot turns one event into one
 call.
 """
 
@@ -33,7 +33,7 @@ from core.finder.build import BuildResult
 from core.finder.position import PositionResult
 from core.finder.verify import VerifyResult
 from core.memory.values import Condition
-from studio.live_session import LiveSession
+from studio.game_host import GameHost
 from studio.memory.finder_panel import FinderPanel
 from studio.memory.finder_worker import FinderWorker, Units
 from studio.memory.scan_panel import ScanPanel
@@ -46,11 +46,11 @@ LIVE_ROWS = 40
 
 
 class MemoryView(QWidget):
-    def __init__(self, session: LiveSession) -> None:
+    def __init__(self, host: GameHost) -> None:
         super().__init__()
-        self.session = session
+        self.host = host
         self.scans = ScanWorker()
-        self.finder = FinderWorker(session)
+        self.finder = FinderWorker(host)
         self.scan_panel = ScanPanel()
         self.finder_panel = FinderPanel()
         self.attached = QLabel("Waiting for the game…")
@@ -112,28 +112,28 @@ class MemoryView(QWidget):
         self.finder.sig_path.connect(self._on_path)
         self.finder.sig_failed.connect(self._on_failed)
         self.finder.sig_finished.connect(self._on_finished)
-        self.session.sig_ready.connect(self._on_ready)
+        self.host.sig_ready.connect(self._on_ready)
 
     # -- value scans ----------------------------------------------------------------------------
     @Slot(str)
     def _on_ready(self, description: str) -> None:
         self._follow_process()
         self.attached.setText(f"Attached to {description} — reads only; nothing is ever written to the game.")
-        if self.session.backend.name != self._units_for:
+        if self.host.backend.name != self._units_for:
             # The backend's own profile says how its positions are stored (Minetest: nodes x 10); a new
             # game starts at 1.0 until its user knows better.
-            self._units_for = self.session.backend.name
-            x = self.session.profile.fields.get("x")
+            self._units_for = self.host.backend.name
+            x = self.host.profile.fields.get("x")
             self.finder_panel.set_units(x.scale if x is not None else 1.0, x.units if x is not None else None)
 
     def _follow_process(self) -> None:
         """The game's process changed (restarted, or another game): candidates of the old one are void."""
-        world = self.session.world
+        world = self.host.world
         pid = world.pid if world is not None else None
         if pid is None or pid == self._attached_pid:
             return
         old, self._attached_pid = self._attached_pid, pid
-        self.attached.setText(f"Attached to {self.session.backend.title} (pid {pid}) — reads only; nothing is "
+        self.attached.setText(f"Attached to {self.host.backend.title} (pid {pid}) — reads only; nothing is "
                               "ever written to the game.")
         if self.rows and old is not None:
             self.rows, self.selected = [], None
@@ -145,7 +145,7 @@ class MemoryView(QWidget):
 
     @Slot(str, bool, object)
     def first_scan(self, type_name: str, aligned: bool, condition: Condition) -> None:
-        world = self.session.world
+        world = self.host.world
         if world is None:
             self._on_scan_failed("The game is not running yet.")
             return
@@ -210,9 +210,9 @@ class MemoryView(QWidget):
 
     def _pad_since(self, since: float, until: float) -> Any:
         """The pad held now, or the last one held since the previous reading (lockstep holds are brief)."""
-        if self.session.pad_held is not None:
-            return self.session.pad_held
-        for started, ended, pad in reversed(self.session.pad_log):
+        if self.host.pad_held is not None:
+            return self.host.pad_held
+        for started, ended, pad in reversed(self.host.monitor.log):
             if ended >= since and started <= until:
                 return pad
             if ended < since:
@@ -242,7 +242,7 @@ class MemoryView(QWidget):
         row = max(0, self.finder_panel.candidates.currentRow())
         scale, units = self.finder_panel.chosen_units()
         self._set_busy(True, "signature")
-        self.finder.make_signature(self.found.candidates[row], f"found_{self.session.backend.name}",
+        self.finder.make_signature(self.found.candidates[row], f"found_{self.host.backend.name}",
                                    Units(scale, units))
 
     @Slot()

@@ -20,6 +20,7 @@ from core.memory.readers import MemoryReader, open_reader
 from core.memory.regions import MemoryAccessError
 from core.memory.values import Condition, ScanValueError, value_type
 from core.memory.valuescan import ValueScan
+from studio.unexpected import unexpected
 
 SHOWN = 200
 
@@ -56,6 +57,8 @@ class ScanWorker(QObject):
             job(*args)
         except (ScanValueError, MemoryAccessError, ProcessLookupError, OSError) as exc:
             self.sig_failed.emit(str(exc) or "the game process has exited")
+        except Exception as exc:  # noqa: BLE001 - a bug must not end in a future nobody reads: logged, and shown
+            self.sig_failed.emit(unexpected("a memory scan", exc))
 
     def _first(self, pid: int, type_name: str, aligned: bool, condition: Condition) -> None:
         if self._scan is not None:
@@ -114,6 +117,8 @@ class ScanWorker(QObject):
                     self.sig_values.emit({"time": time.monotonic(), "values": values})
             except (MemoryAccessError, ProcessLookupError, OSError) as exc:
                 self.sig_failed.emit(str(exc) or "the game process has exited")
+            except Exception as exc:  # noqa: BLE001 - as in _guard
+                self.sig_failed.emit(unexpected("reading the watched values", exc))
             with self._lock:
                 if self._pending is None:
                     self._reading = False

@@ -15,6 +15,7 @@ from PySide6.QtCore import QObject, Signal
 
 from core.export import ExportCancelled, ExportError
 from core.export.clip import ClipOptions, export_clip
+from studio.unexpected import unexpected
 
 PROGRESS_HZ = 20
 
@@ -65,6 +66,6 @@ class ClipExportJob(QObject):
         except ExportError as exc:
             self.sig_failed.emit(str(exc))
         except Exception as exc:  # noqa: BLE001 - a bug must reach the user, not die with the thread
-            self.sig_failed.emit(f"unexpected {type(exc).__name__}: {exc}")
+            self.sig_failed.emit(unexpected(f"exporting a clip of {episode}", exc))
         else:
             self.sig_done.emit(result)

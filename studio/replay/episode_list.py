@@ -58,7 +58,7 @@ def result_text(episode: EpisodeLabels) -> str:
     if result is None:
         return "cut short"
     if result.get("success"):
-        return "success"
+        return "success (human-assisted)" if result.get("success_source") == "human" else "success"
     if result.get("end_reason") == "stopped":
         return "stopped by user"
     return f"{result.get('end_reason')} · {result.get('failure_category_suggestion') or ''}".strip(" ·")

@@ -17,6 +17,7 @@ from PySide6.QtCore import QObject, Signal
 
 from core.labels.episodes import FolderScan, load_episode_labels
 from core.recording.errors import EpisodeFileError
+from studio.unexpected import unexpected
 
 Job = Callable[[FolderScan], Any]
 
@@ -95,7 +96,7 @@ class FolderReader(QObject):
             return
         except Exception as exc:  # noqa: BLE001 - a bug must reach the user, not end a thread silently
             if not self._stale(request):
-                self.sig_failed.emit(request, f"{type(exc).__name__}: {exc}")
+                self.sig_failed.emit(request, unexpected(f"reading the folder {folder}", exc))
             return
         if not self._stale(request):
             self.sig_done.emit(request, scan, outcome)

@@ -20,6 +20,7 @@ from PySide6.QtCore import QObject, Signal
 
 from core.recording.errors import EpisodeFileError
 from core.recording.reader import EpisodeReader
+from studio.unexpected import unexpected
 
 CACHE_STEPS = 48
 PREFETCH = (1, -1, 2, 3, -2, 4)  # mostly forward: ← / → stepping and playback
@@ -133,6 +134,8 @@ class FrameLoader(QObject):
                     except EpisodeFileError as exc:  # one damaged frame: say so, go on
                         self.sig_failed.emit(f"damaged frame {index} ({exc.part}): {exc.problem}")
                 self.served += 1
+        except Exception as exc:  # noqa: BLE001 - a bug must not end the loader silently: logged, and shown
+            self.sig_failed.emit(unexpected(f"reading images of {self.path}", exc))
         finally:
             reader.close()
 

@@ -18,6 +18,7 @@ from PySide6.QtCore import QCoreApplication, QObject, QTimer, Signal, Slot
 
 from core.labels.model import AnnotatorLabels, LabelDocument, LabelEditor, SpanKind
 from core.labels.store import LabelStoreError, read_labels, save_labels
+from studio.unexpected import unexpected
 
 AUTOSAVE_MS = 1200
 NO_NAME = "(no name yet)"  # labels shown before the annotator has said who they are; never saved under it
@@ -173,6 +174,9 @@ class LabelSession(QObject):
             return
         except OSError as exc:  # disk full, file gone: say so; the labels stay in memory and unsaved
             self._sig_save_done.emit(str(path), snapshot, f"{path}: {exc.strerror or exc}")
+            return
+        except Exception as exc:  # noqa: BLE001 - a bug: logged with its traceback; the labels stay unsaved and kept
+            self._sig_save_done.emit(str(path), snapshot, unexpected(f"saving the labels of {path}", exc))
             return
         self._sig_save_done.emit(str(path), snapshot, "")
 

@@ -12,6 +12,7 @@ import numpy as np
 from core.episode import load_episode
 from core.labels.store import LabelStoreError, read_labels, save_blocker
 from core.recording.reader import EpisodeFileError
+from studio.unexpected import unexpected
 from widgets.trajectory_plot import thin_path
 
 
@@ -51,5 +52,5 @@ def load_for_view(path: Path) -> tuple[tuple[Any, Any, np.ndarray, str] | None, 
     except EpisodeFileError as exc:
         return None, str(exc)
     except Exception as exc:  # noqa: BLE001 - anything unforeseen in a file must reach the user, not kill the thread
-        return None, f"unexpected {type(exc).__name__}: {exc}. The file was opened read-only and left unchanged."
+        return None, f"{unexpected(f'opening {path}', exc)}. The file was opened read-only and left unchanged."
     return (episode, labels, thin_path(episode.path_xy), blocker), ""

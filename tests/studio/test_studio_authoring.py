@@ -55,7 +55,7 @@ def test_a_task_authored_by_driving_is_saved_listed_and_solved(window, qtbot, tm
     form = panel.form
     panel.tasks_dir = tmp_path / "tasks"
     panel.sig_task_added.connect(live.controls.add_task)
-    start = window.session.latest_sample()
+    start = window.session.host.latest_sample()
 
     form.capture_start.click()
     live.toggle_control()
@@ -231,8 +231,8 @@ def test_the_documented_flow_passes_try_it_because_the_goal_ends_the_route(windo
 
 def test_try_it_reports_its_steps_and_can_be_cancelled(window, qtbot):
     session, panel = window.session, show_panel(window)
-    before = session.latest_sample()
-    task = max(session.tasks, key=lambda t: t.reference_steps or 0)  # the longest route of the suite
+    before = session.host.latest_sample()
+    task = max(session.host.tasks, key=lambda t: t.reference_steps or 0)  # the longest route of the suite
     panel._tried = task
     panel.bar.progress.setRange(0, task.step_budget)
     panel._set_trying(True)
@@ -243,5 +243,5 @@ def test_try_it_reports_its_steps_and_can_be_cancelled(window, qtbot):
         panel.bar.cancel_button.click()
     assert panel.bar.try_result.text().startswith("Try cancelled") and panel.bar.try_button.isEnabled()
     qtbot.waitUntil(lambda: session.human_inputs_waiting == 0, timeout=10_000)
-    after = session.evaluator.sample_after(__import__("time").time())
+    after = session.host.evaluator.sample_after(__import__("time").time())
     assert math.dist((after.x, after.y), (before.x, before.y)) < 0.3  # put back where the author was

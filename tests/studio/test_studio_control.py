@@ -62,12 +62,12 @@ def test_an_intervention_while_paused_is_one_step_and_a_hint_is_queued_then_deli
     session.intervene("text", "Sent too late to be read.")
     live.actions_by_name["Stop"].trigger()
     qtbot.waitUntil(lambda: bool(ends), timeout=30_000)
-    assert ends[0]["end_reason"] == "stopped" and len(steps) == paused_at + 2
+    assert ends[0].result.end_reason == "stopped" and len(steps) == paused_at + 2
     qtbot.waitUntil(lambda: "stopped by user" in live.status.full_text(), timeout=5_000)
     assert "Lost" not in live.status.full_text()
     # The success field agrees with the status line: a user's Stop is not the agent's failure.
     assert live.metrics.labels["success"].text() == "Success: stopped"
-    assert ends[0]["undelivered_interventions"][0]["params"]["hint"] == "Sent too late to be read."
+    assert ends[0].result.undelivered_interventions[0]["params"]["hint"] == "Sent too late to be read."
 
 
 def test_a_held_key_drives_only_while_held_and_auto_repeats_add_nothing(window, qtbot, settings_dir):
@@ -98,22 +98,47 @@ def test_a_held_key_drives_only_while_held_and_auto_repeats_add_nothing(window, 
 
 
 def test_keys_drive_between_episodes_without_take_control(window, qtbot):
-    live, session = window.live, window.session
+    live, session, host = window.live, window.session, window.session.host
     assert not live.human_driving
-    start = session.latest_sample()
+    start = host.latest_sample()
     key(live.frame_view, QEvent.Type.KeyPress, Qt.Key.Key_W)  # into the game view; the view passes it up
-    qtbot.waitUntil(lambda: math.dist((start.x, start.y), (session.latest_sample().x, session.latest_sample().y))
-                    > 1.0, timeout=20_000)
+    qtbot.waitUntil(lambda: math.dist((start.x, start.y), (host.latest_sample().x, host.latest_sample().y)) > 1.0,
+                    timeout=20_000)
     key(live.frame_view, QEvent.Type.KeyRelease, Qt.Key.Key_W)
-    qtbot.waitUntil(lambda: session.human_inputs_waiting == 0 and session.pad_held is None, timeout=10_000)
+    qtbot.waitUntil(lambda: session.human_inputs_waiting == 0 and session.host.pad_held is None, timeout=10_000)
     assert "Take control" in live.authoring.form.driving_help.text()
+
+
+def test_pause_says_so_and_a_human_step_is_not_captioned_as_the_agents(window, qtbot, settings_dir):
+    live, session = window.live, window.session
+    steps = StepsSoFar(session)
+    session.start_episode(LiveChoices("q08_site_navigation", budget=50))
+    qtbot.waitUntil(lambda: len(steps) >= 1, timeout=30_000)
+    live.actions_by_name["Pause"].trigger()
+    assert live.status.full_text().startswith("Pausing after the step in progress")  # not "Running …" any more
+    qtbot.waitUntil(lambda: live.state_label.text().startswith("Paused after step"), timeout=30_000)
+    qtbot.waitUntil(lambda: live.observations.caption.text().startswith(f"Step {len(steps)}:"), timeout=5_000)
+    qtbot.waitUntil(lambda: live.frame_view.overlay_text("top_right") == f"step {len(steps)} / 50", timeout=5_000)
+    live.toggle_control()
+    before = len(steps)
+    key(live, QEvent.Type.KeyPress, Qt.Key.Key_W)
+    key(live, QEvent.Type.KeyRelease, Qt.Key.Key_W)
+    qtbot.waitUntil(lambda: len(steps) == before + 1, timeout=30_000)
+    # The strip's caption is the human step's, not the agent's last one.
+    qtbot.waitUntil(lambda: live.observations.caption.text().startswith(f"Step {before + 1}: "), timeout=5_000)
+    assert "the agent was not asked" in live.observations.caption.text()
+    live.toggle_control()
+    live.actions_by_name["Resume"].trigger()
+    assert live.status.full_text().startswith("Running q08_site_navigation again")
+    session.stop()
+    qtbot.waitUntil(lambda: not session.busy, timeout=30_000)
 
 
 def test_the_status_bar_tells_the_truth_before_during_and_after(window, qtbot, settings_dir):
     live, session = window.live, window.session
     live.controls.budget.setValue(0)
     live.controls.task.setCurrentText("q03_pier_navigation")
-    task = session.task("q03_pier_navigation")
+    task = session.host.task("q03_pier_navigation")
     assert live.metrics.labels["step"].text() == f"Step 0 / {task.step_budget}"  # before Start
     live.controls.budget.setValue(7)
     assert live.metrics.labels["step"].text() == "Step 0 / 7"
@@ -131,5 +156,9 @@ def test_the_status_bar_tells_the_truth_before_during_and_after(window, qtbot, s
     qtbot.waitUntil(lambda: bool(ends), timeout=60_000)
     assert live.metrics.labels["success"].text() == "Success: failed"
     assert "Episode failed after 7 steps" in live.status.full_text()
+    # The game goes on after the episode: no step count on the frame; the episode's trail is kept apart and
+    # driving on draws a fresh one.
+    qtbot.waitUntil(lambda: live.frame_view.overlay_text("top_right") == "", timeout=2_000)
+    assert live.trajectory.points <= 1 and len(live.trajectory.ended_path) > 1
     with EpisodeReader(next(settings_dir.glob("*.h5"))) as episode:
         assert f"(seed {episode.metadata['options']['seed']})" in said

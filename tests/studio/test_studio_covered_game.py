@@ -30,7 +30,7 @@ def test_a_covered_game_is_named_and_the_message_goes_when_it_is_uncovered(qtbot
     live = window.live
     try:
         window.choose_backend(str(backend.path))
-        qtbot.waitUntil(lambda: live.session.world is not None, timeout=60_000)  # the game is up (its evaluator
+        qtbot.waitUntil(lambda: live.session.host.world is not None, timeout=60_000)  # the game is up (its evaluator
         # never locks here: the fake game has no state block, and the cover check needs none)
         with _magenta_window_over_everything(desktop.display):
             qtbot.waitUntil(lambda: "Frames are not the game" in live.status.full_text(), timeout=5_000)

@@ -14,11 +14,12 @@ pytest.importorskip("pytestqt")
 
 from PySide6.QtCore import QSettings
 
+from core.episode.synthetic import write_long_episode
 from core.game import ipc
 from core.game.child import pid_alive
 from core.paths import PROFILES_DIR
-from core.replay.synthetic import write_long_episode
 from studio.app import build_studio
+from studio.game_host import GameHost
 from studio.live_session import LiveSession
 from studio.main_window import MainWindow
 
@@ -31,7 +32,7 @@ def settings(tmp_path, monkeypatch):
 
 
 def connected(window) -> bool:
-    return window.session.evaluator is not None and "Connected" in window.live.status.full_text()
+    return window.session.host.evaluator is not None and "Connected" in window.live.status.full_text()
 
 
 def test_replay_of_a_file_starts_no_world_until_the_live_view_is_shown(qtbot, settings, tmp_path):
@@ -41,10 +42,10 @@ def test_replay_of_a_file_starts_no_world_until_the_live_view_is_shown(qtbot, se
     try:
         qtbot.waitUntil(lambda: window.replay.episode is not None, timeout=20_000)
         assert window.tabs.currentWidget() is window.replay
-        assert window.session.keeper.launched == [] and window.session.world is None
+        assert window.session.host.keeper.launched == [] and window.session.host.world is None
         window.tabs.setCurrentWidget(window.live)  # the Live view is used: now the world starts
         qtbot.waitUntil(lambda: connected(window), timeout=60_000)
-        assert len(window.session.keeper.launched) == 1
+        assert len(window.session.host.keeper.launched) == 1
     finally:
         window.close()
 
@@ -59,19 +60,19 @@ def test_restart_returns_at_once_and_pressed_during_start_up_leaves_one_world(qt
         window.live.restart_world()  # pressed while it is still starting
         window.live.restart_world()
         qtbot.waitUntil(lambda: connected(window), timeout=90_000)
-        current = session.world.pid
-        qtbot.waitUntil(lambda: [pid for pid in session.keeper.launched if pid_alive(pid)] == [current],
+        current = session.host.world.pid
+        qtbot.waitUntil(lambda: [pid for pid in session.host.keeper.launched if pid_alive(pid)] == [current],
                         timeout=30_000)
 
         window.live.restart_world()
         # Returned without waiting: the old world is closed on the keeper's thread, after this point.
-        assert pid_alive(current) and session.world is None
-        qtbot.waitUntil(lambda: connected(window) and session.world.pid != current, timeout=90_000)
+        assert pid_alive(current) and session.host.world is None
+        qtbot.waitUntil(lambda: connected(window) and session.host.world.pid != current, timeout=90_000)
         qtbot.waitUntil(lambda: not pid_alive(current), timeout=30_000)
-        assert [pid for pid in session.keeper.launched if pid_alive(pid)] == [session.world.pid]
+        assert [pid for pid in session.host.keeper.launched if pid_alive(pid)] == [session.host.world.pid]
     finally:
         window.close()
-    assert not any(pid_alive(pid) for pid in session.keeper.launched)
+    assert not any(pid_alive(pid) for pid in session.host.keeper.launched)
 
 
 def test_a_busy_world_connection_reaches_the_window(qtbot, settings, monkeypatch):
@@ -95,15 +96,15 @@ def test_an_evaluator_that_fails_after_the_world_starts_is_reported_and_start_sa
     profile = tmp_path / "never_found.yaml"
     text = (PROFILES_DIR / "builtin_world.yaml").read_text()
     profile.write_text(text.replace('"50 4B 47 59 4D 5A A5 01"', '"50 4B 47 59 4D 5A A5 7F"'))
-    session = LiveSession(profile_path=profile)
-    session.keeper.lock_timeout_s = 4.0
+    session = LiveSession(GameHost(profile_path=profile))
+    session.host.keeper.lock_timeout_s = 4.0
     window = MainWindow(session)
     window.setProperty("quiet", True)
     qtbot.addWidget(window)
     window.show()
     try:
         qtbot.waitUntil(lambda: "evaluator failed" in window.live.status.full_text(), timeout=60_000)
-        assert session.world is not None  # the world runs (its frames show); ground truth does not
+        assert session.host.world is not None  # the world runs (its frames show); ground truth does not
         window.live.start()
         status = window.live.status.full_text()
         assert status.startswith("Cannot start: The built-in world started, but the evaluator failed") and \

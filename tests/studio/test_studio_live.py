@@ -35,8 +35,8 @@ def test_a_random_episode_updates_every_panel(window, qtbot, settings_dir):
     run_to_end(window, qtbot, choices)
     qtbot.waitUntil(lambda: live.trajectory.points > 0 and live.reasoning.count == 6, timeout=10_000)
     assert live.frame_view.frames_shown > 0 and live.frame_view.current.shape == (360, 640, 3)
-    assert live.metrics.labels["step"].text() == "Step 6 / 6"
-    qtbot.waitUntil(lambda: live.frame_view.overlay_text("top_right") == "step 6 / 6", timeout=2_000)  # next poll
+    assert live.metrics.labels["step"].text() == "Step 6 / 6"  # the episode's count stays in the metrics bar...
+    qtbot.waitUntil(lambda: live.frame_view.overlay_text("top_right") == "", timeout=2_000)  # ...not on the live game
     assert live.frame_view.overlay_text("top_left").startswith("pad:")
     assert set(live.observations.shown_kinds()) == {"previous", "left", "right"}
     assert "Episode failed after 6 steps: the step budget was used up" in live.status.full_text()
@@ -143,13 +143,13 @@ def test_a_hint_typed_into_the_dialog_reaches_the_recording(window, qtbot, setti
 
 
 def test_driving_between_episodes_moves_the_character(window, qtbot):
-    before = window.session.latest_sample()
+    before = window.session.host.latest_sample()
     window.live.toggle_control()
     for _ in range(3):
         qtbot.keyClick(window.live, Qt.Key.Key_W)
 
     def moved() -> float:
-        now = window.session.latest_sample()
+        now = window.session.host.latest_sample()
         return abs(now.x - before.x) + abs(now.y - before.y)
 
     qtbot.waitUntil(lambda: moved() > 0.5, timeout=20_000)
@@ -163,15 +163,15 @@ def test_a_dead_world_is_reported_the_recording_kept_and_a_restart_works(window,
     steps = StepsSoFar(window.session)
     window.session.start_episode(LiveChoices("q08_site_navigation", budget=200))
     qtbot.waitUntil(lambda: len(steps) >= 3, timeout=30_000)
-    os.kill(window.session.world.pid, signal.SIGKILL)
+    os.kill(window.session.host.world.pid, signal.SIGKILL)
     qtbot.waitUntil(lambda: bool(ends), timeout=30_000)
-    assert ends[0]["end_reason"] == "error"
+    assert ends[0].result.end_reason == "error"
     assert "world process" in live.status.full_text() and "Restart world" in live.status.full_text()
     with EpisodeReader(next(settings_dir.glob("*.h5"))) as episode:
         assert episode.step_count >= 3 and episode.result["end_reason"] == "error"
     live.restart_world()
     qtbot.waitUntil(lambda: "Connected" in live.status.full_text(), timeout=60_000)
-    assert window.session.world.latest_frame().pixels.shape == (360, 640, 3)
+    assert window.session.host.world.latest_frame().pixels.shape == (360, 640, 3)
 
 
 def test_clicking_a_step_shows_what_the_agent_saw_and_the_timeline_follows(window, qtbot):
@@ -189,13 +189,13 @@ def test_clicking_a_step_shows_what_the_agent_saw_and_the_timeline_follows(windo
 
 def test_the_task_list_shows_every_task_and_choosing_one_selects_it(window, qtbot):
     live = window.live
-    assert sorted(live.tasks.task_ids) == sorted(t.id for t in window.session.tasks)
+    assert sorted(live.tasks.task_ids) == sorted(t.id for t in window.session.host.tasks)
     assert len(live.tasks.task_ids) >= 30
     row = live.tasks.task_ids.index("q03_pier_navigation")
     live.tasks.table.selectRow(row)
     assert live.controls.task.currentText() == "q03_pier_navigation"
     goal_xs, _ = live.trajectory._goal.getData()
-    task = window.session.task("q03_pier_navigation")
+    task = window.session.host.task("q03_pier_navigation")
     assert abs(float(goal_xs.mean()) - task.success.reach.x) < 0.5
 
 

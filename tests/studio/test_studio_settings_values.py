@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QSettings
 
-from studio.live_controls import CLOCKS, GRANULARITIES, LiveControls, caption_for, setting_value
-from studio.paced_game import PACES
+from studio.live_controls import CLOCKS, GRANULARITIES, PACES, LiveControls, caption_for, setting_value
 
 
 def test_values_are_stored_and_old_captions_still_read():

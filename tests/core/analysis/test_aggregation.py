@@ -81,6 +81,16 @@ def test_a_success_a_human_met_is_not_the_agents(tmp_path):
     assert sr["overall"] == pytest.approx(0.5) and sr["human_assisted"] == 1
     text = write_report(tmp_path, report)
     assert "1 success(es) were met on a human's step" in text and "| human-assisted |" in text
+    # The failure taxonomy files it apart too: 2 agent successes, 1 human-assisted, 1 lost.
+    (failures,) = report["failures"]
+    assert (failures["Success"], failures["Human-assisted success"], failures["Lost"]) == (2, 1, 1)
+    # So does the HTML report: its per-task table counts the agent's successes only.
+    from core.export.html_report import build_html
+
+    page = build_html(tmp_path, report)
+    assert "<th>human-assisted</th>" in page and "Human-assisted success ×1" in page
+    per_task = page[page.index('id="tasks"'):]
+    assert "<td>4</td><td>2</td><td>50.0%</td>" in per_task  # 4 episodes, 2 earned successes
 
 
 def test_points_made_of_the_same_trajectories_are_reported_as_duplicates(tmp_path):
@@ -115,3 +125,18 @@ def test_a_human_span_label_changes_the_awareness_counts_and_says_so(tmp_path):
     assert read_labels(episode).annotators["alice"].spans[0].kind == "unaware"
     after = metrics_of(build_report(folder_with(tmp_path, rows)))
     assert (after["spans_aware"], after["spans_unaware"], after["spans_from_human_labels"]) == (0, 2, 2)
+
+
+def test_a_broken_task_is_reported_apart_from_infrastructure_errors(tmp_path):
+    from core.analysis.report import errors_text
+    from core.session.run_folder import is_error
+
+    broken = {**row("q09_met"), "end_reason": "task_error", "key": "q09_met__goal_only__0",
+              "error": "the task q09_met's success condition already holds at its start state"}
+    died = {**row("q01_a"), "end_reason": "error", "key": "q01_a__goal_only__0", "error": "the world died"}
+    assert is_error(broken) and is_error(died)  # neither is a result
+    (tmp_path / "errors.jsonl").write_text(json.dumps(broken) + "\n" + json.dumps(died) + "\n")
+    report = build_report(folder_with(tmp_path, [row("q01_b")]))
+    text = errors_text(report["infrastructure_errors"])
+    assert "1 episode(s) ended in an infrastructure error" in text
+    assert "1 episode(s) could not run because their task is broken" in text and "not retried" in text

@@ -82,16 +82,21 @@ def test_older_scores_are_flagged_and_rescored_from_the_episode_files(run_folder
     rows = [json.loads(line) for line in (run_folder / "results.jsonl").read_text().splitlines()]
     old = tmp_path / "old"
     (old / "episodes").mkdir(parents=True)
-    for row in rows:  # as metrics v1 wrote them: no version, the final span counted Unaware by default
+    digests = [row["trajectory_digest"] for row in rows]
+    for row in rows:  # as metrics v1 wrote them: no version, the final span counted Unaware by default, no digest
         (old / row["episode"]).write_bytes((run_folder / row["episode"]).read_bytes())
         row["metrics"] = {k: v for k, v in row["metrics"].items() if k != "metrics_version"}
         row["failure_category_suggestion"] = UNAWARE
+        del row["trajectory_digest"]
     (old / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     stale = build_report(old)
     assert any("older definition of the metrics" in w and "--rescore" in w for w in stale["warnings"])
+    assert any("have no trajectory digest" in w and "--rescore" in w for w in stale["warnings"])
     assert sum(r[UNAWARE] for r in stale["failures"]) == len(rows)
     rescored = build_report(old, rescore=True)
     assert rescored["rescored"] and not any("older definition" in w for w in rescored["warnings"])
+    assert not any("trajectory digest" in w for w in rescored["warnings"])  # computed from the episode files
+    assert sorted(d for p in rescored["points"] for d in p["trajectories"]) == sorted(digests)
     original = build_report(run_folder)
     assert rescored["failures"] == original["failures"] and rescored["metrics"] == original["metrics"]
     assert sum(r[UNAWARE] for r in rescored["failures"]) == 0 and METRICS_VERSION == 3

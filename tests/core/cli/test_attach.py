@@ -5,6 +5,8 @@ connection-file form attaches to; external games attach through the same Backend
 from __future__ import annotations
 
 import json
+import shutil
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -31,7 +33,14 @@ def started_by_hand() -> Iterator[tuple[subprocess.Popen[str], Path]]:
             assert connection_file is not None, "the world printed no connection file"
             yield process, connection_file
         finally:
-            process.kill()
+            # Stopped as a user stops it (Ctrl+C), so it removes its folder in /dev/shm; SIGKILL left it there.
+            process.send_signal(signal.SIGINT)
+            try:
+                process.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                process.kill()
+            if connection_file is not None:
+                shutil.rmtree(connection_file.parent, ignore_errors=True)  # killed after all: nothing else will
 
 
 def test_run_attaches_to_a_running_world_and_leaves_it_running(started_by_hand, tmp_path):
@@ -66,20 +75,21 @@ def test_attach_mistakes_are_one_line_and_make_nothing(tmp_path, extra, message)
 def test_the_studio_attaches_to_a_running_world_and_leaves_it_running(started_by_hand, qtbot, tmp_path,
                                                                        monkeypatch):
     pytest.importorskip("pytestqt")
+    from studio.game_host import GameHost
     from studio.live_session import LiveSession
     from studio.main_window import MainWindow
 
     process, connection_file = started_by_hand
     monkeypatch.setattr("studio.live_session.RECORDINGS_DIR", tmp_path)
-    session = LiveSession(attach=str(connection_file))
+    session = LiveSession(GameHost(attach=str(connection_file)))
     window = MainWindow(session)
     window.setProperty("quiet", True)
     qtbot.addWidget(window)
     window.show()
     try:
-        qtbot.waitUntil(lambda: session.evaluator is not None, timeout=60_000)
-        assert session.world is not None and session.world.pid == process.pid
-        assert session.keeper.launched == [process.pid]  # the pid it drives; nothing was launched
+        qtbot.waitUntil(lambda: session.host.evaluator is not None, timeout=60_000)
+        assert session.host.world is not None and session.host.world.pid == process.pid
+        assert session.host.keeper.launched == [process.pid]  # the pid it drives; nothing was launched
     finally:
         window.close()
     assert process.poll() is None, "closing the studio ended a world it did not start"

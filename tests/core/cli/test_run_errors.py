@@ -118,7 +118,8 @@ def test_error_rows_written_by_older_versions_are_counted_apart_and_rerun(tmp_pa
     assert finished_keys(tmp_path) == {"a"}  # a resume runs "b" again
     report = build_report(tmp_path)
     assert report["episodes"] == 1 and report["sr"][0]["overall"] == 1.0  # not 50%: the error is no failure
-    assert report["infrastructure_errors"] == [{"key": "b", "agent": "random", "task_id": "q08_site_navigation",
-                                                "granularity": "goal_only", "error": "the game failed: gone"}]
+    assert report["infrastructure_errors"] == [{"key": "b", "end_reason": "error", "agent": "random",
+                                                "task_id": "q08_site_navigation", "granularity": "goal_only",
+                                                "error": "the game failed: gone"}]
     (tmp_path / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in [*rows, {**rows[0], "key": "b"}]))
     assert build_report(tmp_path)["infrastructure_errors"] == []  # retried with a result: resolved

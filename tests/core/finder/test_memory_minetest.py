@@ -222,9 +222,10 @@ def test_find_position_from_the_command_line_with_a_backend_file_and_a_typed_val
     assert typed["step"] == "typed" and typed["candidates"] < 1000 < 1_000_000 < snapshot["candidates"]
 
 
-def test_the_memory_tab_finds_the_position_and_tries_a_profile_on_minetest(qtbot, tmp_path, monkeypatch):
+def test_the_memory_tab_finds_signs_verifies_and_tries_a_profile_on_minetest(qtbot, tmp_path, monkeypatch):
     """Game -> Minetest, then the Memory tab: Find position automatically drives Minetest through its keys
-    and mouse, and Try profile runs an evaluator with a profile while the character walks."""
+    and mouse, Make signature and Verify restart the live game for their fresh processes, and Try profile
+    runs an evaluator with a profile while the character walks."""
     from studio import live_session
     from studio.live_session import LiveSession
     from studio.main_window import MainWindow
@@ -251,8 +252,28 @@ def test_the_memory_tab_finds_the_position_and_tries_a_profile_on_minetest(qtbot
         assert memory.found is not None, panel.status.text()
         best = memory.found.candidates[0]
         # The studio's own evaluator reads the player through the backend's shipped profile.
-        shipped = window.session.evaluator.sample_after(time.time())
+        shipped = window.session.host.evaluator.sample_after(time.time())
         assert math.dist(as_sample(best.values), (shipped.x, shipped.y, shipped.z)) <= AT_REST_NODES
+        # Make signature: from the live game, then restarts of it (the Live view follows each new process).
+        pid_before = window.session.host.world.pid
+        verified: list[object] = []
+        memory.finder.sig_verified.connect(verified.append)
+        assert panel.sign_button.isEnabled()
+        panel.sign_button.click()
+        assert not panel.sign_button.isEnabled() and panel.cancel_button.isEnabled()
+        qtbot.waitUntil(lambda: panel.find_button.isEnabled(), timeout=240_000)
+        assert memory.built is not None and memory.built.ok, panel.status.text()
+        assert panel.status.text().startswith("Signature: ") and "unexpected" not in panel.status.text()
+        assert window.session.host.world.pid != pid_before  # the signature's further processes were restarts
+        # Verify: on one more fresh process of the live game.
+        assert panel.verify_button.isEnabled()
+        pid_built = window.session.host.world.pid
+        panel.verify_button.click()
+        qtbot.waitUntil(lambda: panel.find_button.isEnabled(), timeout=120_000)
+        assert verified and verified[0].ok, panel.status.text()
+        assert panel.status.text().startswith("Verified on a fresh game process")
+        assert window.session.host.world.pid not in (pid_before, pid_built)
+        qtbot.waitUntil(lambda: f"pid {window.session.host.world.pid}" in memory.attached.text(), timeout=5_000)
         # Try profile with the backend's shipped profile: a found signature can still break on a walk longer
         # than the finder's own moves (a field cached per map block may sit in its window; see
         # docs/finding-memory.md); the found profile's tracking is held to the log by the tests above.

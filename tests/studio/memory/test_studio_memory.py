@@ -22,7 +22,7 @@ def window(live_window):
 
 def test_scans_narrow_to_the_camera_pitch_and_its_value_is_plotted_beside_the_pad(window, qtbot, builtin_profile):
     session, memory = window.session, window.memory
-    truth = attach_ground_truth(session.world, builtin_profile)
+    truth = attach_ground_truth(session.host.world, builtin_profile)
     pitch = truth.address + 44  # camera_pitch (docs/state-block.md), as a user would read it off a debug overlay
     panel = memory.scan_panel
     panel.type.setCurrentText("f32")
@@ -58,7 +58,7 @@ def test_a_bad_value_is_explained_in_the_panel(window, qtbot):
 
 def test_find_position_then_a_signature_saved_verified_and_tried(window, qtbot, builtin_profile, tmp_path):
     memory, finder = window.memory, window.memory.finder_panel
-    truth = attach_ground_truth(window.session.world, builtin_profile)
+    truth = attach_ground_truth(window.session.host.world, builtin_profile)
     finder.find_button.click()
     assert finder.cancel_button.isEnabled() and not finder.find_button.isEnabled()
     qtbot.waitUntil(lambda: memory.found is not None and finder.find_button.isEnabled(), timeout=120_000)
@@ -94,7 +94,7 @@ def test_a_search_can_be_cancelled(window, qtbot):
 def test_candidates_of_an_old_process_are_dropped_when_the_game_restarts(window, qtbot):
     """Addresses mean nothing in another process: after a restart the tab follows the new one."""
     session, memory, panel = window.session, window.memory, window.memory.scan_panel
-    old_pid = session.world.pid
+    old_pid = session.host.world.pid
     panel.type.setCurrentText("f32")
     panel.first_kind.setCurrentIndex(0)  # exact value
     qtbot.keyClicks(panel.first_value, "1")
@@ -103,5 +103,5 @@ def test_candidates_of_an_old_process_are_dropped_when_the_game_restarts(window,
     assert memory.table.rowCount() > 0, panel.status.text()
     session.restart_world()
     qtbot.waitUntil(lambda: "process changed" in panel.status.text(), timeout=60_000)
-    assert session.world.pid != old_pid and f"pid {session.world.pid}" in memory.attached.text()
+    assert session.host.world.pid != old_pid and f"pid {session.host.world.pid}" in memory.attached.text()
     assert memory.rows == [] and memory.table.rowCount() == 0 and not panel.next_button.isEnabled()

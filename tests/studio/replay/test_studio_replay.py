@@ -18,8 +18,8 @@ from PySide6.QtCore import QMimeData, QPoint, QPointF, QSettings, Qt, QUrl
 from PySide6.QtGui import QDropEvent, QKeySequence
 from PySide6.QtWidgets import QApplication, QDialogButtonBox
 
+from core.episode.synthetic import write_long_episode
 from core.labels.store import read_labels
-from core.replay.synthetic import write_long_episode
 from studio.live_session import LiveSession
 from studio.main_window import MainWindow
 from studio.replay.keymap import load_keys, save_keys

@@ -251,13 +251,13 @@ def test_the_studio_drives_minetest_chosen_in_its_game_menu(qtbot, tmp_path, mon
         live.toggle_control()  # taken before Start: the human keeps control
         live.start()
         qtbot.waitUntil(lambda: live.session.taken_over, timeout=120_000)  # after the restart into the start
-        before = live.session.latest_sample()
+        before = live.session.host.latest_sample()
         live.session.human_input(PadState(left_y=1.0), 0.5)
         qtbot.waitUntil(lambda: live.session.runner.step >= 1, timeout=30_000)
         live.push_back()
         live.session.human_input(PadState(), 0.2)  # the intervention is carried by the next step
         qtbot.waitUntil(lambda: live.session.runner.step >= 2, timeout=30_000)
-        after_walk = live.session.latest_sample()
+        after_walk = live.session.host.latest_sample()
         live.session.stop()
         qtbot.waitUntil(lambda: not live.session.busy, timeout=30_000)
         assert math.hypot(after_walk.x - before.x, after_walk.y - before.y) > 0.5

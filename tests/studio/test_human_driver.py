@@ -1,0 +1,88 @@
+"""The HumanDriver's rules, with the sending and the queue as plain callables (no game): each press is a
+step, a held key sends the next only when none waits, key-up cancels what waits, and X's auto-repeat
+(release and press pairs with one server timestamp) continues a hold even when Qt does not flag it."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+
+from studio.human_control import HUMAN_STEP_S, RELEASE_GRACE_MS, HumanDriver
+
+W = Qt.Key.Key_W
+
+
+class Queue:
+    """A game's step queue as the driver sees it: sent steps wait until `start()` takes one."""
+
+    def __init__(self) -> None:
+        self.sent: list[float] = []
+        self.waiting = 0
+        self.cancelled = 0
+
+    def send(self, _pad, seconds: float) -> None:
+        self.sent.append(seconds)
+        self.waiting += 1
+
+    def start(self) -> None:
+        self.waiting = max(0, self.waiting - 1)
+
+    def cancel(self) -> None:
+        self.cancelled += self.waiting
+        self.waiting = 0
+
+
+def driver_for(queue: Queue) -> HumanDriver:
+    return HumanDriver(queue.send, lambda: queue.waiting, queue.cancel)
+
+
+def test_each_press_is_a_step_even_while_one_waits(qtbot):
+    queue = Queue()
+    driver = driver_for(queue)
+    for _ in range(4):  # four quick taps, events without a timestamp (as tests and other programs send them)
+        driver.key_down(W, False)
+        driver.key_up(W, False)
+    assert len(queue.sent) == 4 and queue.cancelled == 0
+    driver.stop()
+
+
+def test_a_held_key_sends_the_next_step_only_when_none_waits(qtbot):
+    queue = Queue()
+    driver = driver_for(queue)
+    driver.key_down(W, False, timestamp=1000)
+    qtbot.wait(int(HUMAN_STEP_S * 1000 * 3))  # the game is slow: the first step never started
+    assert len(queue.sent) == 1
+    queue.start()  # it starts: the next may be sent once it is due
+    qtbot.waitUntil(lambda: len(queue.sent) == 2, timeout=2_000)
+    qtbot.wait(int(HUMAN_STEP_S * 1000 * 2))
+    assert len(queue.sent) == 2 and queue.waiting == 1  # still one waiting, never more
+    queue.start()  # the second starts, a third is queued behind it
+    qtbot.waitUntil(lambda: len(queue.sent) == 3, timeout=2_000)
+    driver.key_up(W, False, timestamp=3000)
+    qtbot.waitUntil(lambda: queue.cancelled == 1, timeout=2_000)  # let go: the waiting step is dropped
+    assert driver.held is None
+    driver.stop()
+
+
+def test_an_auto_repeat_pair_qt_did_not_flag_continues_the_hold(qtbot):
+    queue = Queue()
+    driver = driver_for(queue)
+    driver.key_down(W, False, timestamp=1000)
+    queue.start()
+    for stamp in range(1040, 1040 + 40 * 20, 40):  # X's auto-repeat: release and press at one server time
+        driver.key_up(W, False, timestamp=stamp)
+        driver.key_down(W, False, timestamp=stamp)
+    assert len(queue.sent) == 1 and driver.held is not None  # no new press, no release
+    driver.key_up(W, False, timestamp=5000)  # the real release: final once no press follows it
+    qtbot.waitUntil(lambda: driver.held is None, timeout=RELEASE_GRACE_MS * 10)
+    driver.stop()
+
+
+def test_a_release_then_a_new_press_at_another_time_is_a_new_step(qtbot):
+    queue = Queue()
+    driver = driver_for(queue)
+    driver.key_down(W, False, timestamp=1000)
+    queue.start()
+    driver.key_up(W, False, timestamp=1100)
+    driver.key_down(W, False, timestamp=1180)  # a person tapping again: another server time
+    assert len(queue.sent) == 2
+    driver.stop()
