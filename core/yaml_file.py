@@ -32,12 +32,13 @@ def parse_yaml(text: str, path: Path | str) -> tuple[Any, yaml.Node | None]:
         raise ValueError(f"{where}: not valid YAML: {getattr(exc, 'problem', exc)}{noticed}") from None
 
 
-def read_yaml(path: Path) -> tuple[Any, yaml.Node | None]:
-    """parse_yaml of a file. Raises ValueError for an unreadable file or bad YAML, with the file's name."""
+def read_yaml(path: Path, what: str = "file") -> tuple[Any, yaml.Node | None]:
+    """parse_yaml of a file. Raises ValueError for an unreadable file ("cannot read `what` PATH: why") or bad
+    YAML, with the file's name."""
     try:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
-        raise ValueError(f"cannot read {path}: {exc.strerror or exc}") from None
+        raise ValueError(f"cannot read {what} {path}: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:
         raise ValueError(f"{path} is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     return parse_yaml(text, path)

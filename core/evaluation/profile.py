@@ -210,11 +210,11 @@ class Profile(_Model):
 
 def load_profile(path: Path) -> Profile:
     try:
-        data, root = read_yaml(Path(path))
+        data, root = read_yaml(Path(path), "profile")
     except ValueError as exc:
-        raise ProfileError(f"profile: {exc}") from None
+        raise ProfileError(str(exc)) from None
     if not isinstance(data, dict):
-        raise ProfileError(f"{path}:1: a profile holds one mapping (format_version, game, signature, fields, ...)")
+        raise ProfileError(f"{path}:1: a profile must hold a mapping (format_version, game, signature, fields, ...)")
     try:
         return Profile.model_validate(data)
     except ValidationError as exc:

@@ -37,6 +37,8 @@ from core.game.frames import BorrowedFrame, Frame, FrameRing, check_resolution
 from core.game.pad import Button, PadState
 from core.paths import DEFAULT_WORLD
 
+KNOWN_CAPABILITIES = frozenset(c.value for c in Capability)  # a newer world may offer more; unknown ones are left out
+
 START_TIMEOUT_S = 120.0
 REQUEST_TIMEOUT_S = 120.0
 _REMOTE_ERRORS: dict[str, type[GameError]] = {
@@ -98,7 +100,7 @@ class BuiltinWorld:
         info = GameInfo(
             name=header["name"], pid=header["pid"], mode=header["mode"], tick_hz=header["tick_hz"],
             width=header["width"], height=header["height"], start_states=tuple(header["start_states"]),
-            capabilities=frozenset(Capability(c) for c in header["capabilities"] if c in Capability._value2member_map_),
+            capabilities=frozenset(Capability(c) for c in header["capabilities"] if c in KNOWN_CAPABILITIES),
         )
         ring = FrameRing.attach(Path(header["frames_path"]))
         return cls(conn, info, ring, process, runtime_dir, stderr_tail, header.get("camera"))
@@ -200,12 +202,6 @@ class BuiltinWorld:
         header, _ = self._request({"op": "outline"})
         return [(str(shape["kind"]), np.asarray(shape["points"], dtype=float)) for shape in header["shapes"]]
 
-    def time_steps(self, pads: list[dict[str, Any]], ticks: int) -> float:
-        """For the benchmarks (`bench world`, `bench rl`): the world plays these lockstep steps and times them
-        inside its own process, so the connection's cost can be told apart from the work. The seconds."""
-        header, _ = self._request({"op": "time_steps", "pads": pads, "ticks": ticks})
-        return header["seconds"]
-
     def simulate_game_restart(self) -> StepResult:
         """Built-in world only: move the state block in memory, as restarting a game in an emulator
         does, so that evaluators must find it again."""
@@ -269,6 +265,12 @@ class BuiltinWorld:
         self._dead_reason = (f"the world process (pid {self._info.pid}) {what}. Start a new one with "
                              f"BuiltinWorld.launch() or `python main.py world`.{detail}")
         raise GameDiedError(self._dead_reason)
+
+    def time_steps(self, pads: list[dict[str, Any]], ticks: int) -> float:
+        """For benchmarks: hold each pad for `ticks` inside the world process, timing only its own work (no IPC
+        per step); returns the seconds it took there. The world's state moves on as if each had been held."""
+        header, _ = self._request({"op": "time_steps", "pads": pads, "ticks": ticks})
+        return float(header["seconds"])
 
     def _request(self, header: dict[str, Any],
                  payloads: list[bytes] | None = None) -> tuple[dict[str, Any], list[bytes]]:

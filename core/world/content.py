@@ -325,11 +325,11 @@ class WorldSpec(_Model):
 def load_world(path: Path) -> WorldSpec:
     """Read and validate a world file; every problem is reported with the file name."""
     try:
-        data, root = read_yaml(path)
+        data, root = read_yaml(path, "world file")
     except ValueError as exc:
-        raise WorldFileError(f"world file: {exc}") from None
+        raise WorldFileError(str(exc)) from None
     if not isinstance(data, dict):
-        raise WorldFileError(f"{path}:1: a world file holds one mapping (format_version, name, terrain, ...)")
+        raise WorldFileError(f"{path}:1: a world file must hold a mapping (format_version, name, terrain, ...)")
     try:
         return WorldSpec.model_validate(data)
     except ValidationError as exc:

@@ -50,7 +50,7 @@ def _write(tmp_path: Path, data: object) -> Path:
 
 
 def test_a_missing_file_is_named(tmp_path):
-    with pytest.raises(WorldFileError, match="world file: cannot read .*nowhere.yaml: No such file"):
+    with pytest.raises(WorldFileError, match="cannot read world file .*nowhere.yaml: No such file"):
         load_world(tmp_path / "nowhere.yaml")
 
 
