@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import yaml
 from pydantic import ValidationError
@@ -21,7 +21,9 @@ def parse_yaml(text: str, path: Path | str) -> tuple[Any, yaml.Node | None]:
     """The data in `text` and its node tree (for line numbers). Raises ValueError, "path:LINE: not valid YAML:
     ...", naming the line where the broken construct began (and where it was noticed, when that differs)."""
     try:
-        return yaml.safe_load(text), yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text)
+        root = cast("yaml.Node | None", yaml.compose(text, Loader=yaml.SafeLoader))  # pyright: ignore[reportUnknownMemberType]  # typeshed: compose's stream is unannotated
+        return data, root
     except yaml.YAMLError as exc:
         problem = getattr(exc, "problem_mark", None)
         context = getattr(exc, "context_mark", None) or problem
@@ -48,12 +50,12 @@ def line_of(node: yaml.Node | None, location: Sequence[Any]) -> int | None:
     line = node.start_mark.line + 1 if node is not None else None
     for key in location:
         if isinstance(node, yaml.MappingNode):
-            match = next((v for k, v in node.value if getattr(k, "value", None) == str(key)), None)
+            match: yaml.Node | None = next((v for k, v in node.value if getattr(k, "value", None) == str(key)), None)
             if match is None:
                 continue
             node = match
         elif isinstance(node, yaml.SequenceNode) and isinstance(key, int) and key < len(node.value):
-            node = node.value[key]
+            node = cast(yaml.Node, node.value[key])  # a sequence node's items are nodes
         else:
             continue
         line = node.start_mark.line + 1
@@ -68,7 +70,8 @@ def field_name(location: Sequence[Any]) -> str:
 def problems(path: Path | str, root: yaml.Node | None, exc: ValidationError,
              limit: int = MAX_PROBLEMS) -> list[tuple[int | None, str, str]]:
     """(line, field, message) of each validation error, the same message on the same line told once."""
-    found, seen = [], set()
+    found: list[tuple[int | None, str, str]] = []
+    seen: set[tuple[int | None, str]] = set()
     for error in exc.errors():
         location = tuple(error["loc"])
         line, message = line_of(root, location), str(error["msg"])

@@ -95,6 +95,7 @@ def bench_replay(args: argparse.Namespace, emit: Emit) -> None:
         spin_until(lambda: False, args.live_seconds / 3)
         view.toggle_play()
         elapsed = time.perf_counter() - started
+        assert view.episode is not None  # opened above
         plan = PlaybackPlan.for_episode(view.episode, 0)  # the clock plays the episode's ticks at 4x game rate
         due = int(np.searchsorted(plan.starts, elapsed * 4.0, side="right")) / elapsed
         emit(args, "playback_fps", (view.frames_displayed - shown_before) / elapsed, "steps/s", due, "due_steps_per_s")

@@ -15,7 +15,7 @@ import time
 from concurrent.futures import Future
 from concurrent.futures import wait as futures_wait
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from PySide6.QtCore import QObject, Signal
 
@@ -24,11 +24,12 @@ from core.agents.observe import ObservationOptions
 from core.backends.profile import BackendProfile
 from core.episode.records import EpisodeResult
 from core.evaluation.sample import StateSample
+from core.game.connection import GameConnection
 from core.game.errors import GameError
 from core.game.pad import PadState
 from core.paths import RECORDINGS_DIR
 from core.session.batch import BatchError, make_agent
-from core.session.interventions import InterventionPolicy
+from core.session.interventions import InterventionPolicy, Kind
 from core.session.runner import EpisodeRunner, RunOptions
 from studio.episode_messages import EpisodeEnd, EpisodeStart
 from studio.game_host import GameHost
@@ -103,7 +104,7 @@ class LiveSession(QObject):
             granularity=choices.granularity, paradigm=choices.paradigm,
             observation=ObservationOptions(previous_frame=choices.previous_frame, side_views=choices.side_views,
                                            side_view_mode=host.backend.side_views.default),
-            interventions=InterventionPolicy(choices.intervention, k=choices.intervention_after),  # type: ignore[arg-type]  # the form offers only the policy's kinds
+            interventions=InterventionPolicy(choices.intervention, k=choices.intervention_after),
             step_budget=choices.budget, frame_every_ticks=choices.frames_every_ticks, seed=seed,
             settle_s=host.backend.step_settle_s, motion=host.backend.continuous_motion)
         agent_options = {"granularity": choices.granularity, "model_id": choices.model_id,
@@ -117,7 +118,8 @@ class LiveSession(QObject):
         # A lockstep world can be watched at a chosen pace; a real-time game runs at its own.
         host.set_pace(choices.pace if host.world.info.mode == "lockstep" else None)
         game = ObservedGame(host.world, host.monitor)
-        runner = EpisodeRunner(game, host.evaluator, agent, host.actions, task, options, path)  # type: ignore[arg-type]  # ObservedGame is the game, observed
+        # ObservedGame passes everything but its holds on to the game: it is the game, observed.
+        runner = EpisodeRunner(cast(GameConnection, game), host.evaluator, agent, host.actions, task, options, path)
         events = runner.events
         for signal, slot in ((events.sig_observation, self._on_observation), (events.sig_decision, self._on_decision),
                              (events.sig_reset, self._on_reset), (events.sig_intervention, self.sig_intervention.emit)):
@@ -258,7 +260,7 @@ class LiveSession(QObject):
             return self.runner.human_inputs_waiting
         return self.host.holds_waiting
 
-    def intervene(self, kind: str, text: str = "") -> None:
+    def intervene(self, kind: Kind, text: str = "") -> None:
         if self.runner and self.busy:
             self.runner.request_intervention(kind, text)
             return

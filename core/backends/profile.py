@@ -40,15 +40,15 @@ class SideViews(_Model):
     # world renders other yaws without advancing (only it can). Runs meant to compare with emulator results
     # use turn.
     default: SideViewMode = "turn"
-    degrees: float = Field(90.0, gt=0, le=180)
+    degrees: float = Field(default=90.0, gt=0, le=180)
 
 
 class Validation(_Model):
     """How `tasks validate` judges this backend's reference routes (real-time games are not deterministic)."""
 
-    arrive_m: float = Field(0.6, gt=0)          # the driver counts a waypoint reached within this distance
-    steps_tolerance: float = Field(0.0, ge=0)   # reference_steps may differ by this fraction between runs
-    retries: int = Field(0, ge=0, le=5)         # drive a failed route again (fresh start) before failing it
+    arrive_m: float = Field(default=0.6, gt=0)          # the driver counts a waypoint reached within this distance
+    steps_tolerance: float = Field(default=0.0, ge=0)   # reference_steps may differ by this fraction between runs
+    retries: int = Field(default=0, ge=0, le=5)         # drive a failed route again (fresh start) before failing it
 
 
 class BackendProfile(_Model):
@@ -57,7 +57,7 @@ class BackendProfile(_Model):
     title: str
     kind: Literal["builtin", "external"]
     memory_profile: str                         # relative to this file
-    step_settle_s: float = Field(0.0, ge=0, le=10)  # wait after each action before judging (real-time games)
+    step_settle_s: float = Field(default=0.0, ge=0, le=10)  # wait after each action before judging (real-time games)
     side_views: SideViews = SideViews()
     validation: Validation = Validation()
     # How far sticks move the character on open ground, for the continuous ineffective-move threshold
@@ -66,7 +66,7 @@ class BackendProfile(_Model):
     builtin: BuiltinSpec | None = None
     external: ExternalSpec | None = None
     notes: str = ""
-    path: Path = Field(Path(), exclude=True)    # set by the loader
+    path: Path = Field(default=Path(), exclude=True)    # set by the loader
 
     @model_validator(mode="after")
     def _kind_section(self) -> BackendProfile:

@@ -105,14 +105,18 @@ def _world_parallel_scaling(steps: int) -> float:
         ticks = worlds[0].ticks_for(actions.discrete(MOVES[0]).macro[0][1])
         pads = [actions.discrete(MOVES[i % 4]).macro[0][0].to_dict() for i in range(steps)]
         alone = together = 0.0
+
+        def play(world: BuiltinWorld) -> float:
+            return world.time_steps(pads, ticks)
+
         with ThreadPoolExecutor(2) as pool:
-            list(pool.map(lambda world: world.time_steps(pads, ticks), worlds))  # warm both
+            list(pool.map(play, worlds))  # warm both
             for _ in range(BLOCKS):
                 started = time.perf_counter()
                 worlds[0].time_steps(pads, ticks)
                 alone += time.perf_counter() - started
                 started = time.perf_counter()
-                list(pool.map(lambda world: world.time_steps(pads, ticks), worlds))
+                list(pool.map(play, worlds))
                 together += time.perf_counter() - started
     finally:
         for world in worlds:

@@ -214,7 +214,7 @@ def _awareness(steps: Sequence[StepFacts], first_im: int, ended_at: int) -> tupl
 
 
 def deadlock_spans(steps: Sequence[StepFacts], k: int = DEADLOCK_K) -> list[DeadlockSpan]:
-    spans = []
+    spans: list[DeadlockSpan] = []
     for indices, ended_by, ended_at in _runs(steps):
         if len(indices) < k:
             continue
@@ -240,7 +240,8 @@ def next_run_length(current: int, step: StepFacts) -> int:
 
 def consecutive_im_series(steps: Sequence[StepFacts]) -> list[int]:
     """The current run length after each step (what the live metrics bar and Replay show)."""
-    series, current = [], 0
+    series: list[int] = []
+    current = 0
     for step in steps:
         current = next_run_length(current, step)
         series.append(current)

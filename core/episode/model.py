@@ -15,14 +15,14 @@ import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from core.episode.metrics import EpisodeMetrics, GoalArea, episode_metrics, next_run_length
 from core.episode.records import EpisodeResult, StepRecord
 from core.evaluation.sample import StateSample
-from core.recording.writer import SAMPLE_DTYPE
+from core.recording.writer import SAMPLE_DTYPE, SAMPLE_FIELDS
 
 MARK_KINDS = ("success", "intervention", "human", "parse_error")
 Images = Mapping[str, "np.ndarray | None"]
@@ -33,7 +33,8 @@ Images = Mapping[str, "np.ndarray | None"]
 class StepAppended:
     index: int                 # the step's 0-based position
     record: StepRecord
-    images: Images = field(default_factory=dict)  # the images the agent was given (not kept by the episode)
+    # the images the agent was given (not kept by the episode)
+    images: Images = field(default_factory=dict[str, np.ndarray | None])
 
 
 @dataclass(frozen=True)
@@ -87,7 +88,7 @@ class StepTotals:
 
 def mark_kinds(record: StepRecord) -> list[str]:
     """What a timeline marks at this step (success aside, which the evaluator decides): one rule for every view."""
-    kinds = []
+    kinds: list[str] = []
     if record.intervention is not None:
         kinds.append("intervention")
     if record.source == "human":
@@ -162,7 +163,7 @@ class Episode:
     def append_samples(self, samples: Sequence[StateSample]) -> None:
         if not samples:
             return
-        rows = np.array([tuple(getattr(s, name) for name in SAMPLE_DTYPE.names) for s in samples], SAMPLE_DTYPE)
+        rows = np.array([tuple(getattr(s, name) for name, _ in SAMPLE_FIELDS) for s in samples], SAMPLE_DTYPE)
         with self._lock:
             self._sample_chunks.append(rows)
             self._sample_table = None
@@ -321,7 +322,7 @@ class Episode:
 
     def map_outline(self) -> list[tuple[str, np.ndarray]]:
         """The world's footprints recorded with the episode (empty for games that give none)."""
-        shapes = self.metadata.get("map_outline") or []
+        shapes: list[Any] = self.metadata.get("map_outline") or []
         try:
             return [(str(shape["kind"]), np.asarray(shape["points"], dtype=float).reshape(-1, 2)) for shape in shapes]
         except (KeyError, TypeError, ValueError):
@@ -330,7 +331,7 @@ class Episode:
     @property
     def agent(self) -> str:
         agent = self.metadata.get("agent")
-        return str(agent.get("name", "?")) if isinstance(agent, dict) else str(agent or "?")
+        return str(cast("dict[str, Any]", agent).get("name", "?")) if isinstance(agent, dict) else str(agent or "?")
 
     @property
     def title(self) -> str:

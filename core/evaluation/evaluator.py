@@ -87,7 +87,7 @@ class EvaluatorServer:
 
     def broadcast(self, message: dict[str, Any], samples_only: bool = False) -> None:
         with self.lock:
-            alive = []
+            alive: list[_Subscriber] = []
             for subscriber in self.subscribers:
                 if samples_only and not subscriber.wants_samples:
                     alive.append(subscriber)

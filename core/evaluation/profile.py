@@ -125,7 +125,7 @@ class Profile(_Model):
 
     @model_validator(mode="after")
     def _consistent(self) -> Profile:
-        problems = []
+        problems: list[str] = []
         for name, spec in self.fields.items():
             if spec.offset is None:
                 if self.status == "working":

@@ -9,7 +9,7 @@ import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, cast
 
 import yaml
 from pydantic import (
@@ -58,7 +58,7 @@ class Goto(_Model):
 class InteractSpec(_Model):
     target: tuple[float, float]
     approach: tuple[float, float] | None = None
-    presses: int = Field(12, ge=1, le=40)
+    presses: int = Field(default=12, ge=1, le=40)
 
 
 class Interact(_Model):
@@ -90,10 +90,11 @@ class InlineStart(_Model):
             raise ValueError("flag names must be unique")
         # The profile's flag names arrive through the validation context (parse_task's known_flags), so the
         # error is reported with the file and line like any other field error.
-        known = (info.context or {}).get("known_flags")
+        context: dict[str, Any] = info.context or {}
+        known: list[str] | None = context.get("known_flags")
         unknown = sorted(set(flags) - set(known)) if known is not None else []
         if unknown:
-            raise ValueError(f"unknown flags {unknown}; the game profile defines {list(known)}")
+            raise ValueError(f"unknown flags {unknown}; the game profile defines {list(known or [])}")
         return flags
 
     def to_reset(self) -> dict[str, Any]:
@@ -121,7 +122,7 @@ class Task(_Model):
     format_version: Literal[1] = 1
     # Which game the task is for (a backend file in assets/backends/); tasks of other backends live in
     # assets/tasks/BACKEND/.
-    backend: str = Field("builtin", pattern=r"^[a-z0-9_]+$")
+    backend: str = Field(default="builtin", pattern=r"^[a-z0-9_]+$")
     id: str = Field(pattern=r"^[a-z0-9_]+$")
     quest: str = Field(pattern=r"^[a-z0-9_]+$")
     category: Category
@@ -131,7 +132,7 @@ class Task(_Model):
     instructions: Instructions
     success: Condition
     reference_route: list[RouteStep] = []
-    reference_steps: int | None = Field(None, ge=1, description="steps the scripted driver took")
+    reference_steps: int | None = Field(default=None, ge=1, description="steps the scripted driver took")
 
     def instruction(self, granularity: str) -> str:
         if granularity not in GRANULARITIES:
@@ -206,7 +207,8 @@ def parse_task(text: str, path: Path, known_flags: list[str] | None = None,
     except ValidationError as exc:
         fields = [(field_name(tuple(error["loc"])), str(error["msg"])) for error in exc.errors()]
         raise TaskFileError(explain(path, root, exc, f"task (format {TASK_FORMAT_VERSION})"), fields) from None
-    problems, fields = [], []
+    problems: list[str] = []
+    fields: list[tuple[str, str]] = []
     if known_flags is not None:
         unknown = flags_named(task.success) - set(known_flags)
         if unknown:
@@ -264,11 +266,12 @@ def read_suite_manifest(path: Path = SUITE_MANIFEST) -> dict[str, str]:
         data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError) as exc:
         raise SuiteError(f"cannot read the suite manifest {path}: {exc}; restore it (git checkout {path})") from None
-    tasks = data.get("tasks") if isinstance(data, dict) else None
-    if not isinstance(tasks, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in tasks.items()):
+    tasks: object = cast("dict[str, Any]", data).get("tasks") if isinstance(data, dict) else None
+    if not isinstance(tasks, dict) or not all(isinstance(k, str) and isinstance(v, str)
+                                               for k, v in cast("dict[object, object]", tasks).items()):
         raise SuiteError(f"{path} is not a suite manifest (a mapping `tasks: {{id: sha256:...}}`); restore it "
                          f"(git checkout {path})")
-    return dict(tasks)
+    return dict(cast("dict[str, str]", tasks))  # checked above
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -81,14 +81,14 @@ def plan_clip(tick_before: np.ndarray, tick_after: np.ndarray, frame_ticks: np.n
                                                                                    tick_hz)) / speed)
                  for i in range(first, last + 1)]
         return ClipPlan(tuple(shots), first, last, False, tick_hz)
-    timed: list[tuple[int, str, int, int]] = []  # (tick, kind, index, step)
+    timed: list[tuple[int, Literal["step", "frame"], int, int]] = []  # (tick, kind, index, step)
     for i in range(first, last + 1):
         low, high = int(tick_before[i]), int(tick_after[i])
         timed.append((low, "step", i, i))
         inside = np.nonzero((frame_ticks > low) & (frame_ticks <= high))[0]
-        timed += [(int(frame_ticks[j]), "frame", int(j), i) for j in inside]
+        timed.extend((int(frame_ticks[j]), "frame", int(j), i) for j in inside)
     end_tick = int(tick_after[last])
-    shots = []
+    shots: list[Shot] = []
     for k, (tick, kind, index, step) in enumerate(timed):
         if k + 1 < len(timed):
             seconds = (timed[k + 1][0] - tick) / tick_hz
@@ -96,7 +96,7 @@ def plan_clip(tick_before: np.ndarray, tick_after: np.ndarray, frame_ticks: np.n
             seconds = max((end_tick - tick) / tick_hz, END_HOLD_S)
         if seconds <= 0:
             continue  # the same moment as the next picture (a step's image is its previous step's last frame)
-        shots.append(Shot(kind, index, step, tick, seconds / speed))  # type: ignore[arg-type]
+        shots.append(Shot(kind, index, step, tick, seconds / speed))
     return ClipPlan(tuple(shots), first, last, True, tick_hz)
 
 
@@ -105,7 +105,7 @@ def _game_seconds(tick_before: int, tick_after: int, tick_hz: float) -> float:
     return max(1, int(tick_after) - int(tick_before)) / tick_hz
 
 
-def tick_rate(metadata: dict, override: float | None = None) -> tuple[float, str | None]:
+def tick_rate(metadata: dict[str, Any], override: float | None = None) -> tuple[float, str | None]:
     """The game's ticks per second, and a note when it had to be assumed."""
     if override is not None:
         return float(override), None

@@ -12,6 +12,7 @@ from typing import Any, Literal
 from core.game.pad import PadState
 
 Kind = Literal["text", "push_back", "turn_around"]
+Mode = Literal["none", "text", "physical"]  # an InterventionPolicy's: when the runner intervenes by itself
 DEFAULT_HINT = ("You seem to be stuck: your last moves did not change your position. "
                 "Look around and try a different direction.")
 PHYSICAL: dict[str, tuple[tuple[PadState, float], ...]] = {
@@ -25,7 +26,7 @@ class Intervention:
     step: int
     source: Literal["auto", "human"]
     kind: Kind
-    params: dict[str, Any] = field(default_factory=dict)
+    params: dict[str, Any] = field(default_factory=dict[str, Any])
 
     def to_json(self) -> dict[str, Any]:
         return {"step": self.step, "source": self.source, "kind": self.kind, "params": self.params}
@@ -53,7 +54,7 @@ class InterventionProgress:
 class InterventionPolicy:
     """`none`, `text` or `physical` (push back), triggered after `k` consecutive ineffective moves."""
 
-    mode: Literal["none", "text", "physical"] = "none"
+    mode: Mode = "none"
     k: int = 3
     cooldown: int = 3
 

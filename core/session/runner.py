@@ -17,7 +17,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from core.agents.actions import ActionSet
 from core.agents.base import Agent, Decision
@@ -52,11 +52,14 @@ from core.session.interventions import (
     Intervention,
     InterventionPolicy,
     InterventionProgress,
+    Kind,
 )
-from core.step_sources import JUDGED_SOURCES
+from core.step_sources import JUDGED_SOURCES, Source
 
 log = logging.getLogger(__name__)
 DECISION_POLL_S = 0.05  # how soon a stop takes effect while the agent is deciding
+# What the controls queue for the loop: a human input (pad, seconds), or an intervention.
+_Command = tuple[Literal["human"], tuple[PadState, float]] | tuple[Literal["intervention"], Intervention]
 
 
 class AgentFailure(RuntimeError):
@@ -118,7 +121,7 @@ class EpisodeRunner:
         self._stop_reason = "stopped"
         self._stop_error: str | None = None
         self._control = threading.Lock()
-        self._pending: list[tuple[str, object]] = []  # human inputs and interventions, in arrival order
+        self._pending: list[_Command] = []  # human inputs and interventions, in arrival order
         self._text_intervention: Intervention | None = None
         self._unheard_hints: list[Intervention] = []  # hints in the agent's history that no prompt has carried yet
         self.taken_over = False
@@ -183,7 +186,7 @@ class EpisodeRunner:
     def cancel_human_inputs(self) -> int:
         """Drop the human inputs not started yet (the key was let go); returns how many."""
         with self._control:
-            kept = [command for command in self._pending if command[0] != "human"]
+            kept: list[_Command] = [command for command in self._pending if command[0] != "human"]
             dropped, self._pending = len(self._pending) - len(kept), kept
         return dropped
 
@@ -193,13 +196,13 @@ class EpisodeRunner:
         with self._control:
             return sum(1 for kind, _ in self._pending if kind == "human")
 
-    def request_intervention(self, kind: str, text: str = "") -> None:
+    def request_intervention(self, kind: Kind, text: str = "") -> None:
         """Carried out before the agent's next step, as a recorded step of its own (a text hint: in the
         agent's next prompt). A paused runner runs it and stays paused. sig_intervention reports a hint as
         "queued", "delivered" once a prompt carried it, or "undelivered" if the episode ended first."""
         params = {"hint": text or DEFAULT_HINT} if kind == "text" else {}
         with self._control:
-            self._pending.append(("intervention", Intervention(self.step, "human", kind, params)))  # type: ignore[arg-type]
+            self._pending.append(("intervention", Intervention(self.step, "human", kind, params)))
         self._wake.set()
 
     # -- the episode ------------------------------------------------------------------------
@@ -326,7 +329,7 @@ class EpisodeRunner:
         return f"{what}: {exc}"
 
     def _metadata(self) -> dict[str, Any]:
-        metadata = {"task_id": self.task.id, "quest": self.task.quest, "category": self.task.category,
+        metadata: dict[str, Any] = {"task_id": self.task.id, "quest": self.task.quest, "category": self.task.category,
                     "granularity": self.options.granularity, "agent": self.agent.name,
                     "agent_config": self.agent.describe(), "privileged": self.options.privileged,
                     "start_state": self.task.start_for_reset(), "step_budget": self.options.step_budget or
@@ -359,7 +362,7 @@ class EpisodeRunner:
         return EpisodeRecorder(self.episode, writer)
 
     def _next_action(self, builder: ObservationBuilder, instruction: str, history: list[HistoryEntry],
-                     hint: str) -> tuple[str | None, Decision | None, tuple[tuple[PadState, float], ...],
+                     hint: str) -> tuple[Source | None, Decision | None, tuple[tuple[PadState, float], ...],
                                          Intervention | None]:
         while True:
             if self._stop.is_set():
@@ -367,14 +370,12 @@ class EpisodeRunner:
             with self._control:
                 command = self._pending.pop(0) if self._pending else None
             if command is not None:
-                kind, payload = command
-                if kind == "human":
-                    pad, seconds = payload  # type: ignore[misc]
+                if command[0] == "human":
+                    pad, seconds = command[1]
                     self._side_view_s = 0.0
                     self._images = {"current": builder.build(self.step + 1, instruction, history).frame}
                     return "human", None, ((pad, seconds),), None
-                intervention = payload
-                assert isinstance(intervention, Intervention)
+                intervention = command[1]
                 if intervention.kind == "text":
                     # Shown to the agent in its next prompt; recorded with the next step.
                     history.append(HistoryEntry(self.step, "Hint", "", "", intervention.params["hint"]))
@@ -407,8 +408,8 @@ class EpisodeRunner:
             if decision is None:  # stopped while the agent was deciding
                 return None, None, (), None
             self.events.sig_decision.emit(self.step + 1, decision)
-            for hint in self._unheard_hints:  # this prompt carried them
-                self.events.sig_intervention.emit(InterventionProgress(hint, "delivered", self.step + 1))
+            for carried in self._unheard_hints:  # this prompt carried them
+                self.events.sig_intervention.emit(InterventionProgress(carried, "delivered", self.step + 1))
             self._unheard_hints = []
             macro = decision.action.macro if decision.action is not None else ()
             return ("privileged" if self.options.privileged else "agent"), decision, macro, None
@@ -462,10 +463,9 @@ class EpisodeRunner:
         """Interventions the episode ended before carrying out (a hint no prompt carried, a push-back still
         queued): reported as "undelivered", never dropped silently."""
         with self._control:
-            queued = [payload for kind, payload in self._pending if kind == "intervention"]
+            queued = [command[1] for command in self._pending if command[0] == "intervention"]
             self._pending = []
-        unheard = [InterventionProgress(i, "undelivered") for i in [*self._unheard_hints, *queued]
-                   if isinstance(i, Intervention)]
+        unheard = [InterventionProgress(i, "undelivered") for i in [*self._unheard_hints, *queued]]
         self._unheard_hints = []
         for item in unheard:
             self.events.sig_intervention.emit(item)
@@ -502,7 +502,7 @@ class EpisodeRunner:
         running = "B" in (params.get("buttons") or ())
         return motion.threshold_m(left_x, left_y, float(params.get("duration", 0.0)), running)
 
-    def _step_record(self, decision: Decision | None, source: str, macro: tuple[tuple[PadState, float], ...],
+    def _step_record(self, decision: Decision | None, source: Source, macro: tuple[tuple[PadState, float], ...],
                      intervention: Intervention | None, label: str, movement: bool, tick_before: int,
                      after: StateSample, before_xy: tuple[float, float], displacement: float,
                      pushed_by: float, threshold: float, dialogue_open: bool) -> StepRecord:
@@ -517,7 +517,7 @@ class EpisodeRunner:
                 latency_s=decision.latency_s, memory=decision.memory, reflection=decision.reflection,
                 lessons=tuple(decision.lessons))
         return StepRecord(
-            step=self.step, source=source, tick_before=tick_before, tick_after=after.tick,  # type: ignore[arg-type]
+            step=self.step, source=source, tick_before=tick_before, tick_after=after.tick,
             time=time.time(), action=action, decision=reply,
             intervention=InterventionRecord.from_json(intervention.to_json()) if intervention else None,
             position_before=before_xy, position_after=(after.x, after.y), displacement=displacement,

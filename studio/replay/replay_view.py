@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.episode import Episode
+from core.labels.model import SpanKind
 from studio.episode_cursor import EpisodeCursor
 from studio.episode_panes import EpisodePanes
 from studio.replay.episode_list import EpisodeList
@@ -248,6 +249,7 @@ class ReplayView(QMainWindow):
             self.loader.close()  # it stops on its own thread; its late images are ignored
             self._old_loaders = [loader for loader in self._old_loaders if loader.running] + [self.loader]
         self.episode, self.shown_index = episode, -1
+        assert episode.path is not None  # read from a file
         self.loader = FrameLoader(episode.path, len(episode))
         self.loader.sig_step_images.connect(self._on_images)
         self.loader.sig_frame.connect(self._on_sub_frame)
@@ -274,7 +276,7 @@ class ReplayView(QMainWindow):
         """Open the labels for the current annotator (`labels`: read already on the open thread); say now,
         not at the first edit, if they cannot be saved."""
         episode = self.episode
-        assert episode is not None
+        assert episode is not None and episode.path is not None  # read from a file
         result = episode.result.to_json() if episode.result else None
         self.labels.open(episode.path, str(self.annotator), result, len(episode),
                          not self.label_blocker, self.label_blocker, labels)
@@ -465,9 +467,9 @@ class ReplayView(QMainWindow):
         if self.labels.editor is not None and self.labels.selected is None:
             self.labels.select(self.labels.editor.span_at(self.current_step))
 
-    def _classify(self, kind: str) -> None:
+    def _classify(self, kind: SpanKind) -> None:
         self._select_at_cursor()
-        self.labels.set_kind(kind)  # type: ignore[arg-type]
+        self.labels.set_kind(kind)
 
     def _accept(self) -> None:
         self._select_at_cursor()
@@ -539,7 +541,7 @@ class ReplayView(QMainWindow):
             self.restoreState(state)
         speed = settings.value("replay/speed")
         try:
-            self.speed.setCurrentIndex(SPEEDS.index(float(speed)))  # type: ignore[arg-type]
+            self.speed.setCurrentIndex(SPEEDS.index(float(speed)))
         except (TypeError, ValueError):
             if isinstance(speed, str) and self.speed.findText(speed) >= 0:  # written as a caption by older versions
                 self.speed.setCurrentText(speed)

@@ -180,7 +180,7 @@ def test_clicking_a_step_shows_what_the_agent_saw_and_the_timeline_follows(windo
     qtbot.waitUntil(lambda: live.reasoning.count == 5 and live.timeline.timeline.count == 5, timeout=10_000)
     live.reasoning.list.setCurrentRow(2)  # step 3
     assert live.frame_view.current.shape == (180, 320, 3)  # the stored half-size frame of step 3
-    assert "step 3" in live.status.full_text() and live.timeline.timeline.cursor == 2
+    assert "step 3" in live.status.full_text() and live.timeline.timeline.cursor_index == 2
     qtbot.wait(100)  # live frames keep arriving meanwhile; the past step must stay on screen
     assert live.frame_view.current.shape == (180, 320, 3)
     live.actions_by_name["Back to live"].trigger()
