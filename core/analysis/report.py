@@ -355,9 +355,16 @@ def movement_table(report: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     """The movement metrics' headers and cells, as report.md and the HTML report show them."""
     headers = ["agent", "granularity", *(METRIC_LABELS[name] for name in METRICS), "deadlock spans", "aware",
                "unaware", "unclassified", "of them from human labels"]
-    rows = [[r["agent"], r["granularity"], *(format_value(r[name], name in PERCENT_METRICS) for name in METRICS),
+    rows = [[r["agent"], r["granularity"], *(_metric_cell(name, r[name]) for name in METRICS),
              *(str(r[name]) for name in SPAN_COUNTS)] for r in report["metrics"]]
     return headers, rows
+
+
+def _metric_cell(name: str, value: float | None) -> str:
+    """A movement metric as shown: percentages to 0.1, counts (the longest run of IMs) whole, the rest to 0.01."""
+    if name == "max_consecutive_im_longest" and value is not None:
+        return str(int(value))
+    return format_value(value, name in PERCENT_METRICS)
 
 
 def write_report(folder: Path, report: dict[str, Any]) -> str:

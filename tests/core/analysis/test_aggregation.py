@@ -60,6 +60,7 @@ def test_recovery_and_the_longest_run_are_shown_pooled_and_as_means(tmp_path):
     assert "recovery rate (mean of episodes)" in text and "recovery rate (pooled spans)" in text
     assert "max consecutive IMs (mean of episodes)" in text and "max consecutive IMs (longest)" in text
     assert "| 50.0% | 25.0% |" in text
+    assert "| 7.00 | 11 |" in text  # the mean of the episodes' longest runs, and the longest run itself (a count)
 
 
 def test_an_episode_without_moves_is_left_out_of_the_im_rate_and_the_correlation(tmp_path):
