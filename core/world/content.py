@@ -13,6 +13,9 @@ from typing import Annotated, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from core.world.sound_spec import SoundSpec, sound_problems
+from core.world.yaml_lines import LocatedProblems, Location, line_of
+
 WORLD_FORMAT_VERSION = 1
 MAX_FLAGS = 64
 
@@ -283,6 +286,7 @@ class WorldSpec(_Model):
     dialogues: dict[str, list[DialogueVariant]]
     flags: list[str] = Field(max_length=MAX_FLAGS)
     start_states: dict[str, StartState] = Field(min_length=1)
+    sound: SoundSpec = SoundSpec()
 
     @field_validator("flags")
     @classmethod
@@ -294,50 +298,74 @@ class WorldSpec(_Model):
     @model_validator(mode="after")
     def _references_resolve(self) -> WorldSpec:
         known_flags = set(self.flags)
-        problems: list[str] = []
+        problems: list[tuple[Location, str]] = []
         for name, variants in self.dialogues.items():
             for i, variant in enumerate(variants):
                 for flag in [*variant.requires, *variant.requires_not, *variant.set_flags, *variant.clear_flags]:
                     if flag not in known_flags:
-                        problems.append(f"dialogue {name!r} variant {i} names unknown flag {flag!r}")
-        for holder in [*self.npcs, *self.interactables]:
-            if holder.dialogue not in self.dialogues:
-                problems.append(f"{holder.id!r} uses unknown dialogue {holder.dialogue!r}")
-        for item in self.interactables:
+                        problems.append((("dialogues", name, i), f"dialogue {name!r} variant {i} names unknown "
+                                                                 f"flag {flag!r}"))
+        for group, holders in (("npcs", self.npcs), ("interactables", self.interactables)):
+            for i, holder in enumerate(holders):
+                if holder.dialogue not in self.dialogues:
+                    problems.append(((group, i, "dialogue"), f"{holder.id!r} uses unknown dialogue "
+                                                             f"{holder.dialogue!r}"))
+        for i, item in enumerate(self.interactables):
             if item.state_flag is not None and item.state_flag not in known_flags:
-                problems.append(f"interactable {item.id!r} names unknown state_flag {item.state_flag!r}")
-        for keeper in self.gatekeepers:
+                problems.append((("interactables", i, "state_flag"), f"interactable {item.id!r} names unknown "
+                                                                     f"state_flag {item.state_flag!r}"))
+        for i, keeper in enumerate(self.gatekeepers):
             if keeper.open_flag not in known_flags:
-                problems.append(f"gatekeeper {keeper.id!r} names unknown open_flag {keeper.open_flag!r}")
+                problems.append((("gatekeepers", i, "open_flag"), f"gatekeeper {keeper.id!r} names unknown "
+                                                                  f"open_flag {keeper.open_flag!r}"))
         for name, start in self.start_states.items():
             unknown = [f for f in start.flags if f not in known_flags]
-            problems.extend(f"start state {name!r} names unknown flag {f!r}" for f in unknown)
+            problems.extend((("start_states", name, "flags"), f"start state {name!r} names unknown flag {f!r}")
+                            for f in unknown)
         ids = [b.id for b in self.buildings] + [n.id for n in self.npcs] + [i.id for i in self.interactables]
         duplicates = sorted({i for i in ids if ids.count(i) > 1})
         if duplicates:
-            problems.append(f"duplicate ids: {duplicates}")
+            problems.append(((), f"duplicate ids: {duplicates}"))
+        problems += sound_problems(self.sound, self.bounds, self.tick_hz, [n.id for n in self.npcs],
+                                   self.stream is not None, self.sea is not None)
         if problems:
-            raise ValueError("; ".join(problems))
+            raise LocatedProblems(problems)
         return self
 
 
 def load_world(path: Path) -> WorldSpec:
-    """Read and validate a world file; every problem is reported with the file name."""
+    """Read and validate a world file; every problem is reported as FILE:LINE: field: problem."""
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise WorldFileError(f"cannot read world file {path}: {exc.strerror}") from None
     try:
         data = yaml.safe_load(text)
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as exc:
-        raise WorldFileError(f"{path} is not valid YAML: {exc}") from None
+        mark = getattr(exc, "context_mark", None) or getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
+        raise WorldFileError(f"{where}: not valid YAML: {getattr(exc, 'problem', exc)}") from None
     if not isinstance(data, dict):
-        raise WorldFileError(f"{path} must hold a mapping at the top level")
+        raise WorldFileError(f"{path}:1: a world file holds a mapping at the top level")
     try:
         return WorldSpec.model_validate(data)
     except ValidationError as exc:
         lines = [f"{path} does not match the world schema (format {WORLD_FORMAT_VERSION}):"]
-        for error in exc.errors()[:20]:
-            where = ".".join(str(p) for p in error["loc"]) or "(top level)"
-            lines.append(f"  {where}: {error['msg']}")
+        for location, message in _located(exc)[:20]:
+            where = ".".join(str(p) for p in location if p != "[key]") or "(top level)"
+            lines.append(f"  {path}:{line_of(root, location)}: {where}: {message}")
         raise WorldFileError("\n".join(lines)) from None
+
+
+def _located(exc: ValidationError) -> list[tuple[Location, str]]:
+    """Pydantic's errors, with a whole-file check's problems unpacked to the fields they are about."""
+    found: list[tuple[Location, str]] = []
+    for error in exc.errors():
+        cause = (error.get("ctx") or {}).get("error")
+        if isinstance(cause, LocatedProblems):
+            prefix = tuple(error["loc"])
+            found.extend(((*prefix, *loc), message) for loc, message in cause.problems)
+        else:
+            found.append((tuple(error["loc"]), str(error["msg"])))
+    return found

@@ -54,9 +54,9 @@ def test_a_missing_file_is_named(tmp_path):
         load_world(tmp_path / "nowhere.yaml")
 
 
-def test_broken_yaml_is_reported_with_the_file(tmp_path):
-    with pytest.raises(WorldFileError, match=r"world.yaml is not valid YAML"):
-        load_world(_write(tmp_path, "buildings: [unclosed\n"))
+def test_broken_yaml_is_reported_with_the_file_and_line(tmp_path):
+    with pytest.raises(WorldFileError, match=r"world.yaml:2: not valid YAML"):
+        load_world(_write(tmp_path, "name: x\nbuildings: [unclosed\n"))
 
 
 def test_schema_errors_name_the_field(tmp_path):
@@ -66,8 +66,11 @@ def test_schema_errors_name_the_field(tmp_path):
     with pytest.raises(WorldFileError, match=r"buildings\.0\.roof\.shape"):
         load_world(_write(tmp_path, data))
     data["buildings"][0]["roof"]["shape"] = "gable"
-    with pytest.raises(WorldFileError, match="'baker' uses unknown dialogue 'no_such_dialogue'"):
-        load_world(_write(tmp_path, data))
+    path = _write(tmp_path, data)
+    with pytest.raises(WorldFileError, match="'baker' uses unknown dialogue 'no_such_dialogue'") as error:
+        load_world(path)
+    line = next(i for i, text in enumerate(path.read_text().splitlines(), 1) if "no_such_dialogue" in text)
+    assert f"world.yaml:{line}: npcs.0.dialogue:" in str(error.value)
 
 
 def test_the_world_command_refuses_a_bad_file_without_a_traceback(tmp_path):
