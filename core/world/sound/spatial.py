@@ -1,0 +1,106 @@
+"""Where a sound is heard from, by a listener at the character's head facing where the camera faces.
+
+For each source and each listener pose (vectorised over poses): distance attenuation, the level difference
+between the ears (ILD: MAX_ILD_DB * sin(azimuth), so it reads back as a direction), a small time difference
+(ITD, at most MAX_ITD_S), and a little less level from behind. Line and area sources (a stream, the sea, a
+market street) are heard from their nearest point.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from core.world.content import WorldSpec
+from core.world.sound_spec import Source
+
+MAX_ILD_DB = 12.0
+MAX_ITD_S = 0.00063  # a human head's largest interaural delay is about 0.65 ms
+BEHIND_GAIN = 0.7  # directly behind; in front is 1
+NEAR_M = 1.0  # closer than this the direction blurs to the middle (inside a source, a sound is everywhere)
+HEAD_M = 1.6  # the listener's ears above the character's feet
+
+
+class Shape:
+    """The nearest point of a source to each listener position."""
+
+    def __init__(self, points: np.ndarray | None = None, area: tuple[float, float, float, float] | None = None,
+                 height: float = 1.0, ground_z: float = 0.0) -> None:
+        self.points = points
+        self.area = area
+        self.z = ground_z + height
+        if area is not None:
+            self.box = area
+        else:
+            assert points is not None
+            (x0, y0), (x1, y1) = points.min(axis=0), points.max(axis=0)
+            self.box = (float(x0), float(y0), float(x1), float(y1))
+            self._point = (float(points[0, 0]), float(points[0, 1]))
+            a, along = points[:-1, :, None], np.diff(points, axis=0)[:, :, None]
+            self._segments = (a[:, 0], a[:, 1], along[:, 0], along[:, 1],
+                              np.maximum(along[:, 0] ** 2 + along[:, 1] ** 2, 1e-12))
+
+    def distance_from(self, x: float, y: float) -> float:
+        """How far (x, y) is from the shape's bounding box: cheap, for leaving out sources far away."""
+        x0, y0, x1, y1 = self.box
+        return math.hypot(max(x0 - x, x - x1, 0.0), max(y0 - y, y - y1, 0.0))
+
+    def nearest(self, xs: np.ndarray, ys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        if self.area is not None:
+            x0, y0, x1, y1 = self.area
+            return np.minimum(np.maximum(xs, x0), x1), np.minimum(np.maximum(ys, y0), y1)
+        assert self.points is not None
+        if len(self.points) == 1:
+            return self._point[0], self._point[1]
+        # every segment against every pose at once: (segments, poses)
+        ax, ay, along_x, along_y, length_sq = self._segments
+        t = ((xs - ax) * along_x + (ys - ay) * along_y) / length_sq
+        t = np.minimum(np.maximum(t, 0.0), 1.0)
+        px, py = ax + t * along_x, ay + t * along_y
+        best = ((xs - px) ** 2 + (ys - py) ** 2).argmin(axis=0)
+        poses = np.arange(len(xs))
+        return px[best, poses], py[best, poses]
+
+
+def shape_of(source: Source, spec: WorldSpec, ground_z: float) -> Shape:
+    if source.follows == "stream" and spec.stream is not None:
+        return Shape(np.array(spec.stream.points, float), height=source.height, ground_z=-0.5)
+    if source.follows == "sea" and spec.sea is not None:
+        _, y0, x1, y1 = spec.bounds
+        return Shape(area=(spec.sea.shore_x, y0 - 200.0, max(x1, spec.sea.shore_x) + 200.0, y1 + 200.0),
+                     height=source.height, ground_z=spec.sea.level)
+    if source.area is not None:
+        return Shape(area=source.area, height=source.height, ground_z=ground_z)
+    points = [source.pos] if source.pos is not None else source.points or []
+    return Shape(np.array(points, float), height=source.height, ground_z=ground_z)
+
+
+def ears(sx: np.ndarray, sy: np.ndarray, sz: np.ndarray, listeners: np.ndarray, reference_m: np.ndarray,
+         audible_m: np.ndarray, rate: int) -> np.ndarray:
+    """(sources, poses, 4) float32: gain left, gain right, delay left, delay right (whole samples), for sources
+    at (sx, sy, sz)[source, pose] heard by listeners[pose] = (x, y, z of the ears, camera heading in degrees).
+    reference_m and audible_m are per source, shaped (sources, 1): full level within reference_m, falling
+    with distance, and faded out completely at audible_m."""
+    dx, dy, dz = sx - listeners[:, 0], sy - listeners[:, 1], sz - listeners[:, 2]
+    flat_sq = dx * dx + dy * dy
+    flat = np.sqrt(flat_sq)
+    distance = np.sqrt(flat_sq + dz * dz)
+    yaw = np.radians(listeners[:, 3])
+    cos, sin = np.cos(yaw), np.sin(yaw)
+    # Heading 0 faces +y and turns counter-clockwise: the right ear points along (cos, sin) of the heading.
+    spread = np.maximum(distance, NEAR_M)
+    lateral = (dx * cos + dy * sin) / spread
+    front = (dy * cos - dx * sin) / spread
+    fade = np.maximum(1.0 - flat / audible_m, 0.0)
+    level = reference_m / np.maximum(distance, reference_m) * fade * (1 - (1 - BEHIND_GAIN) * 0.5 * (1 - front))
+    right = np.exp(lateral * (MAX_ILD_DB / 40 * math.log(10)))  # 10 ** (MAX_ILD_DB / 40 * lateral)
+    left = 1 / right
+    level = level / np.sqrt(0.5 * (left * left + right * right))
+    itd = np.rint(MAX_ITD_S * rate * lateral)
+    out = np.empty((*lateral.shape, 4), np.float32)
+    out[..., 0] = level * left
+    out[..., 1] = level * right
+    out[..., 2] = np.maximum(itd, 0)  # a source on the right reaches the left ear later
+    out[..., 3] = np.maximum(-itd, 0)
+    return out
