@@ -51,7 +51,7 @@ def surf(rng: np.random.Generator, rate: int) -> np.ndarray:
         dsp.add_at(swell, start, rng.uniform(0.6, 1.0) * shape)
         dsp.add_at(wash, start + rise // 2, shape * rng.uniform(0.5, 0.9))  # the wash follows the wave in
         t += rng.uniform(5.0, 8.0)
-    roar = dsp.band_noise(rng, n, rate, 90, 700) * swell
+    roar = dsp.band_noise(rng, n, rate, 170, 900) * swell  # above the bumps' thud, so a bump stays audible
     hiss = dsp.band_noise(rng, n, rate, 1200, 7000) * wash
     return dsp.looped(0.8 * roar + 0.45 * hiss, rate, fade_s=1.0)
 
@@ -59,7 +59,8 @@ def surf(rng: np.random.Generator, rate: int) -> np.ndarray:
 def fountain(rng: np.random.Generator, rate: int) -> np.ndarray:
     """Falling water: a steady bright splash and droplets."""
     n = dsp.seconds(rate, 6.5)
-    splash = dsp.band(rng.standard_normal(n) + 2 * dsp.crackle(rng, n, rate, 3000, 0.5), rate, 700, 9000)
+    splash = dsp.band(rng.standard_normal(n) + 2 * dsp.crackle(rng, n, rate, 3000, 0.5), rate, 500, 9000,
+                      edge=0.4, tilt_db=-3.0)
     splash = dsp.unit_rms(splash) * (1 + 0.15 * dsp.smooth_random(rng, n, rate, 6))
     short = dsp.seconds(rate, 0.03)
     kinds = [np.sin(dsp.glide(short, rate, f, f * 1.5, 0.006)) * dsp.decay(short, rate, 0.006)

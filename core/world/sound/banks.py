@@ -21,12 +21,12 @@ from core.world.sound_spec import SURFACES, BellSource
 
 VARIANTS = 4  # footsteps and bumps of each kind, so that no two in a row are the same
 # Loudness of each ambient kind at its reference distance (RMS, full scale 1; gulls: peak, being mostly silence).
-LOOP_LEVEL = {"water": 0.08, "surf": 0.1, "fountain": 0.07, "gulls": 0.3, "chatter": 0.035}
+LOOP_LEVEL = {"water": 0.03, "surf": 0.05, "fountain": 0.03, "gulls": 0.2, "chatter": 0.025}
 FOOTSTEP_PEAK = 0.22
 BUMP_PEAK = 0.55
-VOICE_PEAK = 0.3
-CUE_PEAK = 0.35
-BELL_PEAK = 0.5
+VOICE_PEAK = 0.22
+CUE_PEAK = 0.25
+BELL_PEAK = 0.3
 
 
 def stable_code(*names: object) -> int:
