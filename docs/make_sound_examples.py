@@ -18,10 +18,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from core.audio.picture import spectrogram_image  # noqa: E402 - after the path fix, on purpose
-from core.audio.wav import write_wav  # noqa: E402
-from core.game.builtin import BuiltinWorld  # noqa: E402
-from core.game.pad import Button, PadState  # noqa: E402
+from core.audio.picture import spectrogram_image
+from core.audio.wav import write_wav
+from core.game.builtin import BuiltinWorld
+from core.game.pad import Button, PadState
 
 WALK = 1.0
 BELL_PERIOD_S = 20.0  # the town's bell: assets/worlds/town/world.yaml, sound.sources[bell]
