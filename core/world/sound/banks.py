@@ -68,7 +68,8 @@ def build_banks(spec: WorldSpec) -> Banks:
         banks.voices[npc.id] = [s * voice_gain for s in syllable_bank(generator(seed, "voice", npc.id), rate, traits)]
     cue_gain = CUE_PEAK * sound.cues.gain
     for name, make in CUES.items():
-        banks.cues[name] = (dsp.peak_normalized(make(generator(seed, "cue", name), rate)) * cue_gain).astype(np.float32)
+        cue = dsp.tail_faded(dsp.peak_normalized(make(generator(seed, "cue", name), rate)), rate)
+        banks.cues[name] = (cue * cue_gain).astype(np.float32)
     for source in sound.sources:
         rng = generator(seed, "source", source.id)
         if isinstance(source, BellSource):

@@ -107,13 +107,14 @@ CUES: dict[str, Maker] = {
     "sign": paper, "dialogue_open": dialogue_open, "dialogue_close": dialogue_close,
 }
 # The partials of a tower bell (ratio to the strike note, level, decay in s): hum, prime, tierce, quint, nominal...
-_BELL = [(0.5, 0.55, 7.0), (1.0, 1.0, 4.5), (1.19, 0.5, 3.0), (1.5, 0.3, 2.4), (2.0, 0.7, 2.0), (2.51, 0.25, 1.4),
-         (3.0, 0.25, 1.1), (4.07, 0.15, 0.7)]
+_BELL = [(0.5, 0.55, 3.5), (1.0, 1.0, 2.6), (1.19, 0.5, 2.0), (1.5, 0.3, 1.6), (2.0, 0.7, 1.4), (2.51, 0.25, 1.0),
+         (3.0, 0.25, 0.8), (4.07, 0.15, 0.5)]
+BELL_S = 9.0  # long enough for the hum to die away (it is faded out over the last two seconds)
 
 
 def bell(rng: np.random.Generator, rate: int, pitch_hz: float) -> np.ndarray:
     """One stroke: inharmonic partials, each a slowly beating pair, and the clapper's strike."""
-    n = dsp.seconds(rate, 7.0)
+    n = dsp.seconds(rate, BELL_S)
     t = np.arange(n) / rate
     out = np.zeros(n)
     for ratio, level, decay_s in _BELL:
@@ -122,4 +123,4 @@ def bell(rng: np.random.Generator, rate: int, pitch_hz: float) -> np.ndarray:
         beating = np.sin(2 * np.pi * freq * t + rng.uniform(0, 6.3)) + np.sin(2 * np.pi * (freq + 0.4) * t)
         out += level * 0.5 * beating * dsp.decay(n, rate, decay_s, attack_s=attack)
     out += 0.3 * dsp.band_noise(rng, n, rate, 1500, 7000) * dsp.decay(n, rate, 0.012)
-    return dsp.peak_normalized(out).astype(np.float32)
+    return dsp.peak_normalized(dsp.tail_faded(out, rate, 2.0)).astype(np.float32)

@@ -114,7 +114,8 @@ class SoundDirector:
         level = (0.5 + 0.5 * strength) * (0.8 if repeat else 1.0)
         radius = self.spec.character.radius
         x, y = s.x - contact.push_x / push * radius, s.y - contact.push_y / push * radius
-        events.append(Bump(s.tick, 0, contact.material, x, y, s.z + 0.9, level, repeat))
+        # at ear height: a shoulder meets the wall, and the ear on that side hears it
+        events.append(Bump(s.tick, 0, contact.material, x, y, s.z + HEAD_M, level, repeat))
 
     # -- dialogue -----------------------------------------------------------------------
     def _dialogues(self, events: list[SoundEvent]) -> None:

@@ -116,6 +116,14 @@ def looped(signal: Array, rate: int, fade_s: float = 0.25) -> Array:
     return body
 
 
+def tail_faded(signal: Array, rate: int, fade_s: float = 0.02) -> Array:
+    """The signal with its last fade_s faded to silence, so that a one-shot never ends with a click."""
+    out = signal.copy()
+    fade = min(len(out), seconds(rate, fade_s))
+    out[-fade:] *= np.cos(0.5 * np.pi * np.arange(1, fade + 1) / fade) ** 2
+    return out
+
+
 def add_at(target: Array, start: int, sound: Array) -> None:
     """Add `sound` into `target` from `start`, cut at target's end."""
     end = min(len(target), start + len(sound))

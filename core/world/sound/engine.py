@@ -60,8 +60,8 @@ class SoundEngine:
         self.ring.begin_epoch()
         self._log({"kind": "restart", "tick": self.director.simulation.state.tick})
 
-    def observe(self) -> None:
-        """After each simulated tick."""
+    def observe(self) -> TickSound:
+        """After each simulated tick: what it sounds like (mixed at the next flush)."""
         started = time.perf_counter()
         sound = self.director.observe()
         self.mixer.add(sound.events)
@@ -72,6 +72,7 @@ class SoundEngine:
         self.synth_seconds += time.perf_counter() - started
         if len(self.pending) >= MAX_BLOCK_TICKS:
             self.flush()
+        return sound
 
     def flush(self) -> None:
         """Mix the ticks gathered so far into the ring (before the frame that shows them is published)."""

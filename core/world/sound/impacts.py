@@ -36,7 +36,7 @@ def footstep(rng: np.random.Generator, rate: int, timbre: FootstepTimbre) -> np.
                           [1.0, 0.4], rng)
         sound += 0.8 * knock * (1 + 0.5 * dsp.decay(n, rate, decay_s, delay_s=roll_s))
     sound = dsp.band(sound, rate, FOOTSTEP_FLOOR_HZ, 11000, edge=0.1)
-    return dsp.peak_normalized(sound, timbre.gain).astype(np.float32)
+    return dsp.peak_normalized(dsp.tail_faded(sound, rate), timbre.gain).astype(np.float32)
 
 
 def thud(rng: np.random.Generator, rate: int) -> np.ndarray:
@@ -102,4 +102,4 @@ def bump(rng: np.random.Generator, rate: int, material: str) -> np.ndarray:
     """A bump against `material` (one of MATERIALS; anything else sounds of stone), peak about 1."""
     body = thud(rng, rate)
     layer = MATERIALS.get(material, _stone)(rng, rate, len(body))
-    return dsp.peak_normalized(body + layer).astype(np.float32)
+    return dsp.peak_normalized(dsp.tail_faded(body + layer, rate)).astype(np.float32)

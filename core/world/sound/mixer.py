@@ -24,7 +24,6 @@ PAD = 24  # zeros around every one-shot: more than the largest interaural delay 
 MAX_BLOCK_TICKS = 64
 AUDIBLE_REFERENCES = 12.0  # a source fades out completely at this many times its reference distance
 SILENT = 0.003  # a source this far below its reference level (-50 dB) is not mixed
-GENTLE = 0.03  # a gain moving less than this share in a tick (0.25 dB) steps instead of gliding
 FADE_S = 0.01  # a voice cut short fades over this long
 NEAR_REFERENCE_M = 2.0  # footsteps, bumps, cues: at full level next to the character
 
@@ -198,8 +197,7 @@ class Mixer:
     def _mix(self, out: np.ndarray, poses: np.ndarray, n0: int, playing: list[Playing]) -> None:
         """Spatialize every sound playing in the block at once, then add each to each ear.
 
-        Gains are given at tick boundaries. Across a tick they move in a straight line, or, when they move
-        by less than GENTLE (a level step no ear can tell), step at the tick's start. A tick silent at both
+        Gains are given at tick boundaries and move in a straight line across each tick. A tick silent at both
         ends is left out. All of it is decided tick by tick, so any grouping of ticks gives the same samples."""
         knots = len(poses)
         sx, sy = np.empty((len(playing), knots)), np.empty((len(playing), knots))
@@ -212,10 +210,8 @@ class Mixer:
         start, end = gains[..., :-1].copy(), gains[..., 1:].copy()  # (sounds, ears, ticks)
         silent = (start < SILENT) & (end < SILENT)
         start[silent] = end[silent] = 0.0
-        gentle = np.abs(end - start) <= GENTLE * np.maximum(start, end)
-        start[gentle] = end[gentle]
-        mute, steps = silent.all(axis=2), gentle.all(axis=2)
-        still = steps & (end == end[..., :1]).all(axis=2)
+        mute = silent.all(axis=2)
+        still = (start == end).all(axis=2) & (end == end[..., :1]).all(axis=2)
         spt = self.spt
         for index, sound in enumerate(playing):
             a, b, signal = sound.a, sound.b, sound.signal
@@ -230,8 +226,6 @@ class Mixer:
                     continue
                 elif still[index, ear]:
                     gain = end[index, ear, 0]
-                elif steps[index, ear]:
-                    gain = np.repeat(end[index, ear, k0:k1], spt)[a - k0 * spt:b - k0 * spt]
                 else:
                     first, last = start[index, ear, k0:k1, None], end[index, ear, k0:k1, None]
                     gain = (first + (last - first) * self.frac).ravel()[a - k0 * spt:b - k0 * spt]

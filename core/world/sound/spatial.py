@@ -18,7 +18,7 @@ from core.world.sound_spec import Source
 MAX_ILD_DB = 12.0
 MAX_ITD_S = 0.00063  # a human head's largest interaural delay is about 0.65 ms
 BEHIND_GAIN = 0.7  # directly behind; in front is 1
-NEAR_M = 1.0  # closer than this the direction blurs to the middle (inside a source, a sound is everywhere)
+NEAR_M = 0.3  # closer than this the direction blurs to the middle (inside a source, a sound is everywhere)
 HEAD_M = 1.6  # the listener's ears above the character's feet
 
 
