@@ -5,6 +5,7 @@ judges only the PCM that reaches the audio ring, using the director's events to 
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import numpy as np
@@ -82,7 +83,7 @@ def _step_spectra(rig: SoundRig, surface: str) -> list[np.ndarray]:
         power = np.abs(np.fft.rfft(window)) ** 2
         edges = np.geomspace(200, 9000, 19)
         bins = np.fft.rfftfreq(2048, 1 / rig.rate)
-        bands = np.array([power[(bins >= lo) & (bins < hi)].sum() for lo, hi in zip(edges[:-1], edges[1:])])
+        bands = np.array([power[(bins >= lo) & (bins < hi)].sum() for lo, hi in itertools.pairwise(edges)])
         shapes.append(10 * np.log10(bands / bands.sum() + 1e-12))  # the spectrum's shape, not its level
     return shapes
 
