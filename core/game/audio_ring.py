@@ -136,15 +136,18 @@ class AudioRing:
         if ticks > self.capacity:  # only the newest capacity ticks can be kept anyway
             pcm, first_tick, ticks = pcm[-self.capacity * per_tick:], first_tick + ticks - self.capacity, self.capacity
         blocks = pcm.reshape(ticks, per_tick, channels)
-        slots = (self._next + np.arange(ticks)) % self.capacity
-        epoch = self.epoch
-        seq = self._slots["seq"]
-        seq[slots] += 1  # odd: being written
-        self._pcm[slots] = blocks
-        self._slots["epoch"][slots] = epoch
-        self._slots["tick"][slots] = first_tick + np.arange(ticks, dtype=np.uint64)
-        seq[slots] += 1  # even: complete
-        self._next = int((self._next + ticks) % self.capacity)
+        epoch, done = self.epoch, 0
+        while done < ticks:  # in at most two runs of slots: up to the end of the ring, then from its start
+            first = self._next
+            count = min(ticks - done, self.capacity - first)
+            slots = self._slots[first:first + count]
+            slots["seq"] += 1  # odd: being written
+            self._pcm[first:first + count] = blocks[done:done + count]
+            slots["epoch"] = epoch
+            slots["tick"] = np.arange(first_tick + done, first_tick + done + count, dtype=np.uint64)
+            slots["seq"] += 1  # even: complete
+            self._next = (first + count) % self.capacity
+            done += count
 
     def _require_writer(self) -> None:
         if not self._writable:

@@ -130,8 +130,11 @@ class World:
 
     def publish(self) -> int:
         if self.sound is not None:
-            self.sound.flush()  # a frame's ticks are all heard by the time it is shown
-        self.frame_no = self.ring.write(self.compose(), self.simulation.state.tick)
+            self.sound.flush()  # mixed while the frame renders
+        frame = self.compose()
+        if self.sound is not None:
+            self.sound.wait()  # a frame's ticks are all in the audio ring by the time it is shown
+        self.frame_no = self.ring.write(frame, self.simulation.state.tick)
         return self.frame_no
 
     def close(self) -> None:

@@ -129,12 +129,13 @@ class WorldServer:
             pads = [_pad(p) for p in header.get("pads") or []]
             ticks = _ticks(header.get("ticks"))
             synth = world.sound.synth_seconds if world.sound is not None else 0.0
-            started = time.perf_counter()
+            started, cpu = time.perf_counter(), time.process_time()
             for pad in pads:
                 world.advance(pad, ticks)
-            seconds = time.perf_counter() - started
+            seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
             synth = world.sound.synth_seconds - synth if world.sound is not None else 0.0
-            return {"ok": True, "seconds": seconds, "steps": len(pads), "synth_seconds": synth}, []
+            # cpu_seconds: this process's own work, which other programs on a shared machine do not inflate
+            return {"ok": True, "seconds": seconds, "cpu_seconds": cpu, "steps": len(pads), "synth_seconds": synth}, []
         if op == "outline":
             # For the studio's map backdrop only; agents never see it (it is geometry, not state).
             return {"ok": True, "shapes": world_outline(world.simulation.collision.obstacles)}, []

@@ -109,7 +109,7 @@ CUES: dict[str, Maker] = {
 # The partials of a tower bell (ratio to the strike note, level, decay in s): hum, prime, tierce, quint, nominal...
 _BELL = [(0.5, 0.55, 3.5), (1.0, 1.0, 2.6), (1.19, 0.5, 2.0), (1.5, 0.3, 1.6), (2.0, 0.7, 1.4), (2.51, 0.25, 1.0),
          (3.0, 0.25, 0.8), (4.07, 0.15, 0.5)]
-BELL_S = 9.0  # long enough for the hum to die away (it is faded out over the last two seconds)
+BELL_S = 7.0  # long enough for the hum to die away (it is faded out over the last two seconds)
 
 
 def bell(rng: np.random.Generator, rate: int, pitch_hz: float) -> np.ndarray:

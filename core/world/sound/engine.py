@@ -1,7 +1,10 @@
 """The world's sound, tick by tick: the director's events, mixed, written to the audio ring.
 
 Ticks are gathered and mixed in blocks when a frame is published (a lockstep hold of 15 ticks is one
-block), which costs far less than mixing each tick alone and sounds bit for bit the same (mixer.py).
+block), which costs far less than mixing each tick alone and sounds bit for bit the same (mixer.py). The block
+is mixed on a thread of its own while the frame renders (Panda3D lets go of the GIL while it draws, numpy
+while it computes), and the world waits for both before it answers: a step's sound is in the ring by the
+time its frame is.
 
 TEST ONLY: with POKEGYM_TEST_SOUND_TRUTH=1 in its environment, the world also appends every sound event to
 sound_truth.jsonl beside the audio ring, so tests can check that the sound carries what happened (a bump is
@@ -14,6 +17,7 @@ import json
 import math
 import os
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict
 from pathlib import Path
 from typing import TextIO
@@ -46,14 +50,20 @@ class SoundEngine:
         capacity = max(MAX_BLOCK_TICKS, math.ceil(spec.sound.ring_seconds * spec.tick_hz))
         self.ring = AudioRing.create(ring_path, self.format, capacity)
         self.pending: list[TickSound] = []
-        self.synth_seconds = 0.0  # time spent mixing, for `bench world`
+        self.synth_seconds = 0.0  # CPU time spent on sound (both threads), for `bench world`
         self.synth_ticks = 0
+        self._mixing = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sound-mixer")
+        # Start its thread now, while the world still blocks Ctrl+C in new threads (core/world/stop_signals.py):
+        # a thread started later would inherit the main thread's unblocked mask and could take the signal.
+        self._mixing.submit(lambda: None).result()
+        self._job: Future[None] | None = None
         self._truth: TextIO | None = None
         if os.environ.get(TRUTH_ENV) == "1":
             self._truth = open(ring_path.parent / TRUTH_FILE, "a", encoding="utf-8")  # noqa: SIM115 - kept open
 
     def restart(self) -> None:
         """The tick counter jumps (reset, restore): what played stops, and a new epoch of the ring begins."""
+        self.wait()
         self.pending.clear()
         self.director.restart()
         self.mixer.restart(self.director.listener())
@@ -62,6 +72,8 @@ class SoundEngine:
 
     def observe(self) -> TickSound:
         """After each simulated tick: what it sounds like (mixed at the next flush)."""
+        if self._job is not None:
+            self.wait()  # the mixer's voices are not touched while a block is being mixed
         started = time.perf_counter()
         sound = self.director.observe()
         self.mixer.add(sound.events)
@@ -69,29 +81,42 @@ class SoundEngine:
         if self._truth is not None:
             for event in sound.events:
                 self._log({"kind": type(event).__name__.lower(), **asdict(event)})
-        self.synth_seconds += time.perf_counter() - started
+        self.synth_seconds += time.perf_counter() - started  # in this thread, nothing else runs meanwhile
         if len(self.pending) >= MAX_BLOCK_TICKS:
             self.flush()
         return sound
 
     def flush(self) -> None:
-        """Mix the ticks gathered so far into the ring (before the frame that shows them is published)."""
-        if not self.pending:
-            return
-        started = time.perf_counter()
-        pcm = self.mixer.render(self.pending)
-        self.ring.write(self.pending[0].tick, pcm)
-        self.synth_ticks += len(self.pending)
-        self.pending.clear()
-        self.synth_seconds += time.perf_counter() - started
-        if self._truth is not None:
-            self._truth.flush()
+        """Start mixing the ticks gathered so far into the ring; wait() for it before the frame that shows them
+        is published."""
+        self.wait()
+        if self.pending:
+            ticks, self.pending = self.pending, []
+            self._job = self._mixing.submit(self._mix, ticks)
+
+    def wait(self) -> None:
+        """Until the ticks flushed are in the ring (an error in the mixing is raised here)."""
+        if self._job is not None:
+            job, self._job = self._job, None
+            job.result()
+            if self._truth is not None:
+                self._truth.flush()
+
+    def _mix(self, ticks: list[TickSound]) -> None:
+        started = time.thread_time()
+        self.ring.write(ticks[0].tick, self.mixer.render(ticks))
+        self.synth_ticks += len(ticks)
+        self.synth_seconds += time.thread_time() - started
 
     def _log(self, record: dict[str, object]) -> None:
         if self._truth is not None:
             self._truth.write(json.dumps(record) + "\n")
 
     def close(self) -> None:
-        if self._truth is not None:
-            self._truth.close()
-        self.ring.close()
+        try:
+            self.wait()
+        finally:
+            self._mixing.shutdown(wait=True)
+            if self._truth is not None:
+                self._truth.close()
+            self.ring.close()

@@ -7,11 +7,12 @@ is the time between game state t - 1 and game state t).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 
-@dataclass(frozen=True)
-class Listener:
-    """The ears: at the character's head, facing the camera's heading (degrees, 0 north, counter-clockwise)."""
+class Listener(NamedTuple):
+    """The ears: at the character's head, facing the camera's heading (degrees, 0 north, counter-clockwise).
+    A tuple: one is made every tick, and the mixer takes them as rows of numbers."""
 
     x: float
     y: float
@@ -71,7 +72,7 @@ class Cue:
 SoundEvent = Footstep | Bump | Speech | Hush | Cue
 
 
-@dataclass
+@dataclass(slots=True)
 class TickSound:
     tick: int
     listener: Listener

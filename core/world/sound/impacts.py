@@ -23,7 +23,7 @@ def footstep(rng: np.random.Generator, rate: int, timbre: FootstepTimbre) -> np.
     falling off towards the top of its band, and the knock of a hard surface."""
     decay_s = timbre.decay_ms / 1000
     roll_s = decay_s * 0.6 + 0.03
-    n = dsp.seconds(rate, roll_s + decay_s * 5)
+    n = dsp.seconds(rate, roll_s + decay_s * 3.5)  # down 30 dB by then; the tail is faded out
     low, high = timbre.noise_band
     texture = (1 - timbre.grain) * rng.standard_normal(n) + timbre.grain * 3 * dsp.crackle(rng, n, rate, 900)
     texture = dsp.unit_rms(dsp.band(texture, rate, low, high, edge=0.4, tilt_db=-3.0))

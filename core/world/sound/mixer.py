@@ -22,8 +22,8 @@ from core.world.sound_spec import AmbientSource, BellSource
 
 PAD = 24  # zeros around every one-shot: more than the largest interaural delay in samples
 MAX_BLOCK_TICKS = 64
-AUDIBLE_REFERENCES = 12.0  # a source fades out completely at this many times its reference distance
-SILENT = 0.003  # a source this far below its reference level (-50 dB) is not mixed
+AUDIBLE_REFERENCES = 8.0  # a source fades out completely at this many times its reference distance
+SILENT = 4.0  # a sound quieter than this (in steps of the 16-bit output, -78 dB full scale) is left out
 FADE_S = 0.01  # a voice cut short fades over this long
 NEAR_REFERENCE_M = 2.0  # footsteps, bumps, cues: at full level next to the character
 
@@ -37,6 +37,7 @@ class Emitter:
     place: tuple[float, float, float] | None  # None: inside the head (the dialogue box's cues)
     reference_m: float = NEAR_REFERENCE_M
     speech: bool = False
+    loudness: float = 1.0  # its peak, to tell when it is too far to hear
     # Whole-sample delays of the left and right ear, fixed when it starts: the time difference says where
     # it began; while it plays, the level difference follows the camera.
     delays: tuple[int, int] | None = None
@@ -54,6 +55,7 @@ class Bed:
     length: int
     shape: spatial.Shape
     reference_m: float
+    loudness: float  # its peak
 
 
 @dataclass
@@ -79,6 +81,7 @@ class Playing:
     y: float | np.ndarray
     z: float
     reference_m: float
+    loudness: float
     emitter: Emitter | None = None
 
 
@@ -92,11 +95,12 @@ class Mixer:
         self.seed = spec.sound.seed
         self.rate = spec.sound.rate
         self.spt = samples_per_tick
-        self.master = np.float32(spec.sound.gain * 32767.0)
+        self.master = spec.sound.gain * 32767.0  # gains include it: the mix is in steps of the 16-bit output
         self.frac = (np.arange(samples_per_tick) / samples_per_tick).astype(np.float32)
         self.footsteps = {k: [_padded(s) for s in v] for k, v in banks.footsteps.items()}
         self.bumps = {k: [_padded(s) for s in v] for k, v in banks.bumps.items()}
         self.cues = {k: _padded(v) for k, v in banks.cues.items()}
+        self.voice_peak = max(float(np.abs(s).max()) for v in banks.voices.values() for s in v) if banks.voices else 1.0
         self.beds: list[Bed] = []
         self.bells: list[Bell] = []
         block = MAX_BLOCK_TICKS * samples_per_tick
@@ -105,7 +109,7 @@ class Mixer:
             if isinstance(source, AmbientSource):
                 loop = banks.loops[source.id]
                 self.beds.append(Bed(np.concatenate([loop] * (-(-block // len(loop)) + 1)), len(loop), shape,
-                                     source.reference_m))
+                                     source.reference_m, float(np.abs(loop).max())))
             elif isinstance(source, BellSource):
                 x, y = source.pos or (0.0, 0.0)
                 ticks = spec.tick_hz
@@ -128,16 +132,19 @@ class Mixer:
             if isinstance(event, Footstep):
                 code = stable_code(self.seed, event.tick, "footstep")
                 signal = self.footsteps[event.surface][code % VARIANTS] * np.float32(event.level)
-                self.voices.append(Emitter(signal, at + event.offset, (event.x, event.y, event.z)))
+                self.voices.append(Emitter(signal, at + event.offset, (event.x, event.y, event.z),
+                                           loudness=event.level))
             elif isinstance(event, Bump):
                 code = stable_code(self.seed, event.tick, "bump")
                 signal = self.bumps[event.material][code % VARIANTS] * np.float32(event.level)
-                self.voices.append(Emitter(signal, at + event.offset, (event.x, event.y, event.z)))
+                self.voices.append(Emitter(signal, at + event.offset, (event.x, event.y, event.z),
+                                           loudness=event.level))
             elif isinstance(event, Speech):
                 self._hush(at)
                 rng = np.random.default_rng([self.seed, event.tick, stable_code(event.speaker)])
                 line = babble(rng, self.banks.voices[event.speaker], self.rate, event.seconds)
-                self.voices.append(Emitter(_padded(line), at, (event.x, event.y, event.z), speech=True))
+                self.voices.append(Emitter(_padded(line), at, (event.x, event.y, event.z), speech=True,
+                                           loudness=self.voice_peak))
             elif isinstance(event, Hush):
                 self._hush(at)
             elif isinstance(event, Cue) and event.name in self.cues:
@@ -156,31 +163,30 @@ class Mixer:
     def render(self, ticks: list[TickSound]) -> np.ndarray:
         """The PCM of consecutive ticks (at most MAX_BLOCK_TICKS), shaped (ticks * samples_per_tick, 2) int16."""
         n0, size = (ticks[0].tick - 1) * self.spt, len(ticks) * self.spt
-        poses = np.array([[p.x, p.y, p.z, p.yaw] for p in [self.last, *(t.listener for t in ticks)]])
+        poses = np.array([self.last, *(t.listener for t in ticks)])  # (knots, 4): x, y, z, yaw
         self._strike_bells(n0, size)
         playing: list[Playing] = []
         reach = len(ticks) * self.reach_per_tick  # how far the listener can have moved within the block
         for bed in self.beds:
             if bed.shape.distance_from(self.last.x, self.last.y) <= bed.reference_m * AUDIBLE_REFERENCES + reach:
                 sx, sy = bed.shape.nearest(poses[:, 0], poses[:, 1])
-                playing.append(Playing(bed.loop, n0 % bed.length, 0, size, sx, sy, bed.shape.z, bed.reference_m))
+                playing.append(Playing(bed.loop, n0 % bed.length, 0, size, sx, sy, bed.shape.z, bed.reference_m,
+                                       bed.loudness))
         for emitter in self.voices:
             # from its first sample (delays only hold sound back) to its last delayed one
             a, b = max(0, emitter.start - n0), min(size, emitter.end + PAD - 1 - n0)
             if a < b:
                 x, y, z = emitter.place if emitter.place is not None else (0.0, 0.0, 0.0)
                 playing.append(Playing(emitter.signal, PAD + n0 - emitter.start, a, b, x, y, z, emitter.reference_m,
-                                       emitter))
+                                       emitter.loudness, emitter))
         out = np.zeros((2, size), np.float32)
         if playing:
             self._mix(out, poses, n0, playing)
         self.voices = [v for v in self.voices if v.end + PAD > n0 + size]
         self.last = ticks[-1].listener
-        out *= self.master
-        np.clip(out, -32768.0, 32767.0, out=out)
-        pcm = np.empty((size, 2), np.int16)
-        pcm[:, 0], pcm[:, 1] = out  # interleaved: the ring's layout
-        return pcm
+        np.minimum(out, 32767.0, out=out)
+        np.maximum(out, -32768.0, out=out)
+        return out.T.astype(np.int16, order="C")  # interleaved: the ring's layout
 
     def _strike_bells(self, n0: int, size: int) -> None:
         """Strokes that begin within the block join the voices, in the order of their start (as events do)."""
@@ -195,49 +201,54 @@ class Mixer:
             self.voices = sorted(self.voices + strokes, key=lambda v: v.start)  # stable: ties keep their order
 
     def _mix(self, out: np.ndarray, poses: np.ndarray, n0: int, playing: list[Playing]) -> None:
-        """Spatialize every sound playing in the block at once, then add each to each ear.
+        """Spatialize every sound playing in the block at once, then add each to both ears.
 
-        Gains are given at tick boundaries and move in a straight line across each tick. A tick silent at both
-        ends is left out. All of it is decided tick by tick, so any grouping of ticks gives the same samples."""
+        Gains are given at tick boundaries and move in a straight line across each tick. A tick too quiet to
+        hear at both ends is left out. All of it is decided tick by tick, so any grouping of ticks gives the
+        same samples."""
         knots = len(poses)
         sx, sy = np.empty((len(playing), knots)), np.empty((len(playing), knots))
         for row, sound in enumerate(playing):
             sx[row], sy[row] = sound.x, sound.y
         references = np.array([[p.reference_m] for p in playing])
-        params = spatial.ears(sx, sy, np.array([[p.z] for p in playing]), poses, references,
-                              references * AUDIBLE_REFERENCES, self.rate)
-        gains = params[..., :2].transpose(0, 2, 1)  # (sounds, ears, knots)
-        start, end = gains[..., :-1].copy(), gains[..., 1:].copy()  # (sounds, ears, ticks)
-        silent = (start < SILENT) & (end < SILENT)
-        start[silent] = end[silent] = 0.0
-        mute = silent.all(axis=2)
-        still = (start == end).all(axis=2) & (end == end[..., :1]).all(axis=2)
-        spt = self.spt
+        gains = spatial.ears(sx, sy, np.array([[p.z] for p in playing]), poses, references,
+                             references * AUDIBLE_REFERENCES).transpose(0, 2, 1)  # (sounds, ears, knots)
+        gains *= np.float32(self.master)
+        # A tick is left out where the sound is too quiet to hear at both of its ends, in both ears.
+        heard = gains.max(axis=1) * np.array([[p.loudness] for p in playing], np.float32) >= SILENT  # (sounds, knots)
+        audible = (heard[:, :-1] | heard[:, 1:])[:, None, :]  # (sounds, 1, ticks)
+        start, end = gains[..., :-1] * audible, gains[..., 1:] * audible  # (sounds, ears, ticks)
+        mute = ~audible.any(axis=(1, 2))
+        flat = gains.min(axis=2) == gains.max(axis=2)
+        still = flat.all(axis=1) & audible.all(axis=(1, 2))
+        spt, centre = self.spt, np.full((2, 1), self.master, np.float32)
         for index, sound in enumerate(playing):
+            if mute[index]:
+                continue
             a, b, signal = sound.a, sound.b, sound.signal
-            delays = self._delays(sound, params[index], n0)
-            inside = sound.emitter is not None and sound.emitter.place is None
             k0, k1 = a // spt, (b - 1) // spt + 1
-            for ear in (0, 1):
-                gain: np.ndarray | np.float32
-                if inside:
-                    gain = np.float32(1.0)
-                elif mute[index, ear]:
-                    continue
-                elif still[index, ear]:
-                    gain = end[index, ear, 0]
-                else:
-                    first, last = start[index, ear, k0:k1, None], end[index, ear, k0:k1, None]
-                    gain = (first + (last - first) * self.frac).ravel()[a - k0 * spt:b - k0 * spt]
-                begin = sound.origin + a - delays[ear]
-                out[ear, a:b] += signal[begin:begin + b - a] * gain
+            gain: np.ndarray
+            if sound.emitter is not None and sound.emitter.place is None:
+                gain = centre  # inside the head: both ears alike
+            elif still[index]:
+                gain = end[index, :, :1]
+            else:
+                first, last = start[index, :, k0:k1, None], end[index, :, k0:k1, None]
+                gain = (first + (last - first) * self.frac).reshape(2, -1)[:, a - k0 * spt:b - k0 * spt]
+            left, right = self._delays(sound, poses, n0)
+            begin = sound.origin + a
+            if left == right:
+                out[:, a:b] += signal[begin - left:begin - left + b - a] * gain
+            else:
+                out[0, a:b] += signal[begin - left:begin - left + b - a] * gain[0]
+                out[1, a:b] += signal[begin - right:begin - right + b - a] * gain[1]
 
-    def _delays(self, sound: Playing, params: np.ndarray, n0: int) -> tuple[int, int]:
+    def _delays(self, sound: Playing, poses: np.ndarray, n0: int) -> tuple[int, int]:
         """Ambience: none. An emitter: those of the listener pose at the end of the tick it starts in."""
         emitter = sound.emitter
         if emitter is None or emitter.place is None:
             return 0, 0
         if emitter.delays is None:
-            knot = min(max((emitter.start - n0) // self.spt + 1, 0), len(params) - 1)
-            emitter.delays = (int(params[knot, 2]), int(params[knot, 3]))
+            knot = min(max((emitter.start - n0) // self.spt + 1, 0), len(poses) - 1)
+            emitter.delays = spatial.interaural_delays(emitter.place[0], emitter.place[1], poses[knot], self.rate)
         return emitter.delays

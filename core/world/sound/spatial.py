@@ -1,9 +1,10 @@
 """Where a sound is heard from, by a listener at the character's head facing where the camera faces.
 
 For each source and each listener pose (vectorised over poses): distance attenuation, the level difference
-between the ears (ILD: MAX_ILD_DB * sin(azimuth), so it reads back as a direction), a small time difference
-(ITD, at most MAX_ITD_S), and a little less level from behind. Line and area sources (a stream, the sea, a
-market street) are heard from their nearest point.
+between the ears (ILD: MAX_ILD_DB * sin(azimuth), so it reads back as a direction) and a little less level
+from behind; and for each event, when it starts, a small time difference (ITD, at most MAX_ITD_S). Line and
+area sources (a stream, the sea, a market street) are heard from their nearest point; ambience is placed by
+level alone, events (footfalls, bumps, voices, cues, the bell) by level and time.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ MAX_ITD_S = 0.00063  # a human head's largest interaural delay is about 0.65 ms
 BEHIND_GAIN = 0.7  # directly behind; in front is 1
 NEAR_M = 0.3  # closer than this the direction blurs to the middle (inside a source, a sound is everywhere)
 HEAD_M = 1.6  # the listener's ears above the character's feet
+_BEHIND_SLOPE = (1.0 - BEHIND_GAIN) / 2
+_ILD_EXPONENT = MAX_ILD_DB * math.log(10) / 20
 
 
 class Shape:
@@ -77,30 +80,34 @@ def shape_of(source: Source, spec: WorldSpec, ground_z: float) -> Shape:
 
 
 def ears(sx: np.ndarray, sy: np.ndarray, sz: np.ndarray, listeners: np.ndarray, reference_m: np.ndarray,
-         audible_m: np.ndarray, rate: int) -> np.ndarray:
-    """(sources, poses, 4) float32: gain left, gain right, delay left, delay right (whole samples), for sources
-    at (sx, sy, sz)[source, pose] heard by listeners[pose] = (x, y, z of the ears, camera heading in degrees).
-    reference_m and audible_m are per source, shaped (sources, 1): full level within reference_m, falling
-    with distance, and faded out completely at audible_m."""
+         audible_m: np.ndarray) -> np.ndarray:
+    """(sources, poses, 2) float32: the gains of the left and right ear for sources at (sx, sy, sz)[source, pose]
+    heard by listeners[pose] = (x, y, z of the ears, camera heading in degrees). reference_m and audible_m are
+    per source, shaped (sources, 1): full level within reference_m, falling with distance, and faded out
+    completely at audible_m."""
     dx, dy, dz = sx - listeners[:, 0], sy - listeners[:, 1], sz - listeners[:, 2]
-    flat_sq = dx * dx + dy * dy
-    flat = np.sqrt(flat_sq)
-    distance = np.sqrt(flat_sq + dz * dz)
+    flat = np.hypot(dx, dy)
+    distance = np.hypot(flat, dz)
     yaw = np.radians(listeners[:, 3])
     cos, sin = np.cos(yaw), np.sin(yaw)
     # Heading 0 faces +y and turns counter-clockwise: the right ear points along (cos, sin) of the heading.
-    spread = np.maximum(distance, NEAR_M)
-    lateral = (dx * cos + dy * sin) / spread
-    front = (dy * cos - dx * sin) / spread
-    fade = np.maximum(1.0 - flat / audible_m, 0.0)
-    level = reference_m / np.maximum(distance, reference_m) * fade * (1 - (1 - BEHIND_GAIN) * 0.5 * (1 - front))
-    right = np.exp(lateral * (MAX_ILD_DB / 40 * math.log(10)))  # 10 ** (MAX_ILD_DB / 40 * lateral)
-    left = 1 / right
-    level = level / np.sqrt(0.5 * (left * left + right * right))
-    itd = np.rint(MAX_ITD_S * rate * lateral)
-    out = np.empty((*lateral.shape, 4), np.float32)
-    out[..., 0] = level * left
-    out[..., 1] = level * right
-    out[..., 2] = np.maximum(itd, 0)  # a source on the right reaches the left ear later
-    out[..., 3] = np.maximum(-itd, 0)
+    inverse = 1.0 / np.maximum(distance, NEAR_M)
+    lateral = (dx * cos + dy * sin) * inverse
+    level = reference_m / np.maximum(distance, reference_m) * np.maximum(1.0 - flat / audible_m, 0.0)
+    level *= (dy * cos - dx * sin) * (inverse * _BEHIND_SLOPE) + (1.0 - _BEHIND_SLOPE)  # a little less from behind
+    ratio = np.exp(lateral * _ILD_EXPONENT)  # right over left: MAX_ILD_DB * lateral in decibels
+    out = np.empty((*lateral.shape, 2), np.float32)
+    left = out[..., 0]
+    left[...] = level * np.sqrt(2.0 / (1.0 + ratio * ratio))  # the two ears' power adds up to level's
+    out[..., 1] = left * ratio
     return out
+
+
+def interaural_delays(x: float, y: float, listener: tuple[float, float, float, float], rate: int) -> tuple[int, int]:
+    """Whole-sample delays of the left and right ear for a sound at (x, y): the far ear hears it up to
+    MAX_ITD_S later. Computed once per sound, when it starts (the level difference follows the camera)."""
+    dx, dy = x - listener[0], y - listener[1]
+    yaw = math.radians(listener[3])
+    lateral = (dx * math.cos(yaw) + dy * math.sin(yaw)) / max(math.hypot(dx, dy), NEAR_M)
+    itd = round(MAX_ITD_S * rate * lateral)
+    return max(itd, 0), max(-itd, 0)  # a sound on the right reaches the left ear later

@@ -60,6 +60,7 @@ class SoundRig:
             self.events.extend(self.engine.observe().events)
             if (index + 1) % block == 0 or index == ticks - 1:
                 self.engine.flush()
+                self.engine.wait()
                 first = self.engine.ring.ticks_held()
                 assert first is not None
                 tick = self.simulation.state.tick
