@@ -20,6 +20,8 @@ import argparse
 import importlib
 import os
 import sys
+from collections.abc import Callable
+from types import ModuleType
 
 # (command, module in core.cli, one-line help). Each module has add_arguments(parser) and run(args).
 _COMMANDS: list[tuple[str, str, str]] = [
@@ -45,21 +47,21 @@ def _add(subparsers: argparse._SubParsersAction, name: str, module_name: str, he
     parser.set_defaults(handler=_bench_handler(module) if name == "bench" else module.run)
 
 
-def _bench_handler(module: object) -> object:
+def _bench_handler(module: ModuleType) -> Callable[[argparse.Namespace], int]:
     """`bench live` measures the studio, which core must not import; everything else is core's."""
 
     def run(args: argparse.Namespace) -> int:
         if args.suite == "live":
             from studio.bench_live import bench_live
 
-            bench_live(args, module.emit)  # type: ignore[attr-defined]
+            bench_live(args, module.emit)
             return 0
         if args.suite == "replay":
             from studio.bench_replay import bench_replay
 
-            bench_replay(args, module.emit)  # type: ignore[attr-defined]
+            bench_replay(args, module.emit)
             return 0
-        return int(module.run(args))  # type: ignore[attr-defined]
+        return int(module.run(args))
 
     return run
 

@@ -10,8 +10,13 @@ from __future__ import annotations
 
 import logging
 import sys
+from typing import TYPE_CHECKING
 
 from studio.desktop_check import platform_problem
+
+if TYPE_CHECKING:  # Qt is imported only once studio.desktop_check has said a window can open
+    from core.backends.profile import BackendProfile
+    from studio.main_window import MainWindow
 
 
 def run_studio(open_path: str | None = None, backend: str = "builtin", attach: str | None = None) -> int:
@@ -40,7 +45,8 @@ def run_studio(open_path: str | None = None, backend: str = "builtin", attach: s
     return code
 
 
-def build_studio(open_path: str | None = None, backend: object = None, attach: str | None = None) -> object:
+def build_studio(open_path: str | None = None, backend: BackendProfile | None = None,
+                 attach: str | None = None) -> MainWindow:
     """The main window, shown: on the Replay view when a path is given (no game is started for it),
     else on the Live view, which starts the game (the built-in world unless `backend` says otherwise),
     or with `attach` drives the one already running."""
@@ -48,7 +54,7 @@ def build_studio(open_path: str | None = None, backend: object = None, attach: s
     from studio.live_session import LiveSession
     from studio.main_window import MainWindow
 
-    window = MainWindow(LiveSession(GameHost(backend=backend, attach=attach)))  # type: ignore[arg-type]  # a BackendProfile or None
+    window = MainWindow(LiveSession(GameHost(backend=backend, attach=attach)))
     if open_path is not None:
         window.open_path(open_path)  # before show(): the Live view stays hidden, so no world starts
     window.show()

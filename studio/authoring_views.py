@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QComboBox, QLabel, QListWidget, QListWidgetItem
 from core.authoring import TaskDraft, TryResult
 from core.evaluation.conditions import ReachSpec
 from core.evaluation.sample import StateSample
-from core.evaluation.tasks import Goto, InlineStart, RouteStep
+from core.evaluation.tasks import Goto, InlineStart, RouteStep, route_point
 from studio.authoring_form import CAPTURED
 from widgets.trajectory_plot import TrajectoryPlot
 
@@ -82,7 +82,7 @@ def show_on_plot(plot: TrajectoryPlot, start: tuple[float, float] | None, goal: 
         plot.set_start(float(start[0]), float(start[1]))
     if goal is not None:
         plot.set_goal(goal.x, goal.y, goal.radius)
-    points = [step.goto if isinstance(step, Goto) else step.interact.target for step in route]
+    points = [route_point(step) for step in route]
     plot.set_route(([(float(start[0]), float(start[1]))] if start is not None else []) + points)  # from the start
 
 

@@ -14,14 +14,14 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from functools import partial
-from typing import Any
+from typing import Any, cast
 
 from PySide6.QtCore import QObject, Signal
 
 from core.authoring import try_task
 from core.evaluation.client import EvaluatorClient
 from core.evaluation.tasks import Task
-from core.game.connection import Capability
+from core.game.connection import Capability, GameConnection
 from core.game.errors import GameError
 from studio.game_host import GameHost
 from studio.observed_game import ObservedGame
@@ -91,7 +91,8 @@ class AuthoringWorker(QObject):
 
         def run() -> None:
             saved = world.snapshot() if Capability.SAVE_STATES in world.info.capabilities else None
-            result = try_task(task, world, evaluator)  # type: ignore[arg-type]  # ObservedGame is the world; failures: outcome "game_error"
+            # ObservedGame passes everything but its holds on to the world: it is one (failures: outcome "game_error")
+            result = try_task(task, cast(GameConnection, world), evaluator)
             try:
                 if saved is not None:
                     world.restore(saved)  # the author carries on where they were

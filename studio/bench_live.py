@@ -159,8 +159,8 @@ def _across_replay_switch(window: Any, probe: StallProbe, spin_until: Callable[.
                           args: argparse.Namespace) -> Stalls:
     """Open an episode in Replay, label it, and switch to another: probed until the second is shown
     and the first one's labels are on disk."""
+    from core.episode.synthetic import write_long_episode
     from core.labels.store import read_labels
-    from core.replay.synthetic import write_long_episode
 
     replay = window.replay
     window.tabs.setCurrentWidget(replay)

@@ -49,9 +49,10 @@ def bench_replay(args: argparse.Namespace, emit: Emit) -> None:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from PySide6.QtWidgets import QApplication
 
-    from core.replay.synthetic import write_long_episode
+    from core.episode.synthetic import write_long_episode
     from studio.qt_wait import spin_until, use_scratch_settings
-    from studio.replay.replay_view import SPEEDS, STEPS_PER_SECOND_AT_1X, ReplayView
+    from studio.replay.playback import PlaybackPlan
+    from studio.replay.replay_view import SPEEDS, ReplayView
 
     app = QApplication.instance() or QApplication([])
     use_scratch_settings()
@@ -94,7 +95,9 @@ def bench_replay(args: argparse.Namespace, emit: Emit) -> None:
         spin_until(lambda: False, args.live_seconds / 3)
         view.toggle_play()
         elapsed = time.perf_counter() - started
-        due = STEPS_PER_SECOND_AT_1X * 4.0
+        assert view.episode is not None  # opened above
+        plan = PlaybackPlan.for_episode(view.episode, 0)  # the clock plays the episode's ticks at 4x game rate
+        due = int(np.searchsorted(plan.starts, elapsed * 4.0, side="right")) / elapsed
         emit(args, "playback_fps", (view.frames_displayed - shown_before) / elapsed, "steps/s", due, "due_steps_per_s")
         view.close()
         view.shut_down()

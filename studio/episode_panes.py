@@ -23,8 +23,8 @@ import numpy as np
 from PySide6.QtCore import QObject, QTimer, Signal, Slot
 
 from core.episode import Episode, LabelsChanged, ResultSet, StepAppended, StepRecord, mark_kinds
-from core.episode.metrics import AGENT_SOURCES
 from core.episode.model import MARK_KINDS
+from core.step_sources import AGENT_SOURCES
 from studio.episode_cursor import EpisodeCursor
 from widgets.frame_view import FrameView
 from widgets.metrics_bar import MetricsBar
@@ -103,7 +103,7 @@ class EpisodePanes(QObject):
         if episode is not None:
             if self.reasoning is not None:
                 for record in episode.steps(0, count):
-                    self.reasoning.add_step(record.to_json())
+                    self.reasoning.add_step(record)
             self._marks = {kind: [episode.index_of(step) for step in steps] for kind, steps in episode.marks().items()}
             self._bridge.attach(episode)  # before the cursor moves: nothing appended from now on is missed
         self.timeline.set_marks(self._marks)
@@ -154,7 +154,7 @@ class EpisodePanes(QObject):
             self._marks[kind].append(index)
         self.timeline.set_marks(self._marks)
         if self.reasoning is not None:
-            self.reasoning.add_step(record.to_json())
+            self.reasoning.add_step(record)
         if record.position_after is not None:
             self.trajectory.add_step(record.step, *record.position_after)
             if record.intervention is not None or record.source == "human":
@@ -223,12 +223,10 @@ class EpisodePanes(QObject):
             return
         record = episode.step(index)
         if self.details is not None:
-            self.details.show_record(record.step, record.to_json())
+            self.details.show_record(record)
         following = self.cursor.follows_newest and self.cursor.following
         self.trajectory.set_cursor(None if following else record.step)  # live: the character's marker says it
-        totals = episode.totals_at(index)
-        self.metrics.set_usage(totals.tokens, totals.cost_usd, totals.mean_latency_s)
-        self.metrics.update_metrics(episode.metrics_at(index))
+        self.metrics.show_totals(episode.totals_at(index), episode.succeeded_by(index))
 
     def show_images(self, index: int, images: Mapping[str, Any], frame: bool = True) -> None:
         """The frame (unless `frame` is False: the view painted it already) and the observation strip for the

@@ -163,7 +163,7 @@ class GameHost(QObject):
             self._samples_seen = 0
 
     def restart(self, mode: str | None = None, backend: BackendProfile | None = None,
-                before_close: Callable[[], None] = lambda: None) -> None:
+                before_close: Callable[[], object] = lambda: None) -> None:
         """A fresh game and evaluator, of `backend` if given (the Game menu), in `mode` if given. Returns at
         once: drives not started are dropped, the one in progress is cancelled at its next hold (an episode
         is told to stop by its owner first, `before_close` waits for it), and the old processes close on the
@@ -182,7 +182,7 @@ class GameHost(QObject):
 
         self.keeper.restart(self.mode, wait, backend)
 
-    def close(self, before_close: Callable[[], None], timeout: float) -> None:
+    def close(self, before_close: Callable[[], object], timeout: float) -> None:
         """Close the game and its evaluator for good (waits, bounded: the application is exiting)."""
         drives = self._stop_drives()
 

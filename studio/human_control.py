@@ -29,7 +29,7 @@ from core.game.pad import Button, PadState
 HUMAN_STEP_S = 0.25
 POLL_MS = 16
 RELEASE_GRACE_MS = 60  # how long the press of an auto-repeat pair may trail its release
-KEY_PADS = {
+KEY_PADS: dict[int, PadState] = {  # by key code (event.key(); Qt.Key is an IntEnum)
     Qt.Key.Key_W: PadState(left_y=1.0), Qt.Key.Key_S: PadState(left_y=-1.0),
     Qt.Key.Key_A: PadState(left_x=-1.0), Qt.Key.Key_D: PadState(left_x=1.0),
     Qt.Key.Key_Left: PadState(right_x=-1.0), Qt.Key.Key_Right: PadState(right_x=1.0),

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import cast
 
 from PySide6.QtCore import QSettings, Signal, Slot
 from PySide6.QtWidgets import (
@@ -21,6 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.agents.models.base import PRESETS
+from core.session.interventions import Mode
 
 GRANULARITIES = {"Visual-guided": "visual_guided", "Step-guided": "step_guided", "Goal-only": "goal_only"}
 # How fast a lockstep episode plays in wall-clock time, for a person to watch (studio/observed_game.py paces it).
@@ -40,7 +42,7 @@ class LiveChoices:
     previous_frame: bool = False
     side_views: bool = False
     reflection_every: int = 0  # 0 = off
-    intervention: str = "none"
+    intervention: Mode = "none"
     intervention_after: int = 3
     budget: int | None = None  # None = the task's own budget
     frames_every_ticks: int = 0  # continuous frames between steps for replay, 0 = off
@@ -180,7 +182,8 @@ class LiveControls(QWidget):
             paradigm=self.paradigm.currentText(), previous_frame=self.previous_frame.isChecked(),
             side_views=self.side_views.isChecked(),
             reflection_every=self.reflection_every.value() if self.reflection.isChecked() else 0,
-            intervention=self.intervention.currentText(), intervention_after=self.intervention_after.value(),
+            intervention=cast(Mode, self.intervention.currentText()),  # the combo lists the modes
+            intervention_after=self.intervention_after.value(),
             budget=self.budget.value() or None, frames_every_ticks=self.frames_every.value(),
             seed=self.seed.value() if self.fixed_seed.isChecked() else None, pace=self.pace_rate)
 

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from core.authoring.context import world_start_states
-from core.evaluation.tasks import InlineStart, Task
+from core.evaluation.tasks import Task
 from widgets.trajectory_plot import TrajectoryPlot
 
 
@@ -21,15 +21,7 @@ def _named_starts() -> dict[str, dict[str, Any]]:
 
 def task_start(task: Task) -> tuple[float, float] | None:
     """Where the task's start state puts the character (named in the world file, or written inline)."""
-    if isinstance(task.start_state, InlineStart):
-        return float(task.start_state.pos[0]), float(task.start_state.pos[1])
-    pose = _named_starts().get(task.start_state)
-    return (float(pose["pos"][0]), float(pose["pos"][1])) if pose else None
-
-
-def route_points(task: Task) -> list[tuple[float, float]]:
-    return [step.goto if hasattr(step, "goto") else step.interact.target  # type: ignore[union-attr]
-            for step in task.reference_route]
+    return task.start_position(_named_starts())
 
 
 def show_task(plot: TrajectoryPlot, task: Task, frame_on_task: bool = False) -> None:
@@ -43,7 +35,7 @@ def show_task(plot: TrajectoryPlot, task: Task, frame_on_task: bool = False) -> 
     radius = getattr(getattr(task.success, "reach", None), "radius", 3.0)
     if goal is not None:
         plot.set_goal(goal[0], goal[1], radius)
-    route = ([start] if start is not None else []) + route_points(task)
+    route = ([start] if start is not None else []) + task.route_points()
     plot.set_route(route)
     if frame_on_task and (route or goal is not None):
         plot.frame_on(np.array(route + ([goal] if goal is not None else []), float), margin=12.0)

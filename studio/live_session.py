@@ -15,20 +15,23 @@ import time
 from concurrent.futures import Future
 from concurrent.futures import wait as futures_wait
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from PySide6.QtCore import QObject, Signal
 
 from core.agents.base import Decision
 from core.agents.observe import ObservationOptions
 from core.backends.profile import BackendProfile
+from core.episode.records import EpisodeResult
 from core.evaluation.sample import StateSample
+from core.game.connection import GameConnection
 from core.game.errors import GameError
 from core.game.pad import PadState
 from core.paths import RECORDINGS_DIR
 from core.session.batch import BatchError, make_agent
-from core.session.interventions import InterventionPolicy
+from core.session.interventions import InterventionPolicy, Kind
 from core.session.runner import EpisodeRunner, RunOptions
+from studio.episode_messages import EpisodeEnd, EpisodeStart
 from studio.game_host import GameHost
 from studio.live_controls import LiveChoices
 from studio.observed_game import ObservedGame
@@ -55,9 +58,9 @@ class LiveSession(QObject):
     sig_thinking = Signal(bool)          # the agent is being asked
     sig_observation = Signal(int, dict)  # step, the images the agent is given: current/previous/left/right
     sig_reset = Signal(float, float, int)  # the episode's reset is done: x, y after it, and its sample index
-    sig_intervention = Signal(dict)      # an intervention's progress (a hint: queued, delivered, undelivered)
-    sig_episode_started = Signal(dict)   # task id, budget, recording path, seed, granularity
-    sig_episode_end = Signal(dict)       # the result
+    sig_intervention = Signal(object)    # InterventionProgress (a hint: queued, delivered, undelivered)
+    sig_episode_started = Signal(object)  # EpisodeStart: task, budget, recording, seed, granularity
+    sig_episode_end = Signal(object)     # EpisodeEnd: the result, the recording, how an error was caught
 
     def __init__(self, host: GameHost | None = None) -> None:
         super().__init__()
@@ -101,7 +104,7 @@ class LiveSession(QObject):
             granularity=choices.granularity, paradigm=choices.paradigm,
             observation=ObservationOptions(previous_frame=choices.previous_frame, side_views=choices.side_views,
                                            side_view_mode=host.backend.side_views.default),
-            interventions=InterventionPolicy(choices.intervention, k=choices.intervention_after),  # type: ignore[arg-type]  # the form offers only the policy's kinds
+            interventions=InterventionPolicy(choices.intervention, k=choices.intervention_after),
             step_budget=choices.budget, frame_every_ticks=choices.frames_every_ticks, seed=seed,
             settle_s=host.backend.step_settle_s, motion=host.backend.continuous_motion)
         agent_options = {"granularity": choices.granularity, "model_id": choices.model_id,
@@ -115,14 +118,15 @@ class LiveSession(QObject):
         # A lockstep world can be watched at a chosen pace; a real-time game runs at its own.
         host.set_pace(choices.pace if host.world.info.mode == "lockstep" else None)
         game = ObservedGame(host.world, host.monitor)
-        runner = EpisodeRunner(game, host.evaluator, agent, host.actions, task, options, path)  # type: ignore[arg-type]  # ObservedGame is the game, observed
+        # ObservedGame passes everything but its holds on to the game: it is the game, observed.
+        runner = EpisodeRunner(cast(GameConnection, game), host.evaluator, agent, host.actions, task, options, path)
         events = runner.events
         for signal, slot in ((events.sig_observation, self._on_observation), (events.sig_decision, self._on_decision),
                              (events.sig_reset, self._on_reset), (events.sig_intervention, self.sig_intervention.emit)):
             signal.connect(slot)
         self.runner = runner
-        self.sig_episode_started.emit({"task_id": task.id, "budget": choices.budget or task.step_budget,
-                                       "recording": str(path), "seed": seed, "granularity": choices.granularity})
+        self.sig_episode_started.emit(EpisodeStart(task.id, choices.budget or task.step_budget, path, seed,
+                                                   choices.granularity))
         log.info("episode started: %s, seed %d, recording %s", task.id, seed, path)
         self._episode = host.drive(lambda _game, _evaluator: self._run(runner), kind="episode")
 
@@ -138,7 +142,7 @@ class LiveSession(QObject):
                 # An external game is restarted into the task's start state; the evaluator follows the new
                 # process, and the runner must talk to that evaluator.
                 runner.evaluator = self.host.prepare_episode(runner.task.start_for_reset())
-            result = runner.run().to_json()
+            result = runner.run()
         except Exception as exc:  # noqa: BLE001 - set-up failures or bugs: the window must hear of them
             # The runner turns step failures into results itself; what reaches here stopped it early.
             cause = describe(exc) if isinstance(exc, GameError) else unexpected("the episode", exc)
@@ -146,15 +150,15 @@ class LiveSession(QObject):
             kind = error_kind(exc)
             self.sig_thinking.emit(False)
             self.report(message, kind)
-            self.sig_episode_end.emit({"error": message, "error_kind": kind, "end_reason": "error",
-                                       "steps_used": runner.step, "recording": str(runner.record_path)})
+            failed = EpisodeResult(runner.task.id, False, runner.step, "error", error=message)
+            self.sig_episode_end.emit(EpisodeEnd(failed, Path(runner.record_path or ""), kind))
             return
         self.sig_thinking.emit(False)
-        kind = self._game_state_kind(runner.game) if result.get("error") else "error"
-        if result.get("error"):
-            self.report(result["error"], kind)
-        log.info("episode ended: %s after %d steps", result.get("end_reason"), result.get("steps_used", 0))
-        self.sig_episode_end.emit({**result, "error_kind": kind, "recording": str(runner.record_path)})
+        kind = self._game_state_kind(runner.game) if result.error else "error"
+        if result.error:
+            self.report(result.error, kind)
+        log.info("episode ended: %s after %d steps", result.end_reason, result.steps_used)
+        self.sig_episode_end.emit(EpisodeEnd(result, Path(runner.record_path or ""), kind))
 
     def report(self, message: str, kind: str = "error") -> None:
         """An error for the window, with its kind (any thread: the signals are queued to the GUI)."""
@@ -256,7 +260,7 @@ class LiveSession(QObject):
             return self.runner.human_inputs_waiting
         return self.host.holds_waiting
 
-    def intervene(self, kind: str, text: str = "") -> None:
+    def intervene(self, kind: Kind, text: str = "") -> None:
         if self.runner and self.busy:
             self.runner.request_intervention(kind, text)
             return

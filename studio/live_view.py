@@ -21,10 +21,11 @@ from PySide6.QtWidgets import (
 )
 
 from core.backends.profile import BackendProfile
+from core.session.interventions import InterventionProgress
 from studio import live_map
 from studio.authoring_panel import AuthoringPanel
 from studio.episode_cursor import EpisodeCursor
-from studio.episode_messages import describe_end, describe_intervention
+from studio.episode_messages import EpisodeEnd, EpisodeStart, describe_end, describe_intervention
 from studio.episode_panes import EpisodePanes
 from studio.human_control import HumanDriver, describe_pad, is_driving_key
 from studio.instruction_bar import InstructionBar
@@ -76,15 +77,15 @@ class LiveView(QMainWindow):
         self.tasks = TaskList(host.tasks)
         self.authoring = AuthoringPanel(host, self.trajectory)
         # The episode's panes: the runner's episode at a cursor that follows the newest step until a step is picked.
-        self.cursor = EpisodeCursor(follows_newest=True)
-        self.panes = EpisodePanes(self.cursor, self.timeline.timeline, self.trajectory, self.metrics, self.frame_view,
-                                  self.observations, reasoning=self.reasoning, keep_frames=KEEP_STEPS)
+        self.step_cursor = EpisodeCursor(follows_newest=True)
+        self.panes = EpisodePanes(self.step_cursor, self.timeline.timeline, self.trajectory, self.metrics,
+                                  self.frame_view, self.observations, reasoning=self.reasoning, keep_frames=KEEP_STEPS)
         self._build_docks()
         self.actions_by_name = build_toolbar(self, {
             "Start": self.start, "Pause": self.pause, "Resume": self.resume, "Step": self.step_once,
             "Stop": session.stop, "Push back": self.push_back, "Turn around": self.turn_around,
             "Send hint…": self.send_hint, "Take control": self.toggle_control, "Restart world": self.restart_world,
-            "Back to live": self.cursor.follow})
+            "Back to live": self.step_cursor.follow})
         self.actions_by_name["Overlays"].toggled.connect(self.frame_view.set_overlays_visible)
         self.status = ElidedLabel(mode=Qt.TextElideMode.ElideRight)  # a message's start says what happened
         self.state_label = QLabel("")
@@ -122,17 +123,15 @@ class LiveView(QMainWindow):
         self._show_planned()
 
     def _build_docks(self) -> None:
-        self._dock("Episode", self.controls, Qt.DockWidgetArea.LeftDockWidgetArea)
+        episode_dock = self._dock("Episode", self.controls, Qt.DockWidgetArea.LeftDockWidgetArea)
         self._dock("Reasoning", self.reasoning, Qt.DockWidgetArea.RightDockWidgetArea)
-        self._dock("Trajectory", self.trajectory, Qt.DockWidgetArea.RightDockWidgetArea)
-        self._dock("Tasks", self.tasks, Qt.DockWidgetArea.LeftDockWidgetArea)
-        self._dock("Author task", self.authoring, Qt.DockWidgetArea.LeftDockWidgetArea)
-        episode_dock = self.findChild(QDockWidget, "dock-Episode")
-        self.tabifyDockWidget(episode_dock, self.findChild(QDockWidget, "dock-Author task"))
-        self.tabifyDockWidget(episode_dock, self.findChild(QDockWidget, "dock-Tasks"))
+        trajectory_dock = self._dock("Trajectory", self.trajectory, Qt.DockWidgetArea.RightDockWidgetArea)
+        tasks_dock = self._dock("Tasks", self.tasks, Qt.DockWidgetArea.LeftDockWidgetArea)
+        authoring_dock = self._dock("Author task", self.authoring, Qt.DockWidgetArea.LeftDockWidgetArea)
+        self.tabifyDockWidget(episode_dock, authoring_dock)
+        self.tabifyDockWidget(episode_dock, tasks_dock)
         episode_dock.raise_()
-        self.resizeDocks([episode_dock, self.findChild(QDockWidget, "dock-Trajectory")], [360, 430],
-                         Qt.Orientation.Horizontal)
+        self.resizeDocks([episode_dock, trajectory_dock], [360, 430], Qt.Orientation.Horizontal)
 
     def _connect_signals(self) -> None:
         session, host = self.session, self.host
@@ -146,10 +145,10 @@ class LiveView(QMainWindow):
             signal.connect(slot)
         self.recording.sig_open_in_replay.connect(self.sig_open_in_replay)
         self.reasoning.sig_step_selected.connect(self.select_step)
-        self.timeline.timeline.sig_seek.connect(self.cursor.move_to)
-        self.timeline.back.clicked.connect(self.cursor.follow)
-        self.cursor.sig_following.connect(self.timeline.set_following)
-        self.cursor.sig_moved.connect(self._cursor_moved)
+        self.timeline.timeline.sig_seek.connect(self.step_cursor.move_to)
+        self.timeline.back.clicked.connect(self.step_cursor.follow)
+        self.step_cursor.sig_following.connect(self.timeline.set_following)
+        self.step_cursor.sig_moved.connect(self._cursor_moved)
         self.tasks.sig_task_chosen.connect(self.controls.task.setCurrentText)
         self.authoring.sig_task_added.connect(self.controls.add_task)
         self.authoring.sig_task_added.connect(self._task_added)
@@ -159,11 +158,12 @@ class LiveView(QMainWindow):
         self.controls.sig_clock_changed.connect(self._clock_changed)
         self.controls.sig_pace_changed.connect(session.set_pace)
 
-    def _dock(self, title: str, widget: QWidget, area: Qt.DockWidgetArea) -> None:
+    def _dock(self, title: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
         dock = QDockWidget(title, self)
         dock.setObjectName(f"dock-{title}")
         dock.setWidget(widget)
         self.addDockWidget(area, dock)
+        return dock
 
     def showEvent(self, event: Any) -> None:
         super().showEvent(event)
@@ -363,11 +363,11 @@ class LiveView(QMainWindow):
     def select_step(self, step: int) -> None:
         """Show an earlier step (a click in the reasoning list): the cursor stops following the newest."""
         if self.panes.episode is not None and len(self.panes.episode):
-            self.cursor.move_to(self.panes.episode.index_of(step))
+            self.step_cursor.move_to(self.panes.episode.index_of(step))
 
     @Slot(int)
     def _cursor_moved(self, index: int) -> None:
-        if self.cursor.following:
+        if self.step_cursor.following:
             self._last_frame_no = -1  # the next poll shows the live game again
             self._step_info = f"step {self.panes.current_step} / {self.metrics.budget}"
             return
@@ -380,13 +380,13 @@ class LiveView(QMainWindow):
     @Slot(int, dict)
     def _on_observation(self, step: int, images: dict[str, Any]) -> None:
         """What the agent is given now; while an earlier step is on screen, that step's view stays."""
-        if self.cursor.following:
+        if self.step_cursor.following:
             self.observations.show_images(step, images)
 
     # -- pulled on timers ---------------------------------------------------------------------------
     @Slot()
     def _pull_frame(self) -> None:
-        if not self.cursor.following:
+        if not self.step_cursor.following:
             self.frame_view.set_overlay("top_right", f"step {self.panes.current_step} (as seen by the agent)")
             return
         latest = self.host.latest_frame()
@@ -439,44 +439,44 @@ class LiveView(QMainWindow):
         self.host.samples_from(cursor)
         self.trajectory.append_path(np.array([x]), np.array([y]))
 
-    @Slot(dict)
-    def _on_intervention(self, item: dict[str, Any]) -> None:
-        text = describe_intervention(item)
+    @Slot(object)
+    def _on_intervention(self, progress: InterventionProgress) -> None:
+        text = describe_intervention(progress)
         if text:
-            self.say(text, error=item.get("status") == "undelivered")
+            self.say(text, error=progress.status == "undelivered")
 
-    @Slot(dict)
-    def _on_episode_started(self, info: dict[str, Any]) -> None:
+    @Slot(object)
+    def _on_episode_started(self, info: EpisodeStart) -> None:
         self.trajectory.clear_episode()
         self._awaiting_reset = True
         runner = self.session.runner
         # Emitted before the runner's thread starts: subscribing here misses no step.
-        self.panes.set_episode(runner.episode if runner is not None else None, int(info["budget"]))
-        task = self.host.task(info["task_id"])
+        self.panes.set_episode(runner.episode if runner is not None else None, info.budget)
+        task = self.host.task(info.task_id)
         live_map.show_task(self.trajectory, task)
-        self.instruction.show_task(task, info["granularity"], running=True)  # what this episode's agent reads
-        self._step_info = f"step 0 / {info['budget']}"
-        self.recording.set_recording(info["recording"], finished=False)
-        self._running_task = info["task_id"]
-        self.say(f"Running {info['task_id']} (seed {info['seed']}).")
+        self.instruction.show_task(task, info.granularity, running=True)  # what this episode's agent reads
+        self._step_info = f"step 0 / {info.budget}"
+        self.recording.set_recording(str(info.recording), finished=False)
+        self._running_task = info.task_id
+        self.say(f"Running {info.task_id} (seed {info.seed}).")
         if self.human_driving:
             self.session.take_over()  # control was taken before Start: the human keeps it
 
-    @Slot(dict)
-    def _on_episode_end(self, result: dict[str, Any]) -> None:
-        self.recording.set_recording(result["recording"], finished=True)
-        # The game goes on between episodes: the overlay no longer counts steps, and the trail of samples
-        # starts afresh (the episode's own steps, marks and spans stay on the map until the next Start).
+    @Slot(object)
+    def _on_episode_end(self, end: EpisodeEnd) -> None:
+        self.recording.set_recording(str(end.recording), finished=True)
+        # The game goes on between episodes: the overlay no longer counts steps, and the episode's trail stays
+        # (dotted) with its marks and spans until the next Start, while driving on draws a trail of its own.
         self._step_info = ""
         self.frame_view.set_overlay("top_right", "")
-        self.trajectory.clear_path()
+        self.trajectory.end_episode_path()
         if self.human_driving:
             self.toggle_control()
         # Also when the episode never set a result; an error is one whatever end reason came with it.
-        self.metrics.set_outcome(bool(result.get("success")),
-                                 "error" if result.get("error") else str(result.get("end_reason", "")))
+        result = end.result
+        self.metrics.set_outcome(result.success, "error" if result.error else result.end_reason)
         self.instruction.running = False
-        text, error = describe_end(result)
+        text, error = describe_end(end)
         self.say(text, error=error)
 
     # -- settings and shutdown ------------------------------------------------------------------------

@@ -32,7 +32,7 @@ def configure_logging(folder: Path | None = None) -> Path | None:
     if not any(getattr(h, "pokegym", False) for h in root.handlers):
         console = _CurrentStderr()
         console.setFormatter(formatter)
-        console.pokegym = True  # type: ignore[attr-defined]  # marks our handler: configuring twice adds none
+        console.pokegym = True  # pyright: ignore[reportAttributeAccessIssue]  # marks our handler: configuring twice adds none
         root.addHandler(console)
     path = (folder or user_log_dir()) / LOG_NAME
     try:
@@ -43,18 +43,18 @@ def configure_logging(folder: Path | None = None) -> Path | None:
         path_written = None
     else:
         file_handler.setFormatter(formatter)
-        file_handler.pokegym = True  # type: ignore[attr-defined]  # as above
+        file_handler.pokegym = True  # pyright: ignore[reportAttributeAccessIssue]  # marks our handler, as above
         root.addHandler(file_handler)
         path_written = path
     install_exception_hooks()
     return path_written
 
 
-class _CurrentStderr(logging.StreamHandler):  # type: ignore[type-arg]  # TextIO is what it writes to
+class _CurrentStderr(logging.StreamHandler):  # of TextIO: it writes to sys.stderr
     """Writes to whatever sys.stderr is when a record comes (as logging's last resort does), not the stream of
     the moment it was made: a replaced stderr (a test's capture, a redirected console) still gets the records."""
 
-    @property  # type: ignore[override]  # a read-only view of sys.stderr
+    @property  # a read-only view of sys.stderr (StreamHandler's stream is an attribute)
     def stream(self) -> object:
         return sys.stderr
 

@@ -31,12 +31,15 @@ def studio_settings() -> QSettings:
     return QSettings("PokeGym", "Studio")
 
 
+PREFERRED_SIZE = (1500, 900)
+
+
 class MainWindow(QMainWindow):
     def __init__(self, session: LiveSession) -> None:
         super().__init__()
         collect_on_gui_thread_only()  # a closed window must never be destroyed on a worker thread
         self.setWindowTitle("PokeGym Studio")
-        self.resize(1500, 900)
+        self.resize(*PREFERRED_SIZE)
         self.setAcceptDrops(True)
         self.live = LiveView(session)
         self.replay = ReplayView()
@@ -59,6 +62,18 @@ class MainWindow(QMainWindow):
         self._results_status = ""
         self.tabs.currentChanged.connect(self._on_tab_changed)
         self._restore_settings()
+
+    def fit_to_screen(self) -> None:
+        """Never larger than the screen's free area (a laptop's 1280x720, or a saved size from a bigger screen):
+        a window manager may not shrink it, and without one the panels past the edge are simply cut off."""
+        screen = self.screen() or QApplication.primaryScreen()
+        if screen is None:
+            return
+        room = screen.availableGeometry()
+        width, height = min(self.width(), room.width()), min(self.height(), room.height())
+        if (width, height) != (self.width(), self.height()):
+            self.resize(width, height)
+            self.move(room.topLeft())
 
     @Slot(str)
     def _show_results_status(self, text: str) -> None:
@@ -229,10 +244,12 @@ class MainWindow(QMainWindow):
         settings = studio_settings()
         self._fill_recent()
         if str(settings.value("version", 0)) != str(SETTINGS_VERSION):
+            self.fit_to_screen()
             return  # settings from another layout version: start from the defaults rather than misapply them
         geometry = settings.value("geometry")
         if isinstance(geometry, QByteArray):
             self.restoreGeometry(geometry)
+        self.fit_to_screen()
         self.live.restore_settings(settings)
         self.replay.restore_settings(settings)
 

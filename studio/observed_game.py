@@ -21,13 +21,20 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, cast
 
-from core.game.connection import GameConnection
+from core.game.connection import GameConnection, StepResult
 from core.game.errors import GameError
 from core.game.pad import PadState
 
 PadLog = deque[tuple[float, float, PadState]]
+
+
+class _Ticked(Protocol):
+    """What a lockstep game (the built-in world: external games run in real time) adds: steps in ticks."""
+
+    def ticks_for(self, seconds: float) -> int: ...
+    def hold_ticks(self, pad: PadState, ticks: int) -> StepResult: ...
 
 
 class DriveCancelled(GameError):
@@ -80,7 +87,7 @@ class ObservedGame:
         return self._observed(pad, lambda: self._paced(pad, seconds))
 
     def hold_ticks(self, pad: PadState, ticks: int) -> Any:
-        return self._observed(pad, lambda: self._world.hold_ticks(pad, ticks))  # type: ignore[attr-defined]
+        return self._observed(pad, lambda: cast(_Ticked, self._world).hold_ticks(pad, ticks))
 
     def _observed(self, pad: PadState, hold: Callable[[], Any]) -> Any:
         monitor = self.monitor
@@ -103,14 +110,15 @@ class ObservedGame:
         rate = self.monitor.rate
         if not rate or self.monitor.unpaced.is_set() or world.info.mode != "lockstep":
             return world.hold(pad, seconds)
-        ticks = world.ticks_for(seconds)  # type: ignore[attr-defined]  # lockstep games step in ticks
+        ticked = cast(_Ticked, world)  # lockstep: it steps in ticks
+        ticks = ticked.ticks_for(seconds)
         tick_s = 1.0 / world.info.tick_hz
         anchor, anchor_tick = time.monotonic(), 0  # re-anchored when the rate changes mid-hold
         result = None
         for done in range(1, ticks + 1):
-            result = world.hold_ticks(pad, 1)  # type: ignore[attr-defined]
+            result = ticked.hold_ticks(pad, 1)
             if not self.monitor.rate or self.monitor.unpaced.is_set():  # pacing off: the rest at full speed
-                return world.hold_ticks(pad, ticks - done) if done < ticks else result  # type: ignore[attr-defined]
+                return ticked.hold_ticks(pad, ticks - done) if done < ticks else result
             if self.monitor.rate != rate:
                 rate, anchor, anchor_tick = self.monitor.rate, time.monotonic(), done
             assert rate is not None

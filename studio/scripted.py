@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import cast
 
 from PySide6.QtWidgets import QApplication
 
@@ -26,7 +27,7 @@ def open_studio(size: tuple[int, int] = (1600, 940), connect: bool = True) -> tu
     if connect:
         session.host.connect()
         spin_until(lambda: session.host.evaluator is not None and "Connected" in window.live.status.full_text(), 90)
-    return app, window  # type: ignore[return-value]
+    return cast(QApplication, app), window  # instance() is the QApplication made above, or an earlier one
 
 
 def save_and_close(app: QApplication, window: MainWindow, path: Path, settle_s: float = 0.8) -> None:

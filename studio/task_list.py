@@ -12,6 +12,12 @@ from core.evaluation.tasks import Task
 COLUMNS = ("Task", "Title", "Category", "Quest", "Start", "Budget", "Reference steps")
 
 
+def _text(table: QTableWidget, row: int, column: int) -> str:
+    item = table.item(row, column)
+    assert item is not None  # every cell of the list is filled
+    return item.text()
+
+
 class TaskList(QWidget):
     sig_task_chosen = Signal(str)  # task id
 
@@ -51,17 +57,17 @@ class TaskList(QWidget):
 
     @property
     def task_ids(self) -> list[str]:
-        return [self.table.item(row, 0).text() for row in range(self.table.rowCount())]
+        return [_text(self.table, row, 0) for row in range(self.table.rowCount())]
 
     @Slot(str)
     def _filter(self, text: str) -> None:
         needle = text.lower()
         for row in range(self.table.rowCount()):
-            cells = " ".join(self.table.item(row, c).text().lower() for c in range(len(COLUMNS)))
+            cells = " ".join(_text(self.table, row, c).lower() for c in range(len(COLUMNS)))
             self.table.setRowHidden(row, bool(needle) and needle not in cells)
 
     @Slot()
     def _chosen(self) -> None:
         rows = self.table.selectionModel().selectedRows()
         if rows:
-            self.sig_task_chosen.emit(self.table.item(rows[0].row(), 0).text())
+            self.sig_task_chosen.emit(_text(self.table, rows[0].row(), 0))

@@ -20,6 +20,7 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
@@ -30,6 +31,9 @@ from core.game.connection import Capability, GameConnection
 from core.game.errors import GameError
 from studio.status_messages import error_kind
 from studio.unexpected import unexpected
+
+if TYPE_CHECKING:
+    from core.game.builtin import BuiltinWorld
 
 log = logging.getLogger("studio.world")
 Outline = list[tuple[str, np.ndarray]]
@@ -154,7 +158,9 @@ class WorldKeeper:
             return
         try:
             session.ensure_evaluator(self.lock_timeout_s)
-            outline = world.map_outline() if Capability.MAP_OUTLINE in world.info.capabilities else []  # type: ignore[attr-defined]
+            # A game with the MAP_OUTLINE capability has map_outline() (BuiltinWorld), which GameConnection lacks.
+            outline = cast("BuiltinWorld", world).map_outline() if Capability.MAP_OUTLINE in world.info.capabilities \
+                else []
         except Exception as exc:  # noqa: BLE001
             self._fail(generation, f"{what[0].upper()}{what[1:]} started, but the evaluator failed: "
                        f"{describe(exc, 'starting the evaluator')}",

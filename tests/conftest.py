@@ -189,7 +189,7 @@ def live_window(qtbot: Any, settings_dir: Any) -> Iterator[Any]:
     main.close()
 
 
-def run_episode_to_end(session: Any, qtbot: Any, choices: Any, timeout_ms: int = 90_000) -> dict[str, Any]:
+def run_episode_to_end(session: Any, qtbot: Any, choices: Any, timeout_ms: int = 90_000) -> Any:
     """Start an episode as the Start button does and wait for its end. A refused start fails at once
     with the session's message; an episode that never ends fails with where its thread is stuck."""
     import sys

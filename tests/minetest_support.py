@@ -55,3 +55,9 @@ def settled_truth(runtime_dir: Path | str, timeout: float = 8.0) -> tuple[float,
             break
         last = current
     return last
+
+
+def as_sample(values: tuple[float, ...] | list[float]) -> tuple[float, float, float]:
+    """A y-up triple in Minetest's units (nodes x 10) as a sample in nodes: ground plane (x, y), z up."""
+    x, height, z = values
+    return x / 10, z / 10, height / 10

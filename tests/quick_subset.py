@@ -42,19 +42,29 @@ QUICK_MODULES = frozenset({
     "tests/core/world/test_world_behaviour.py",
     "tests/core/world/test_world_content.py",
     "tests/studio/memory/test_studio_memory.py",
+    "tests/studio/replay/test_playback_clock.py",
     "tests/studio/replay/test_studio_damaged.py",
     "tests/studio/test_gui_thread_gc.py",
+    "tests/studio/test_human_driver.py",
     "tests/studio/test_qt_bindings.py",
     "tests/studio/test_studio_episode_cursor.py",
     "tests/studio/test_studio_help.py",
     "tests/studio/test_studio_settings_values.py",
     "tests/studio/test_studio_status_messages.py",
+    "tests/studio/test_unexpected_failures.py",
     "tests/test_project.py",
 })
 QUICK_TESTS = frozenset({
     "tests/core/cluster/test_ray_runs.py::test_a_node_without_the_api_key_is_refused",
 })
+# Slow tests of quick modules, left to the full suite: pyright checks the whole project in about a minute.
+NOT_QUICK_TESTS = frozenset({
+    "tests/test_project.py::test_pyright_is_clean",
+})
 
 
 def is_quick(nodeid: str) -> bool:
-    return nodeid.split("::", 1)[0] in QUICK_MODULES or nodeid.split("[", 1)[0] in QUICK_TESTS
+    test = nodeid.split("[", 1)[0]
+    if test in NOT_QUICK_TESTS:
+        return False
+    return nodeid.split("::", 1)[0] in QUICK_MODULES or test in QUICK_TESTS

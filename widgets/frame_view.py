@@ -14,7 +14,7 @@ class FrameView(pg.GraphicsLayoutWidget):
     def __init__(self) -> None:
         super().__init__()
         self.setBackground("k")
-        self._view = self.addViewBox(lockAspect=True, enableMouse=False)
+        self._view = self.ci.addViewBox(lockAspect=True, enableMouse=False)
         self._view.invertY(True)
         self._image = pg.ImageItem(axisOrder="row-major")
         self._view.addItem(self._image)

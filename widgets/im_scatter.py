@@ -11,6 +11,7 @@ from typing import Any
 import pyqtgraph as pg
 
 from core.analysis.report import UNIT_WORDS, correlation_text, format_value
+from widgets.plot_parts import plot_item, plot_layout, view_box
 from widgets.taxonomy_chart import agent_colour
 
 
@@ -27,14 +28,14 @@ class ImScatter(pg.PlotWidget):
         super().__init__()
         self.setBackground("w")
         self.setMinimumSize(440, 260)  # below this the title, legend and tick labels are cut off
-        self.plotItem.layout.setContentsMargins(4, 4, 16, 4)  # room for the last tick label
+        plot_layout(self).setContentsMargins(4, 4, 16, 4)  # room for the last tick label
         self.showGrid(x=True, y=True, alpha=0.2)
         self.setLabel("bottom", "ineffective-move rate (%)", color="#333")
         self.setLabel("left", "success rate (%)", color="#333")
         for side in ("left", "bottom"):
             self.getAxis(side).setTextPen("#333")
-        self.setXRange(-3, 103, padding=0)
-        self.setYRange(-3, 103, padding=0)
+        view_box(self).setXRange(-3, 103, padding=0)
+        view_box(self).setYRange(-3, 103, padding=0)
         self.setMouseEnabled(x=False, y=False)
         self.hideButtons()
         self._legend = self.addLegend(offset=(-10, 10), labelTextSize="8pt", labelTextColor="k")
@@ -63,7 +64,7 @@ class ImScatter(pg.PlotWidget):
             self._items.append(item)
             self._legend.addItem(item, f"{agent} ({r_text(by_agent[agent].get('r'))})")
             self._points += [(agent, p["im_rate"], p["success_rate"]) for p in mine]
-        unit = found.get("unit", "task")
+        unit: str = found.get("unit", "task")
         overall = found.get("overall", {})
         per = UNIT_WORDS.get(unit, unit).split(" (")[0]  # "agent, task and granularity": a task alone it is not
         self.setTitle(f"IM rate vs success rate: {r_text(overall.get('r'))} ({len(points)} points, one per {per})",
@@ -74,7 +75,7 @@ class ImScatter(pg.PlotWidget):
 
     # -- what the plot shows (for tests) -------------------------------------------------------
     def title_text(self) -> str:
-        return self.plotItem.titleLabel.text
+        return plot_item(self).titleLabel.text
 
     def legend_texts(self) -> list[str]:
         return [label.text for _, label in self._legend.items]

@@ -5,9 +5,10 @@ Success reads "Success: not yet" while an episode may still succeed, "Success: y
 
 from __future__ import annotations
 
-from typing import Any
-
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QWidget
+
+from core.episode.metrics import DEADLOCK_K
+from core.episode.model import StepTotals
 
 _GREY = "color: #5f6368"
 _NOT_JUDGED = "Not judged: the agent neither succeeded nor failed (the status line says why)."
@@ -17,6 +18,8 @@ OUTCOMES = {"success": ("Success: yes", "color: #1b7a2f; font-weight: bold", "")
             "stopped": ("Success: stopped", _GREY, _NOT_JUDGED),
             "interrupted": ("Success: interrupted", _GREY, _NOT_JUDGED),
             "error": ("Success: error", "color: #b06000", _NOT_JUDGED)}
+NO_STEPS = StepTotals(step=0, ineffective_moves=0, movement_steps=0, consecutive_im=0, tokens=0, cost_usd=0.0,
+                      latency_sum_s=0.0, count=0)
 
 
 class MetricsBar(QWidget):
@@ -34,11 +37,8 @@ class MetricsBar(QWidget):
 
     def reset(self, budget: int) -> None:
         self._budget = budget
-        self._tokens = 0
-        self._cost = 0.0
-        self._latencies: list[float] = []
         self._ended: bool | None = None  # None while the episode can still succeed; else whether it did
-        self.update_metrics({"step": 0, "ineffective_moves": 0, "im_rate": 0.0, "consecutive": 0, "success": False})
+        self.show_totals(None)
 
     def show_budget(self, budget: int) -> None:
         """Before Start: the budget the chosen task and settings will run with."""
@@ -61,27 +61,18 @@ class MetricsBar(QWidget):
     def budget(self) -> int:
         return self._budget
 
-    def set_usage(self, tokens: int, cost: float, mean_latency: float) -> None:
-        """Totals so far, for a replayed step (the live view adds them step by step instead)."""
-        self._tokens, self._cost, self._latencies = tokens, cost, [mean_latency]
-
-    def add_usage(self, usage: dict[str, Any], latency: float) -> None:
-        self._tokens += int(usage.get("input_tokens", 0)) + int(usage.get("output_tokens", 0))
-        self._cost += float(usage.get("cost_usd", 0.0))
-        self._latencies.append(latency)
-
-    def update_metrics(self, metrics: dict[str, Any]) -> None:
-        consecutive = int(metrics.get("consecutive", 0))
-        deadlock = " — DEADLOCK" if consecutive >= 3 else ""
-        self.labels["step"].setText(f"Step {metrics.get('step', 0)} / {self._budget}")
-        rate = 100 * metrics.get("im_rate", 0)
-        self.labels["ims"].setText(f"IMs {metrics.get('ineffective_moves', 0)} ({rate:.0f}%)")
+    def show_totals(self, totals: StepTotals | None, success: bool = False) -> None:
+        """The running figures after a step (None: before the first), `success` once it was met by then."""
+        totals = totals or NO_STEPS
+        consecutive = totals.consecutive_im
+        deadlock = " — DEADLOCK" if consecutive >= DEADLOCK_K else ""
+        self.labels["step"].setText(f"Step {totals.step} / {self._budget}")
+        self.labels["ims"].setText(f"IMs {totals.ineffective_moves} ({100 * totals.im_rate:.0f}%)")
         self.labels["consecutive"].setText(f"Consecutive IMs {consecutive}{deadlock}")
         self.labels["consecutive"].setStyleSheet("color: #c62828; font-weight: bold" if deadlock else "")
         if self._ended is None:
-            self.labels["success"].setText("Success: yes" if metrics.get("success") else "Success: not yet")
-            self.labels["success"].setStyleSheet("color: #1b7a2f; font-weight: bold" if metrics.get("success") else "")
+            self.labels["success"].setText("Success: yes" if success else "Success: not yet")
+            self.labels["success"].setStyleSheet("color: #1b7a2f; font-weight: bold" if success else "")
             self.labels["success"].setToolTip("")
-        self.labels["tokens"].setText(f"Tokens {self._tokens}  ${self._cost:.3f}")
-        mean = sum(self._latencies) / len(self._latencies) if self._latencies else 0.0
-        self.labels["latency"].setText(f"Mean latency {mean:.2f}s")
+        self.labels["tokens"].setText(f"Tokens {totals.tokens}  ${totals.cost_usd:.3f}")
+        self.labels["latency"].setText(f"Mean latency {totals.mean_latency_s:.2f}s")

@@ -20,7 +20,7 @@ class _Thumbnail(QWidget):
         self.view = pg.GraphicsLayoutWidget()
         self.view.setBackground("k")
         self.view.setFixedSize(144, 81)
-        box = self.view.addViewBox(lockAspect=True, enableMouse=False)
+        box = self.view.ci.addViewBox(lockAspect=True, enableMouse=False)
         box.invertY(True)
         self.image = pg.ImageItem(axisOrder="row-major")
         box.addItem(self.image)

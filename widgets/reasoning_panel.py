@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QLabel, QListWidget, QListWidgetItem, QPlainTextEdit, QSplitter, QVBoxLayout, QWidget
+
+from core.episode.records import StepRecord
 
 ASSESSMENT_COLORS = {"progressing": QColor(40, 150, 60), "stuck": QColor(200, 40, 40), "unsure": QColor(200, 140, 0)}
 
@@ -36,20 +36,22 @@ class ReasoningPanel(QWidget):
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.thinking)
         layout.addWidget(splitter)
-        self._records: list[dict[str, Any]] = []
+        self._records: list[StepRecord] = []
         self.list.currentRowChanged.connect(self._on_row)
 
     def set_thinking(self, active: bool) -> None:
         self.thinking.setText("<i>thinking…</i>" if active else "")
 
-    def add_step(self, record: dict[str, Any]) -> None:
+    def add_step(self, record: StepRecord) -> None:
         self._records.append(record)
-        said = record.get("self_assessment") or "-"
-        error = f"  ⚠ {_one_line(record['parse_error'])}" if record.get("parse_error") else ""
-        usage = record.get("usage") or {}
+        decision = record.decision
+        said = (decision.self_assessment if decision is not None else "") or "-"
+        error = f"  ⚠ {_one_line(decision.parse_error)}" if decision is not None and decision.parse_error else ""
+        usage = decision.usage if decision is not None else {}
         tokens = f"  {usage.get('input_tokens', 0)}+{usage.get('output_tokens', 0)} tok" if usage else ""
-        text = (f"{record['step']:>4}  {record['action']}  [{said}]  {record.get('latency_s', 0.0):.2f}s{tokens}"
-                f"{error}\n      {_one_line(record.get('thought') or '')}")
+        thought = decision.thought if decision is not None else ("" if not record.damaged else f"({record.damaged})")
+        text = (f"{record.step:>4}  {record.action}  [{said}]  {record.latency_s:.2f}s{tokens}"
+                f"{error}\n      {_one_line(thought)}")
         item = QListWidgetItem(text)
         item.setForeground(ASSESSMENT_COLORS.get(said, QColor(90, 90, 90)))
         self.list.addItem(item)
@@ -68,5 +70,6 @@ class ReasoningPanel(QWidget):
     def _on_row(self, row: int) -> None:
         if 0 <= row < len(self._records):
             record = self._records[row]
-            self.details.setPlainText(record.get("raw_reply") or "(no model reply: human or intervention step)")
-            self.sig_step_selected.emit(int(record["step"]))
+            raw = record.decision.raw_reply if record.decision is not None else ""
+            self.details.setPlainText(raw or "(no model reply: human or intervention step)")
+            self.sig_step_selected.emit(record.step)

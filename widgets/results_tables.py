@@ -49,7 +49,12 @@ class _ReportTable(QTableWidget):
 
     def texts(self) -> list[list[str]]:
         """What the table shows, row by row (for export checks and tests)."""
-        return [[self.item(r, c).text() for c in range(self.columnCount())] for r in range(self.rowCount())]
+        return [[self._cell(r, c).text() for c in range(self.columnCount())] for r in range(self.rowCount())]
+
+    def _cell(self, row: int, column: int) -> QTableWidgetItem:
+        item = self.item(row, column)
+        assert item is not None  # _fill gives every cell an item
+        return item
 
 
 class SuccessTable(_ReportTable):
@@ -58,7 +63,9 @@ class SuccessTable(_ReportTable):
 
     def __init__(self) -> None:
         super().__init__(["agent", "granularity", *TASK_CATEGORIES, "overall", "human-\nassisted"])
-        self.horizontalHeaderItem(self.columnCount() - 1).setToolTip(
+        header = self.horizontalHeaderItem(self.columnCount() - 1)
+        assert header is not None  # setHorizontalHeaderLabels made one per column
+        header.setToolTip(
             "successes met on a human's step in the studio: not the agent's, counted as failures in the rates")
 
     def set_rows(self, rows: Sequence[dict[str, Any]]) -> None:

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import html
 import json
-from typing import Any
 
 from PySide6.QtWidgets import QTextBrowser
+
+from core.episode.records import StepRecord
 
 ASSESSMENT_HTML = {"progressing": "#287a3c", "stuck": "#c62828", "unsure": "#c88c00"}
 
@@ -24,31 +25,35 @@ class StepDetails(QTextBrowser):
         self.setPlaceholderText("Select a step.")
         self.shown_step: int | None = None
 
-    def show_record(self, step: int, record: dict[str, Any]) -> None:
-        self.shown_step = step
-        said = str(record.get("self_assessment") or "-")
+    def show_record(self, record: StepRecord) -> None:
+        self.shown_step = record.step
+        decision = record.decision
+        said = (decision.self_assessment if decision is not None else "") or "-"
         colour = ASSESSMENT_HTML.get(said, "#555")
-        rows = [_row("Step", f"<b>{step}</b> ({html.escape(str(record.get('source', '?')))})"),
-                _row("Action", f"<b>{html.escape(str(record.get('action')))}</b> "
-                     f"{html.escape(json.dumps(record.get('action_params') or {}))}"),
+        params = dict(decision.action_params) if decision is not None else {}
+        thought = decision.thought if decision is not None else (f"({record.damaged})" if record.damaged else "")
+        rows = [_row("Step", f"<b>{record.step}</b> ({html.escape(record.source)})"),
+                _row("Action", f"<b>{html.escape(record.action)}</b> {html.escape(json.dumps(params))}"),
                 _row("Self-assessment", f"<b style='color:{colour}'>{html.escape(said)}</b>"),
-                _row("Thought", html.escape(str(record.get("thought") or "")))]
-        if record.get("parse_error"):
-            rows.append(_row("Parse error", f"<span style='color:#c62828'>{html.escape(record['parse_error'])}</span>"))
-        if record.get("intervention"):
-            rows.append(_row("Intervention", html.escape(json.dumps(record["intervention"]))))
-        usage = record.get("usage") or {}
+                _row("Thought", html.escape(thought))]
+        if decision is not None and decision.parse_error:
+            rows.append(_row("Parse error", f"<span style='color:#c62828'>{html.escape(decision.parse_error)}</span>"))
+        if record.intervention is not None:
+            rows.append(_row("Intervention", html.escape(json.dumps(record.intervention.to_json()))))
+        usage = dict(decision.usage) if decision is not None else {}
         if usage:
             rows.append(_row("Usage", html.escape(", ".join(f"{k} {v}" for k, v in usage.items()))))
-        for key in ("memory", "reflection"):
-            if record.get(key):
-                rows.append(_row(key.capitalize(), html.escape(str(record[key]))))
-        if record.get("lessons"):
-            shown = "".join(f"<li>{html.escape(str(lesson))}</li>" for lesson in record["lessons"])
+        for name, text in (("Memory", decision.memory if decision else ""),
+                           ("Reflection", decision.reflection if decision else "")):
+            if text:
+                rows.append(_row(name, html.escape(text)))
+        if decision is not None and decision.lessons:
+            shown = "".join(f"<li>{html.escape(lesson)}</li>" for lesson in decision.lessons)
             rows.append(_row("Lessons shown", f"<ul style='margin:0'>{shown}</ul>"))
-        if record.get("intervention_displacement"):
-            rows.append(_row("Pushed", f"{float(record['intervention_displacement']):.2f} m by the intervention "
+        if record.intervention_displacement:
+            rows.append(_row("Pushed", f"{record.intervention_displacement:.2f} m by the intervention "
                                        "(not counted as the agent's move)"))
-        raw = html.escape(str(record.get("raw_reply") or "(no model reply: a human or intervention step)"))
+        raw = html.escape((decision.raw_reply if decision is not None else "")
+                          or "(no model reply: a human or intervention step)")
         self.setHtml(f"<table>{''.join(rows)}</table><p style='color:#666'>Raw reply</p>"
                      f"<pre style='white-space:pre-wrap'>{raw}</pre>")

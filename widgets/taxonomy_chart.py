@@ -10,6 +10,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import QPointF
 
 from core.analysis.taxonomy import AUTO, HUMAN, TAXONOMY
+from widgets.plot_parts import plot_layout, plot_scene, view_box
 
 AGENT_COLOURS = ((31, 119, 180), (255, 127, 14), (44, 160, 44), (214, 39, 40), (148, 103, 189), (140, 86, 75),
                  (227, 119, 194), (127, 127, 127), (188, 189, 34), (23, 190, 207))
@@ -26,7 +27,7 @@ class TaxonomyChart(pg.PlotWidget):
         super().__init__()
         self.setBackground("w")
         self.setMinimumSize(440, 260)  # below this the title, legend and tick labels are cut off
-        self.plotItem.layout.setContentsMargins(4, 4, 16, 4)  # room for the last tick label
+        plot_layout(self).setContentsMargins(4, 4, 16, 4)  # room for the last tick label
         self.setTitle("Failure taxonomy", color="k", size="10pt")
         self.showGrid(y=True, alpha=0.2)
         self.setLabel("left", "episodes", color="#333")
@@ -44,8 +45,8 @@ class TaxonomyChart(pg.PlotWidget):
         self._counts: dict[tuple[str, str], tuple[int, int]] = {}
         self._labels: list[pg.TextItem] = []
         self._top = 1
-        self.scene().sigMouseMoved.connect(self._hover)
-        self.plotItem.vb.sigResized.connect(self._fit_headroom)
+        plot_scene(self).sigMouseMoved.connect(self._hover)
+        view_box(self).sigResized.connect(self._fit_headroom)
         self.set_sources({})
 
     def set_sources(self, sources: Sources) -> None:
@@ -76,7 +77,7 @@ class TaxonomyChart(pg.PlotWidget):
                     self._labels.append(label)
         for brush, text in (((80, 80, 80), HUMAN_TEXT), ((80, 80, 80, 70), AUTO_TEXT)):
             self._legend.addItem(pg.BarGraphItem(x=[0], height=[1], width=1, brush=brush), text)
-        self.setXRange(-0.5, len(TAXONOMY) - 0.5, padding=0)
+        view_box(self).setXRange(-0.5, len(TAXONOMY) - 0.5, padding=0)
         self._top = top
         self._fit_headroom()
 
@@ -84,7 +85,7 @@ class TaxonomyChart(pg.PlotWidget):
         """Leave the legend's height (in pixels, however tall the chart is) free above the tallest bar and its
         count, so the legend never covers a count: a fixed share of the range covered one (also in the PNG).
         A short chart lays the legend out in more columns first."""
-        view_h = self.plotItem.vb.height()
+        view_h = view_box(self).height()
         if view_h <= 0:
             return
         for columns in (1, 2):  # three would be wider than a small chart
@@ -96,7 +97,7 @@ class TaxonomyChart(pg.PlotWidget):
             if needed_px < 0.5 * view_h:
                 break
         free = 1.0 - needed_px / view_h
-        self.setYRange(0, self._top / max(free, 0.15), padding=0)
+        view_box(self).setYRange(0, self._top / max(free, 0.15), padding=0)
 
     def _add(self, item: pg.GraphicsObject) -> None:
         self.addItem(item)
@@ -127,5 +128,5 @@ class TaxonomyChart(pg.PlotWidget):
         return ""
 
     def _hover(self, scene_pos: QPointF) -> None:
-        point = self.plotItem.vb.mapSceneToView(scene_pos)
+        point = view_box(self).mapSceneToView(scene_pos)
         self.setToolTip(self.tooltip_at(point.x(), point.y()))

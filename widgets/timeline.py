@@ -57,7 +57,7 @@ class Timeline(QWidget):
         self.setFocusPolicy(Qt.FocusPolicy.ClickFocus)
         self.empty_text = "Open an episode to see its timeline"
         self.count = 0
-        self.cursor = 0
+        self.cursor_index = 0
         self.view = (0.0, 1.0)  # visible positions [first, last + 1)
         self.marks: dict[str, list[int]] = {}
         self.spans: list[TimelineSpan] = []
@@ -73,7 +73,7 @@ class Timeline(QWidget):
     # -- data ----------------------------------------------------------------------------------
     def set_episode(self, count: int, step_numbers: list[int]) -> None:
         self.count, self._labels = count, list(step_numbers)
-        self.cursor, self.view = 0, (0.0, float(max(count, 1)))
+        self.cursor_index, self.view = 0, (0.0, float(max(count, 1)))
         self.marks, self.spans, self.selected_span = {}, [], None
         self.clear_selection()
         self.update()
@@ -104,11 +104,11 @@ class Timeline(QWidget):
         self.update()
 
     def set_cursor(self, position: int) -> None:
-        self.cursor = max(0, min(position, self.count - 1))
+        self.cursor_index = max(0, min(position, self.count - 1))
         first, last = self.view
-        if not first <= self.cursor < last:  # keep the cursor in view while zoomed
+        if not first <= self.cursor_index < last:  # keep the cursor in view while zoomed
             width = last - first
-            first = max(0.0, min(self.cursor - width / 2, self.count - width))
+            first = max(0.0, min(self.cursor_index - width / 2, self.count - width))
             self.view = (first, first + width)
         self.update()
 
@@ -125,7 +125,7 @@ class Timeline(QWidget):
         if self.count == 0:
             return
         first, last = self.view
-        centre = self.cursor + 0.5 if around is None else around
+        centre = self.cursor_index + 0.5 if around is None else around
         width = min(float(self.count), max(10.0, (last - first) / factor))
         first = max(0.0, min(centre - (centre - first) * width / (last - first), self.count - width))
         self.view = (first, first + width)
@@ -160,7 +160,7 @@ class Timeline(QWidget):
         self._paint_marks(painter)
         self._paint_spans(painter)
         self._paint_legend(painter)
-        x = self._x(self.cursor + 0.5)
+        x = self._x(self.cursor_index + 0.5)
         painter.setPen(QPen(QColor(20, 20, 20), 2))
         painter.drawLine(QPointF(x, 0), QPointF(x, self.height()))
         painter.end()
@@ -251,8 +251,8 @@ class Timeline(QWidget):
         x, y = event.position().x(), event.position().y()
         if event.modifiers() & Qt.KeyboardModifier.ShiftModifier:
             # a click extends from the cursor; once the pointer moves it is a drag, anchored where it pressed
-            self._selecting_from, self._shift_press_x = self.cursor, x
-            self.set_selection(self.cursor, self.position_at(x))
+            self._selecting_from, self._shift_press_x = self.cursor_index, x
+            self.set_selection(self.cursor_index, self.position_at(x))
             return
         edge = self._edge_at(x, y)
         if edge is not None:

@@ -7,12 +7,16 @@ from __future__ import annotations
 import math
 import time
 from collections import deque
+from typing import TypedDict, cast
 
 import numpy as np
 import pyqtgraph as pg
+from pyqtgraph.GraphicsScene.mouseEvents import MouseClickEvent
 from PySide6.QtCore import QPointF, Signal
 from PySide6.QtGui import QBrush, QColor, QPen, QPolygonF
 from PySide6.QtWidgets import QGraphicsPolygonItem
+
+from widgets.plot_parts import plot_item, plot_scene, view_box
 
 _TAIL = 600  # samples drawn bright, as they came (10 s at 60 Hz); older ones fade into the full path
 GRID_M, GRID_EXTENT_M = 20.0, 2000.0
@@ -38,6 +42,15 @@ def thin_path(xy: np.ndarray, spacing: float = PATH_SPACING_M) -> np.ndarray:
     return xy[np.unique(np.concatenate([[0], keep, [len(xy) - 1]]))]
 
 
+class _Mark(TypedDict):
+    """One intervention or human-step mark, as the scatter item takes it."""
+
+    pos: tuple[float, float]
+    symbol: str
+    brush: QBrush
+    data: tuple[int, str]  # (step, kind)
+
+
 class TrajectoryPlot(pg.PlotWidget):
     sig_step_clicked = Signal(int)  # the step whose end position is nearest the click
 
@@ -53,9 +66,13 @@ class TrajectoryPlot(pg.PlotWidget):
         legend = self.addLegend(offset=(-4, -4), labelTextSize="7pt", verSpacing=-6)
         legend.setBrush(pg.mkBrush(255, 255, 255, 200))  # readable where it covers the path
         self._legend = legend
-        self.setToolTip("Blue: path (recent part bright). Red: deadlock spans. Orange circle: goal radius. "
+        self.setToolTip("Blue: path (recent part bright); dotted grey: the last episode's path, once it ended. "
+                        "Red: deadlock spans. Orange circle: goal radius. "
                         "Green dashes: reference route. Green square: start. Marks: interventions and human steps. "
                         "Grey: buildings; blue: water.")
+        # A finished episode's trail, kept (dotted grey) while the character is driven on between episodes.
+        self._ended_path = self.plot([], [], pen=pg.mkPen((150, 150, 150), width=1,
+                                                          style=pg.QtCore.Qt.PenStyle.DotLine))
         self._path = self.plot([], [], pen=pg.mkPen((150, 170, 200), width=1))
         self._tail = self.plot([], [], pen=pg.mkPen((30, 90, 200), width=2), name="path (recent bright)")
         self._deadlocks = self.plot([], [], pen=pg.mkPen((220, 30, 30), width=5), connect="finite",
@@ -79,9 +96,9 @@ class TrajectoryPlot(pg.PlotWidget):
         self._step_xy = np.zeros((0, 2))
         self._steps = np.zeros(0, dtype=np.int64)
         self._step_buffer, self._xy_buffer = self._steps, self._step_xy
-        self._mark_points: list[dict[str, object]] = []
+        self._mark_points: list[_Mark] = []
         self.points = 0
-        self.scene().sigMouseClicked.connect(self._clicked)
+        plot_scene(self).sigMouseClicked.connect(self._clicked)
 
     def _add_grid(self) -> None:
         """Grid lines every GRID_M metres, drawn as one static item: pyqtgraph's axis grid redraws tick
@@ -92,7 +109,7 @@ class TrajectoryPlot(pg.PlotWidget):
         ys = np.column_stack([-ends, ends, ticks, ticks]).ravel()
         grid = pg.PlotCurveItem(xs, ys, connect="pairs", pen=pg.mkPen((228, 228, 228), width=1))
         grid.setZValue(-30)  # under the backdrop and everything else
-        self.plotItem.addItem(grid, ignoreBounds=True)
+        plot_item(self).addItem(grid, ignoreBounds=True)
 
     # -- the path -------------------------------------------------------------------------------
     def set_path(self, xs: np.ndarray, ys: np.ndarray) -> None:
@@ -209,11 +226,12 @@ class TrajectoryPlot(pg.PlotWidget):
             self._marks.setData(self._mark_points)
 
     def marks(self) -> list[tuple[int, str]]:
-        return [p["data"] for p in self._mark_points]  # type: ignore[misc]
+        return [p["data"] for p in self._mark_points]
 
     def set_cursor(self, step: int | None) -> None:
         if step is None or len(self._steps) == 0:
-            if len(self._cursor.data):  # a live view clears it on every step: rebuilding an empty item costs
+            points = cast(np.ndarray, self._cursor.data)  # its points (an attribute that hides QGraphicsItem.data())
+            if len(points):  # a live view clears it on every step: rebuilding an empty item costs
                 self._cursor.setData([], [])
             return
         index = min(int(np.searchsorted(self._steps, step)), len(self._steps) - 1)
@@ -238,7 +256,7 @@ class TrajectoryPlot(pg.PlotWidget):
             # A fixed frame on the whole map: re-fitting the view to the data on every update costs
             # more than everything else in the live view (the user can still pan, zoom and press "A").
             every = np.vstack([points for _, points in shapes])
-            self.plotItem.vb.setRange(xRange=(every[:, 0].min(), every[:, 0].max()),
+            view_box(self).setRange(xRange=(every[:, 0].min(), every[:, 0].max()),
                                       yRange=(every[:, 1].min(), every[:, 1].max()), padding=0.02)
 
     def frame_on(self, points: np.ndarray, margin: float) -> None:
@@ -246,18 +264,18 @@ class TrajectoryPlot(pg.PlotWidget):
         then grows to take in the character wherever it goes: framed on the goal alone, the start and the
         trail were off the plot (Minetest's map looked empty). It never shrinks, and costs one comparison."""
         low, high = points.min(axis=0) - margin, points.max(axis=0) + margin
-        self.plotItem.vb.setRange(xRange=(low[0], high[0]), yRange=(low[1], high[1]), padding=0)
+        view_box(self).setRange(xRange=(low[0], high[0]), yRange=(low[1], high[1]), padding=0)
         self._grow_margin = margin
 
     def _keep_in_view(self, x: float, y: float, margin: float) -> None:
-        (x0, x1), (y0, y1) = self.plotItem.vb.viewRange()
+        (x0, x1), (y0, y1) = view_box(self).viewRange()
         if x0 <= x <= x1 and y0 <= y <= y1:
             return
-        self.plotItem.vb.setRange(xRange=(min(x0, x - margin), max(x1, x + margin)),
+        view_box(self).setRange(xRange=(min(x0, x - margin), max(x1, x + margin)),
                                   yRange=(min(y0, y - margin), max(y1, y + margin)), padding=0)
 
     def in_view(self, x: float, y: float) -> bool:
-        (x0, x1), (y0, y1) = self.plotItem.vb.viewRange()
+        (x0, x1), (y0, y1) = view_box(self).viewRange()
         return x0 <= x <= x1 and y0 <= y <= y1
 
     @property
@@ -270,8 +288,22 @@ class TrajectoryPlot(pg.PlotWidget):
         self._recent.clear()
         self._path_buffer = np.zeros((0, 2))  # the old one was handed to the plot: never overwrite it
 
+    def end_episode_path(self) -> None:
+        """The episode ended: its trail stays as the ended episode's (dotted grey), and the live trail starts
+        afresh, so driving on between episodes draws a trail of its own instead of lengthening the episode's."""
+        path = self._path_buffer[:self.points].copy()
+        self._ended_path.setData(path[:, 0], path[:, 1])
+        self.clear_path()
+
+    @property
+    def ended_path(self) -> np.ndarray:
+        """The ended episode's trail, as drawn (N, 2)."""
+        xs, ys = self._ended_path.getData()
+        return np.zeros((0, 2)) if xs is None else np.column_stack([xs, ys])
+
     def clear_episode(self) -> None:
         self.clear_path()
+        self._ended_path.setData([], [])
         self.set_steps(np.zeros(0, dtype=np.int64), np.zeros((0, 2)))
         self._mark_points = []
         self._marks.setData([])
@@ -279,20 +311,20 @@ class TrajectoryPlot(pg.PlotWidget):
         self._cursor.setData([], [])
 
     def resizeEvent(self, event: object) -> None:
-        super().resizeEvent(event)  # type: ignore[arg-type]
+        super().resizeEvent(event)
         # In a small dock the legend would hide the map it explains; the tooltip says the same.
         legend = self.__dict__.get("_legend")  # Qt resizes the plot while it is still being built
         if legend is not None:
             legend.setVisible(self.width() >= LEGEND_MIN_SIZE[0] and self.height() >= LEGEND_MIN_SIZE[1])
 
     # -- clicks --------------------------------------------------------------------------------
-    def _clicked(self, event: object) -> None:
+    def _clicked(self, event: MouseClickEvent) -> None:
         if len(self._steps) == 0:
             return
-        scene_pos = event.scenePos()  # type: ignore[attr-defined]
-        if not self.plotItem.vb.sceneBoundingRect().contains(scene_pos):
+        scene_pos = event.scenePos()
+        if not view_box(self).sceneBoundingRect().contains(scene_pos):
             return
-        point = self.plotItem.vb.mapSceneToView(scene_pos)
+        point = view_box(self).mapSceneToView(scene_pos)
         self.sig_step_clicked.emit(self.nearest_step(point.x(), point.y()))
 
     def nearest_step(self, x: float, y: float) -> int:

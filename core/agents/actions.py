@@ -7,13 +7,15 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from core.game.errors import InvalidPadError
 from core.game.pad import Button, PadState
+from core.yaml_file import field_name
 
 
 class ActionError(ValueError):
@@ -41,11 +43,11 @@ class DiscreteSpec(_Model):
 
 
 class ContinuousSpec(_Model):
-    min_seconds: float = Field(0.0333, gt=0)
-    max_seconds: float = Field(2.0, gt=0, le=10)
+    min_seconds: float = Field(default=0.0333, gt=0)
+    max_seconds: float = Field(default=2.0, gt=0, le=10)
     # A stick deflection up to this magnitude does nothing in the game; the metrics use it to tell a
     # move from a camera-only action (docs/metrics.md).
-    dead_zone: float = Field(0.15, ge=0, lt=1)
+    dead_zone: float = Field(default=0.15, ge=0, lt=1)
 
 
 class ActionSetSpec(_Model):
@@ -95,8 +97,8 @@ class ActionSet:
         try:
             return cls(ActionSetSpec.model_validate(data))
         except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"])
+            first = exc.errors()[0]  # the action set is data inside a profile, with no file of its own
+            where = field_name(tuple(first["loc"]))
             raise ActionError(f"the profile's action set is invalid at actions.{where}: {first['msg']}") from None
 
     def resolve_name(self, text: str) -> str | None:
@@ -161,14 +163,14 @@ def stick_value(name: str, value: Any) -> tuple[float, float]:
             raise ActionError(f"{name} must be [x, y] with each in [-1, 1], got {value!r}")
         value = parts
     if isinstance(value, dict):
-        axes = {str(k).strip().lower(): v for k, v in value.items()}
+        axes = {str(k).strip().lower(): v for k, v in cast("dict[Any, Any]", value).items()}
         if set(axes) != {"x", "y"}:
             raise ActionError(f"{name} must have exactly the fields x and y, got {value!r}")
         value = (axes["x"], axes["y"])
-    if not isinstance(value, (list, tuple)) or len(value) != 2:
+    if not isinstance(value, (list, tuple)) or len(cast("Sequence[Any]", value)) != 2:
         raise ActionError(f"{name} must be [x, y] with each in [-1, 1], got {value!r}")
-    out = []
-    for axis, component in zip("xy", value):
+    out: list[float] = []
+    for axis, component in zip("xy", cast("Sequence[Any]", value)):
         number = number_value(f"{name}.{axis}", component)
         if abs(number) > 1.0:
             raise ActionError(f"{name}.{axis}={number:g} is outside [-1, 1]")
@@ -195,16 +197,17 @@ def button_names(value: Any) -> list[str]:
     if value is None:
         return []
     if isinstance(value, dict):
-        if not all(isinstance(pressed, bool) for pressed in value.values()):
+        mapping = cast("dict[Any, Any]", value)
+        if not all(isinstance(pressed, bool) for pressed in mapping.values()):
             raise ActionError(f"buttons written as a mapping must map names to true or false, got {value!r}")
-        value = [name for name, pressed in value.items() if pressed]
+        value = [name for name, pressed in mapping.items() if pressed]
     if isinstance(value, str):
         text = value.strip()
         return [] if text.lower() in NEUTRAL_WORDS or not text else [p for p in re.split(r"[\s,+;]+", text) if p]
     if not isinstance(value, (list, tuple, set, frozenset)):
         raise ActionError(f"buttons must be a list of button names such as [\"A\"], got {value!r}")
-    names = []
-    for item in value:
+    names: list[str] = []
+    for item in cast("Iterable[Any]", value):
         if not isinstance(item, str):
             raise ActionError(f"buttons must be a list of button names such as [\"A\"], got {value!r}")
         if item.strip().lower() not in NEUTRAL_WORDS:

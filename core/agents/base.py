@@ -20,7 +20,7 @@ class Decision:
     self_assessment: str           # one of SELF_ASSESSMENTS; "missing" when the reply gave none readable
     raw_reply: str
     parse_error: str | None = None
-    usage: dict[str, Any] = field(default_factory=dict)
+    usage: dict[str, Any] = field(default_factory=dict[str, Any])
     latency_s: float = 0.0
     memory: str = ""                  # the agent's short-term memory when it decided (self-reflection)
     reflection: str = ""              # a reflection made just before this decision, if any

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, cast
 
 from core.agents.actions import ActionError, seconds_value, stick_value
 
@@ -57,7 +57,7 @@ def has_controls(fields: Mapping[str, Any]) -> bool:
             return True
         if name in _TYPE and isinstance(value, str) and normalized(value) == "continuous":
             return True
-        if name in _GROUPS and isinstance(value, Mapping) and has_controls(value):
+        if name in _GROUPS and isinstance(value, Mapping) and has_controls(cast("Mapping[str, Any]", value)):
             return True
     return False
 
@@ -111,7 +111,7 @@ def _collect(fields: Mapping[str, Any], sticks: dict[str, list[tuple[str, Any]]]
         elif name in _BUTTONS:
             found["buttons"].append((str(key), value))
         elif name in _GROUPS and isinstance(value, Mapping) and depth == 0:
-            _collect(value, sticks, flat, found, depth + 1)
+            _collect(cast("Mapping[str, Any]", value), sticks, flat, found, depth + 1)
         elif _CONTROL_LIKE.search(name):
             raise ActionError(f"the control field {key!r} is not one this game reads; give left_stick and "
                               "right_stick as [x, y] in [-1, 1], duration in seconds and buttons")
@@ -125,7 +125,7 @@ def _milliseconds(name: str, value: Any) -> Any:
     return value / 1000.0
 
 
-def _single(what: str, given: list[tuple[str, Any]], read: Any) -> Any:
+def _single(what: str, given: list[tuple[str, Any]], read: Callable[[str, Any], object] | None) -> Any:
     """The one value given for a control; the same control given twice must agree."""
     first_name, first = given[0]
     for name, value in given[1:]:

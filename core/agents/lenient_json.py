@@ -17,8 +17,9 @@ from __future__ import annotations
 import bisect
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 MAX_DEPTH = 12  # replies nest three or four levels; deeper is not an answer
 
@@ -44,7 +45,7 @@ _STRING_STOPS = {'"': re.compile(r'["\\]'), "'": re.compile(r"['\\]")}
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "/": "/", "\\": "\\", '"': '"', "'": "'"}
 
 
-class Partial(dict):
+class Partial(dict[str, Any]):
     """An object the text ended inside: only the members completed before the cut."""
 
 
@@ -87,7 +88,7 @@ class Unreadable:
     reason: str
 
 
-def find_objects(text: str, wanted: Any = None) -> tuple[list[Found], list[Unreadable]]:
+def find_objects(text: str, wanted: Callable[[Any], bool] | None = None) -> tuple[list[Found], list[Unreadable]]:
     """Every top-level object in `text`, in order, and the `{`s that could not be read as one.
 
     `wanted(value)` says whether an object is worth keeping whole. An object read only leniently that is
@@ -165,7 +166,7 @@ class _Reader:
         if pos < len(text) and text[pos] not in _BLANK_STARTS:
             return pos
         while True:
-            pos = _BLANK.match(text, pos).end()  # type: ignore[union-attr]
+            pos = cast("re.Match[str]", _BLANK.match(text, pos)).end()  # \s* matches anywhere, if only ""
             if text.startswith("//", pos):
                 newline = self._next("\n", pos)
                 pos = len(text) if newline == -1 else newline

@@ -7,6 +7,7 @@ There is deliberately no field for coordinates, flags, map ids or any other eval
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import cast
 
 import numpy as np
 
@@ -39,5 +40,6 @@ class Observation:
             image = getattr(self, name)
             if image is None:
                 continue
-            if not isinstance(image, np.ndarray) or image.dtype != np.uint8 or image.ndim != 3 or image.shape[2] != 3:
+            array = cast("np.ndarray", image) if isinstance(image, np.ndarray) else None
+            if array is None or array.dtype != np.uint8 or array.ndim != 3 or array.shape[2] != 3:
                 raise TypeError(f"Observation.{name} must be an RGB uint8 image (H, W, 3)")

@@ -33,7 +33,7 @@ import json
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from core.agents.actions import Action, ActionError, ActionSet
 from core.agents.assessment import (
@@ -47,7 +47,7 @@ from core.agents.assessment import (
     read_assessment,
 )
 from core.agents.controls import has_controls, normalized, read_controls
-from core.agents.lenient_json import Found, Partial, find_objects, read_object
+from core.agents.lenient_json import Found, Partial, Unreadable, find_objects, read_object
 from core.agents.reply_layout import (
     Layout,
     action_lines,
@@ -151,17 +151,19 @@ def _parse(text: Any, actions: ActionSet, paradigm: str) -> ParseResult:
 
 # --- finding the candidate answers ---------------------------------------------------------------------------
 
-def _holders(value: Any, path: tuple[str, ...] = (), depth: int = 0) -> Iterator[tuple[tuple[str, ...], dict]]:
+def _holders(value: Any, path: tuple[str, ...] = (), depth: int = 0
+             ) -> Iterator[tuple[tuple[str, ...], dict[str, Any]]]:
     """Every object inside `value` that carries an action: an "action" field, or continuous-control fields."""
     if isinstance(value, dict):
-        if any(normalized(k) in _ACTION_KEYS for k in value) or has_controls(value):
-            yield path, value
+        fields = cast("dict[str, Any]", value)  # a JSON object
+        if any(normalized(k) in _ACTION_KEYS for k in fields) or has_controls(fields):
+            yield path, fields
             return
         if depth < 4:
-            for key, inner in value.items():
+            for key, inner in fields.items():
                 yield from _holders(inner, (*path, normalized(key)), depth + 1)
     elif isinstance(value, list) and depth < 4:
-        for inner in value:
+        for inner in cast("list[Any]", value):
             yield from _holders(inner, path, depth + 1)
 
 
@@ -206,22 +208,24 @@ def _action_from(value: Any, holder: Mapping[str, Any], actions: ActionSet, para
             raise ActionError("the action says \"continuous\" but gives no left_stick, right_stick or buttons")
         return actions.discrete(text)
     if isinstance(value, list):
-        distinct = {json.dumps(v, sort_keys=True, default=str) for v in value}
+        items = cast("list[Any]", value)  # a JSON array
+        distinct = {json.dumps(v, sort_keys=True, default=str) for v in items}
         if len(distinct) != 1:
-            raise ActionError(f"several different actions in one reply ({len(value)}); choose exactly one")
-        return _action_from(value[0], holder, actions, paradigm, depth + 1)
+            raise ActionError(f"several different actions in one reply ({len(items)}); choose exactly one")
+        return _action_from(items[0], holder, actions, paradigm, depth + 1)
     if isinstance(value, dict):
-        if has_controls(value):
-            fields = read_controls(value)
+        obj = cast("dict[str, Any]", value)  # a JSON object
+        if has_controls(obj):
+            fields = read_controls(obj)
             if controls_beside and read_controls(holder) != fields:
                 raise ActionError("the reply gives two different sets of stick values; give one")
             return actions.continuous(**fields)
-        fields = {normalized(k): v for k, v in value.items()}
+        fields = {normalized(k): v for k, v in obj.items()}
         for key in _NAME_KEYS:
             if isinstance(fields.get(key), str) and normalized(fields[key]) != "continuous":
                 return actions.discrete(fields[key])
         if paradigm == "continuous":
-            read_controls(value)  # raises, naming the field it cannot read or saying that none was given
+            read_controls(obj)  # raises, naming the field it cannot read or saying that none was given
     if value is None:
         raise ActionError("the action is empty (null); choose one")
     raise ActionError(f"the action must be a name such as 'MoveForward' or a continuous control object, got {value!r}")
@@ -230,7 +234,8 @@ def _action_from(value: Any, holder: Mapping[str, Any], actions: ActionSet, para
 def _blank_objects(answer: str, found: list[Found]) -> str:
     if not found:
         return answer
-    pieces, cursor = [], 0
+    pieces: list[str] = []
+    cursor = 0
     for obj in found:
         pieces += [answer[cursor:obj.start], blank(answer[obj.start:obj.end])]
         cursor = obj.end
@@ -238,7 +243,7 @@ def _blank_objects(answer: str, found: list[Found]) -> str:
 
 
 def _line_candidates(prose: str, actions: ActionSet) -> list[_Candidate]:
-    out = []
+    out: list[_Candidate] = []
     previous_end = 0
     for line in action_lines(prose):
         value = line.value.strip(_MARKUP)
@@ -287,7 +292,7 @@ def _bare_names(prose: str, actions: ActionSet) -> list[_Candidate]:
     canonical = {normalized(name): name for name in actions.names}
     lines = [(m.start(), m.end(), m.group().strip(_MARKUP)) for m in re.finditer(r"[^\n]+", prose)
              if not m.group().isspace()]
-    out = []
+    out: list[_Candidate] = []
     for start, end, line in sorted({lines[0], lines[-1]}) if lines else ():
         name = canonical.get(normalized(line)) if len(line) <= 40 else None
         if name is None:
@@ -330,7 +335,7 @@ def _listing(candidates: list[_Candidate]) -> str:
     return ", ".join(labels[:-1]) + f" and {labels[-1]}" if len(labels) > 1 else labels[0]
 
 
-def _later_unreadable(chosen: _Candidate, unreadable: list, answer: str) -> str | None:
+def _later_unreadable(chosen: _Candidate, unreadable: list[Unreadable], answer: str) -> str | None:
     for bad in unreadable:
         text = answer[bad.start:min(bad.end + 1, bad.start + _SHOWN)]
         if bad.start >= chosen.end and re.search(r"action\W{0,3}\s*:", text, re.I) and not _TEMPLATE.search(text):
@@ -339,7 +344,7 @@ def _later_unreadable(chosen: _Candidate, unreadable: list, answer: str) -> str 
     return None
 
 
-def _nothing_found(lay: Layout, found: list[Found], unreadable: list) -> str:
+def _nothing_found(lay: Layout, found: list[Found], unreadable: list[Unreadable]) -> str:
     if lay.thinking:
         hidden, _ = find_objects(lay.thinking)
         if any(next(_holders(obj.value), None) is not None for obj in hidden) or action_lines(lay.thinking):
@@ -384,7 +389,7 @@ def _thought(candidate: _Candidate, prose: str) -> str:
 
 def _assessment(speakers: list[_Candidate], prose: str) -> str:
     """The self-assessment the answers state; "missing" if none does or if they contradict each other."""
-    stated = set()
+    stated: set[str] = set()
     for candidate in speakers:
         for fields in (candidate.holder, candidate.outer):
             present, value = assessment_field(fields)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from core.agents.actions import ActionSet
 from core.agents.observation import Observation
 from core.paths import ASSETS_DIR
@@ -16,7 +18,7 @@ PROMPTS_DIR = ASSETS_DIR / "prompts"
 class Prompt:
     system: str
     text: str
-    images: list[tuple[str, object]]  # (label, RGB image)
+    images: list[tuple[str, np.ndarray]]  # (label, RGB image)
 
 
 class PromptBook:
@@ -45,7 +47,7 @@ class PromptBook:
         return self.system_template.format(action_section=section, action_format=action_format)
 
     def turn(self, observation: Observation, granularity: str, memory: str = "") -> Prompt:
-        images: list[tuple[str, object]] = [("current view", observation.frame)]
+        images: list[tuple[str, np.ndarray]] = [("current view", observation.frame)]
         if observation.previous_frame is not None:
             images.insert(0, ("previous view (before your last action)", observation.previous_frame))
         if observation.left_view is not None and observation.right_view is not None:

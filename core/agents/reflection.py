@@ -21,7 +21,7 @@ import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from core.agents.observation import HistoryEntry
 
@@ -38,7 +38,7 @@ class ExperienceError(ValueError):
 class ExperienceLibrary:
     """Lessons in order of arrival (oldest first). `path`: where new lessons are saved, or None (memory only)."""
 
-    lessons: list[str] = field(default_factory=list)
+    lessons: list[str] = field(default_factory=list[str])
     path: Path | None = None
     source: str = "empty"  # where the starting lessons came from, for the record
 
@@ -56,10 +56,10 @@ class ExperienceLibrary:
         except (OSError, UnicodeDecodeError, ValueError) as exc:
             raise ExperienceError(f"experience library {path} cannot be read ({exc}); restore it or start without "
                                   "it") from None
-        lessons = data.get("lessons") if isinstance(data, dict) else None
-        if not isinstance(lessons, list) or not all(isinstance(item, str) for item in lessons):
+        lessons: object = cast("dict[str, Any]", data).get("lessons") if isinstance(data, dict) else None
+        if not isinstance(lessons, list) or not all(isinstance(item, str) for item in cast("list[object]", lessons)):
             raise ExperienceError(f"experience library {path} has no list of lessons; it is not a library file")
-        return cls(lessons[-MAX_LESSONS:], None, str(path))
+        return cls(cast("list[str]", lessons)[-MAX_LESSONS:], None, str(path))
 
     def copy_to(self, path: Path | None) -> ExperienceLibrary:
         """The same lessons, saving new ones to `path` (one file per episode)."""

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import yaml
 
@@ -40,7 +40,7 @@ class Entry:
     style: str
     paradigm: str
     reply: str
-    expect: dict[str, Any] = field(default_factory=dict)
+    expect: dict[str, Any] = field(default_factory=dict[str, Any])
     source: str = ""
 
 
@@ -57,7 +57,7 @@ def load_corpus(folder: Path = DEFAULT_CORPUS) -> list[Entry]:
             raise CorpusError(f"{path}: cannot be read: {exc}") from None
         if not isinstance(data, list):
             raise CorpusError(f"{path}: expected a list of entries, got {type(data).__name__}")
-        for index, raw in enumerate(data):
+        for index, raw in enumerate(cast("list[Any]", data)):
             entry = _entry(raw, f"{path.name} entry {index + 1}")
             if entry.id in seen:
                 raise CorpusError(f"{path.name}: the id {entry.id!r} is used twice")
@@ -67,18 +67,19 @@ def load_corpus(folder: Path = DEFAULT_CORPUS) -> list[Entry]:
 
 
 def _entry(raw: Any, where: str) -> Entry:
-    if not isinstance(raw, dict) or not isinstance(raw.get("reply"), str) or not isinstance(raw.get("expect"), dict):
+    fields = cast("dict[str, Any]", raw) if isinstance(raw, dict) else {}  # a YAML mapping, or nothing usable
+    if not isinstance(fields.get("reply"), str) or not isinstance(fields.get("expect"), dict):
         raise CorpusError(f"{where}: needs id, reply (text) and expect (a mapping)")
-    expect = raw["expect"]
+    expect: dict[str, Any] = fields["expect"]
     if set(expect) - _EXPECT_KEYS or ("refused" in expect) == ("action" in expect):
-        raise CorpusError(f"{where} ({raw.get('id')}): expect needs either action or refused, and only "
+        raise CorpusError(f"{where} ({fields.get('id')}): expect needs either action or refused, and only "
                           f"{sorted(_EXPECT_KEYS)}")
     if "action" in expect and expect.get("self_assessment") not in SELF_ASSESSMENTS:
-        raise CorpusError(f"{where} ({raw.get('id')}): an accepted reply must state its expected self_assessment")
-    paradigm = raw.get("paradigm", "discrete")
+        raise CorpusError(f"{where} ({fields.get('id')}): an accepted reply must state its expected self_assessment")
+    paradigm = fields.get("paradigm", "discrete")
     if paradigm not in ("discrete", "continuous"):
-        raise CorpusError(f"{where} ({raw.get('id')}): paradigm must be discrete or continuous")
-    return Entry(str(raw.get("id") or where), str(raw.get("style", "")), paradigm, raw["reply"], expect, where)
+        raise CorpusError(f"{where} ({fields.get('id')}): paradigm must be discrete or continuous")
+    return Entry(str(fields.get("id") or where), str(fields.get("style", "")), paradigm, fields["reply"], expect, where)
 
 
 def check(entry: Entry, result: ParseResult) -> str | None:
@@ -93,7 +94,8 @@ def check(entry: Entry, result: ParseResult) -> str | None:
             return f"expected {expect['action']}, got a refusal: {result.error}"
         if result.action.name != expect["action"]:
             return f"expected {expect['action']}, got {result.action.describe()}"
-        for key, wanted in (expect.get("params") or {}).items():
+        params: dict[str, Any] = expect.get("params") or {}
+        for key, wanted in params.items():
             got = result.action.params.get(key)
             if not _same(got, wanted):
                 return f"expected {key}={wanted!r}, got {got!r}"
@@ -112,12 +114,14 @@ def wrong_action(entry: Entry, result: ParseResult) -> bool:
     expect = entry.expect
     if "refused" in expect or result.action.name != expect["action"]:
         return True
-    return any(not _same(result.action.params.get(k), v) for k, v in (expect.get("params") or {}).items())
+    params: dict[str, Any] = expect.get("params") or {}
+    return any(not _same(result.action.params.get(k), v) for k, v in params.items())
 
 
 def _same(got: Any, wanted: Any) -> bool:
     if isinstance(wanted, list) and isinstance(got, list):
-        return len(got) == len(wanted) and all(_same(g, w) for g, w in zip(got, wanted))
+        got_items, wanted_items = cast("list[Any]", got), cast("list[Any]", wanted)
+        return len(got_items) == len(wanted_items) and all(_same(g, w) for g, w in zip(got_items, wanted_items))
     if isinstance(wanted, (int, float)) and isinstance(got, (int, float)):
         return abs(float(got) - float(wanted)) < 1e-9
     return bool(got == wanted)

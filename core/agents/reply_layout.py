@@ -78,7 +78,9 @@ def layout(text: str) -> Layout:
         position = closing.end()
     if not spans:
         return Layout(text, "", False)
-    pieces, thinking, cursor = [], [], 0
+    pieces: list[str] = []
+    thinking: list[str] = []
+    cursor = 0
     for start, end in spans:
         pieces.append(text[cursor:start])
         pieces.append(blank(text[start:end]))
@@ -98,7 +100,8 @@ def _strip_tags(chunk: str) -> str:
                   flags=re.I).strip()
 
 
-def _labelled(text: str, keywords: tuple[str, ...], pattern: re.Pattern[str], end: int | None = None) -> list[re.Match]:
+def _labelled(text: str, keywords: tuple[str, ...], pattern: re.Pattern[str], end: int | None = None
+             ) -> list[re.Match[str]]:
     """Matches of a line pattern, tried only at the starts of lines that contain one of the keywords:
     a case-insensitive scan of every position is far slower, and most replies hold no such line."""
     end = len(text) if end is None else end

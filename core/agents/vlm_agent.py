@@ -45,7 +45,8 @@ class VLMAgent:
             self._reflect(observation)
         system = self.prompts.system(self.actions, self.paradigm)
         lessons = tuple(self.library.shown()) if self.library else ()
-        memory = self.memory + (f"\nLessons from earlier episodes:\n{self.library.text()}" if lessons else "")
+        memory = self.memory + (f"\nLessons from earlier episodes:\n{self.library.text()}"
+                                if self.library and lessons else "")
         prompt = self.prompts.turn(observation, self.granularity, memory.strip())
         reply = self.client.complete(system, prompt.text, prompt.images)  # ModelError ends the episode
         usage = reply.usage()

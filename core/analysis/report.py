@@ -8,7 +8,7 @@ Failure categories come from human labels where they exist (rule: core/analysis/
 from __future__ import annotations
 
 import csv
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from statistics import mean
 from typing import Any
@@ -67,7 +67,7 @@ def load_results(folder: Path) -> tuple[list[dict[str, Any]], list[str]]:
         numbered, bad = run_folder.read_numbered_rows(path)
     except (OSError, UnicodeDecodeError) as exc:
         raise ReportError(f"cannot read {path} ({exc}); check its permissions or restore it from a backup") from exc
-    rows = []
+    rows: list[dict[str, Any]] = []
     for number, row in numbered:
         if any(k not in row for k in REQUIRED_KEYS) or not ("agent_spec" in row or "agent" in row):
             bad.append(number)
@@ -115,12 +115,14 @@ def _span_counts(rows: Sequence[dict[str, Any]], labelled: Sequence[EpisodeCateg
     (counted in `spans_from_human_labels` too), the agent's own self-assessments otherwise."""
     counts = dict.fromkeys(SPAN_COUNTS, 0)
     for row, category in zip(rows, labelled):
-        metrics = row.get("metrics") or {}
+        metrics: dict[str, Any] = row.get("metrics") or {}
+        by_class: Mapping[str, int]
         if category.spans is not None:
             by_class, spans = category.spans, sum(category.spans.values())
             counts["spans_from_human_labels"] += spans
         else:
-            by_class, spans = metrics.get("spans_by_awareness") or {}, len(metrics.get("deadlocks") or [])
+            by_class = metrics.get("spans_by_awareness") or {}
+            spans = len(metrics.get("deadlocks") or [])
         counts["deadlock_spans"] += spans
         for name in AWARENESS_CLASSES:
             counts[f"spans_{name}"] += int(by_class.get(name, 0))
@@ -130,7 +132,7 @@ def _span_counts(rows: Sequence[dict[str, Any]], labelled: Sequence[EpisodeCateg
 def _movement_metrics(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """The movement columns of one agent x granularity, each aggregated as METRIC_LABELS says."""
     scored = [r["metrics"] for r in rows if r.get("metrics")]
-    spans = [span for m in scored for span in m.get("deadlocks") or []]
+    spans: list[dict[str, Any]] = [span for m in scored for span in m.get("deadlocks") or ()]
     longest = [int(m["max_consecutive_im"]) for m in scored if m.get("max_consecutive_im") is not None]
     dialogue = [int(m["dialogue_moves"]) for m in scored if m.get("dialogue_moves") is not None]
     return {
@@ -164,7 +166,7 @@ def correlation_points(rows: Sequence[dict[str, Any]], unit: str = "task") -> li
         if row.get("end_reason") == "error" or not row.get("metrics"):
             continue
         groups.setdefault(_unit_key(row, unit), []).append(row)
-    points = []
+    points: list[dict[str, Any]] = []
     for (agent, granularity, what), members in groups.items():
         members = [r for r in members if r["metrics"].get("im_rate") is not None]  # no moves: no rate
         im = _metric(members, "im_rate")
@@ -225,7 +227,9 @@ def build_report(folder: Path | str, correlation_unit: str = "task", rescore: bo
     privileged = [r for r in rows if r.get("privileged")]
     labelled, label_warnings = categorise(folder, main)
     agents = sorted({agent_of(r) for r in main})
-    sr_rows, metric_rows, failure_rows = [], [], []
+    sr_rows: list[dict[str, Any]] = []
+    metric_rows: list[dict[str, Any]] = []
+    failure_rows: list[dict[str, Any]] = []
     failure_sources: dict[str, dict[str, dict[str, int]]] = {}
     category_of = {id(r): c for r, c in zip(main, labelled)}
     for agent in agents:
@@ -253,7 +257,7 @@ def build_report(folder: Path | str, correlation_unit: str = "task", rescore: bo
         warnings.append(f"{without_moves} episode(s) made no movement action, so they have no IM rate (not 0%): "
                         "they are left out of the IM means and the correlation points")
     outdated = sum(1 for r in main if r.get("metrics") and
-                   int((r["metrics"] or {}).get("metrics_version", 1)) < METRICS_VERSION)
+                   int(r["metrics"].get("metrics_version", 1)) < METRICS_VERSION)
     if outdated:
         warnings.append(f"{outdated} episode(s) were scored by an older definition of the metrics (before "
                         f"version {METRICS_VERSION}: interventions credited to the agent, missing self-assessments "
@@ -279,7 +283,7 @@ def errors_text(errors: Sequence[dict[str, Any]], shown: int = 10) -> str:
         return ""
     broken = [e for e in errors if e.get("end_reason") == run_folder.TASK_ERROR]
     infrastructure = [e for e in errors if e.get("end_reason") != run_folder.TASK_ERROR]
-    lines = []
+    lines: list[str] = []
     if infrastructure:
         lines += [f"{len(infrastructure)} episode(s) ended in an infrastructure error (the game or the evaluator "
                   "died, or the model API failed for good). They are not results and are in none of the tables "
@@ -326,7 +330,7 @@ def paper_rows(report: dict[str, Any]) -> list[list[str]]:
     by_agent: dict[str, dict[str, dict[str, Any]]] = {}
     for row in report["sr"]:
         by_agent.setdefault(row["agent"], {})[row["granularity"]] = row
-    rows = []
+    rows: list[list[str]] = []
     for agent, granularities in by_agent.items():
         cells = [agent]
         for g in GRANULARITIES:
@@ -411,7 +415,7 @@ def _warnings_section(warnings: Sequence[str]) -> str:
     return "\n## Left out or read with warnings\n\n" + "\n".join(f"- {warning}" for warning in warnings) + "\n"
 
 
-LONG_COLUMNS = ("table", "agent", "granularity", "category", "measure", "value")
+LONG_COLUMNS: tuple[str, ...] = ("table", "agent", "granularity", "category", "measure", "value")
 
 
 def long_rows(report: dict[str, Any]) -> list[dict[str, Any]]:

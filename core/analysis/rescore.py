@@ -71,7 +71,8 @@ def _goal_from_task_file(episode: Episode) -> GoalArea | None:
 def rescore_rows(folder: Path, rows: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
     """The rows with metrics and failure suggestions recomputed from their episode files (in memory;
     results.jsonl is left as it was), and a warning for each episode that could not be rescored."""
-    rescored, warnings = [], []
+    rescored: list[dict[str, Any]] = []
+    warnings: list[str] = []
     for row in rows:
         episode = row.get("episode")
         if row.get("end_reason") == "error" or not episode:

@@ -104,7 +104,8 @@ def episode_category(folder: Path, row: Mapping[str, Any]) -> tuple[EpisodeCateg
 
 def categorise(folder: Path, rows: Sequence[Mapping[str, Any]]) -> tuple[list[EpisodeCategory], list[str]]:
     """Every row's category (in order), and the warnings for episodes whose labels could not be read."""
-    categories, warnings = [], []
+    categories: list[EpisodeCategory] = []
+    warnings: list[str] = []
     for row in rows:
         category, warning = episode_category(folder, row)
         categories.append(category)

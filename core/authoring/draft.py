@@ -167,7 +167,7 @@ class TaskDraft:
     def set_goal_radius(self, radius: float) -> None:
         if self.goal is None:
             raise ValueError("record a goal first")
-        self.goal = ReachSpec(**{**self.goal.model_dump(), "radius": radius})  # validated: radius > 0
+        self.goal = ReachSpec.model_validate({**self.goal.model_dump(), "radius": radius})  # validated: radius > 0
         self.sig_changed.emit()
 
     def clear_goal(self) -> None:

@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from core.authoring.context import world_start_states
 from core.evaluation.client import BUILTIN_PROFILE, EvaluatorClient, EvaluatorError
-from core.evaluation.conditions import Condition, Flag, Reach
+from core.evaluation.conditions import Condition, Flag, Reach, sub_conditions
 from core.evaluation.driver import DriveResult, ScriptedDriver
 from core.evaluation.profile import load_profile
 from core.evaluation.sample import StateSample
@@ -116,14 +116,14 @@ def _expected_start(task: Task, world: GameConnection) -> dict[str, Any] | None:
     """The pose the reset should give: inline in the task, or the named start as the world file writes it
     (None when the running world is not the one the world file describes: then only the reset is checked)."""
     if not isinstance(task.start_state, str):
-        return task.start_state.to_reset()
+        return task.start_pose({})
     name, starts = world_start_states()
-    return starts.get(task.start_state) if world.info.name == name else None
+    return task.start_pose(starts) if world.info.name == name else None
 
 
 def _start_problems(expected: dict[str, Any], sample: StateSample, flag_names: list[str],
                     tolerance_m: float) -> list[str]:
-    problems = []
+    problems: list[str] = []
     x, y = expected["pos"]
     off = math.hypot(sample.x - x, sample.y - y)
     if off > tolerance_m:
@@ -164,5 +164,4 @@ def _missing(condition: Condition, sample: StateSample, flag_names: list[str]) -
         if bit is None or sample.has_flag(bit) != equals:
             return [f"flag {name} is {'not set' if equals else 'still set'}"]
         return []
-    children = getattr(condition, "all_of", None) or getattr(condition, "any_of", None) or condition.sequence
-    return [problem for child in children for problem in _missing(child, sample, flag_names)]
+    return [problem for child in sub_conditions(condition) for problem in _missing(child, sample, flag_names)]

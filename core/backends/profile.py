@@ -7,14 +7,14 @@ file name and line, like task files.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from core.game.external.spec import ExternalSpec
 from core.game.motion import MotionCalibration
 from core.paths import ASSETS_DIR
+from core.yaml_file import explain, parse_yaml
 
 BACKEND_FORMAT_VERSION = 1
 BACKENDS_DIR = ASSETS_DIR / "backends"
@@ -47,15 +47,15 @@ class SideViews(_Model):
     # world renders other yaws without advancing (only it can). Runs meant to compare with emulator results
     # use turn.
     default: SideViewMode = "turn"
-    degrees: float = Field(90.0, gt=0, le=180)
+    degrees: float = Field(default=90.0, gt=0, le=180)
 
 
 class Validation(_Model):
     """How `tasks validate` judges this backend's reference routes (real-time games are not deterministic)."""
 
-    arrive_m: float = Field(0.6, gt=0)          # the driver counts a waypoint reached within this distance
-    steps_tolerance: float = Field(0.0, ge=0)   # reference_steps may differ by this fraction between runs
-    retries: int = Field(0, ge=0, le=5)         # drive a failed route again (fresh start) before failing it
+    arrive_m: float = Field(default=0.6, gt=0)          # the driver counts a waypoint reached within this distance
+    steps_tolerance: float = Field(default=0.0, ge=0)   # reference_steps may differ by this fraction between runs
+    retries: int = Field(default=0, ge=0, le=5)         # drive a failed route again (fresh start) before failing it
 
 
 class BackendProfile(_Model):
@@ -64,7 +64,7 @@ class BackendProfile(_Model):
     title: str
     kind: Literal["builtin", "external"]
     memory_profile: str                         # relative to this file
-    step_settle_s: float = Field(0.0, ge=0, le=10)  # wait after each action before judging (real-time games)
+    step_settle_s: float = Field(default=0.0, ge=0, le=10)  # wait after each action before judging (real-time games)
     side_views: SideViews = SideViews()
     validation: Validation = Validation()
     # How far sticks move the character on open ground, for the continuous ineffective-move threshold
@@ -73,7 +73,7 @@ class BackendProfile(_Model):
     builtin: BuiltinSpec | None = None
     external: ExternalSpec | None = None
     notes: str = ""
-    path: Path = Field(Path(), exclude=True)    # set by the loader
+    path: Path = Field(default=Path(), exclude=True)    # set by the loader
 
     @model_validator(mode="after")
     def _kind_section(self) -> BackendProfile:
@@ -107,41 +107,17 @@ class BackendProfile(_Model):
         return None
 
 
-def _line_of(node: yaml.Node | None, location: tuple[Any, ...]) -> int | None:
-    line = node.start_mark.line + 1 if node is not None else None
-    for key in location:
-        if isinstance(node, yaml.MappingNode):
-            match = next((v for k, v in node.value if getattr(k, "value", None) == str(key)), None)
-            if match is None:
-                continue  # a pydantic-internal path element (union member, validator name)
-            node = match
-        elif isinstance(node, yaml.SequenceNode) and isinstance(key, int) and key < len(node.value):
-            node = node.value[key]
-        else:
-            continue
-        line = node.start_mark.line + 1
-    return line
-
-
 def parse_backend(text: str, path: Path) -> BackendProfile:
     try:
-        data = yaml.safe_load(text)
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
-        raise BackendFileError(f"{where}: not valid YAML: {getattr(exc, 'problem', exc)}") from None
+        data, root = parse_yaml(text, path)
+    except ValueError as exc:
+        raise BackendFileError(str(exc)) from None
     if not isinstance(data, dict):
         raise BackendFileError(f"{path}:1: a backend file holds one mapping (format_version, name, kind, ...)")
     try:
         backend = BackendProfile.model_validate({**data, "path": path})
     except ValidationError as exc:
-        lines = [f"{path} is not a valid backend (format {BACKEND_FORMAT_VERSION}):"]
-        for error in exc.errors()[:16]:
-            location = tuple(error["loc"])
-            field = ".".join(str(p) for p in location)
-            lines.append(f"  {path}:{_line_of(root, location)}: {field or '(top level)'}: {error['msg']}")
-        raise BackendFileError("\n".join(lines)) from None
+        raise BackendFileError(explain(path, root, exc, f"backend (format {BACKEND_FORMAT_VERSION})")) from None
     if backend.name != path.stem:
         raise BackendFileError(f"{path}:1: name {backend.name!r} must match the file name {path.stem!r}")
     return backend

@@ -73,7 +73,7 @@ def step_sequence(count: int) -> list[PadState]:
 
     Built here rather than in the world package: only the world process imports core.world.
     """
-    pads = []
+    pads: list[PadState] = []
     for i in range(count):
         angle = (i % 8) / 8.0
         pads.append(PadState(left_x=angle - 0.5, left_y=1.0, right_x=0.3 if i % 3 else -0.3))
@@ -102,8 +102,7 @@ def bench_world(args: argparse.Namespace) -> None:
                 world.latest_frame_view()  # receiving the frame: zero-copy, as the ring allows
             through += time.perf_counter() - started
             world.reset("south_gate")
-            header, _ = world._request({"op": "time_steps", "pads": [p.to_dict() for p in pads], "ticks": 15})
-            inside += header["seconds"]
+            inside += world.time_steps([p.to_dict() for p in pads], 15)
         rss = _peak_rss_mb(world.pid)
         if world.audio_info is not None:
             from core.cli.bench_audio import bench_audio
@@ -164,12 +163,13 @@ def bench_scan(args: argparse.Namespace) -> None:
     from core.game.builtin import BuiltinWorld
     from core.memory.pattern import parse_pattern
     from core.memory.readers import LinuxReader
-    from core.memory.scanner import DEFAULT_CHUNK, RegionFilter, ScanStats, find_all, scan
+    from core.memory.scanner import DEFAULT_CHUNK, Match, RegionFilter, ScanStats, find_all, scan
 
     size = args.scan_mib << 20
     target = subprocess.Popen([sys.executable, "-m", "core.memory.bench_target", "--mode", "anon", "--size",
                                str(size), "--fill", "--count", "16"], cwd=PROJECT_ROOT, stdin=subprocess.PIPE,
                               stdout=subprocess.PIPE, text=True)
+    assert target.stdin is not None and target.stdout is not None  # both are pipes
     try:
         info = json.loads(target.stdout.readline())
         reader = LinuxReader(info["pid"])
@@ -185,7 +185,8 @@ def bench_scan(args: argparse.Namespace) -> None:
 
         pattern = parse_pattern("50 4B 47 59 4D 5A A5 01")
         read_s = min(plain_read() for _ in range(3))
-        scan_times = []
+        scan_times: list[float] = []
+        found: list[Match] = []
         for _ in range(3):
             stats = ScanStats()
             found = scan(reader, pattern, regions=regions, stats=stats)

@@ -99,7 +99,7 @@ def _input_latency(game: Any, trials: int) -> tuple[list[float], list[float]]:
                 continue
             seen = frame.frame_no
             if np.abs(frame.pixels.astype(np.int16) - before.pixels.astype(np.int16)).mean() > CHANGED:
-                latencies.append(capture._published_at.get(frame.frame_no, time.monotonic()) - started)
+                latencies.append((capture.grab_started(frame.frame_no) or time.monotonic()) - started)
                 break
     # The game's own frame interval: turn continuously and time the picture changes.
     intervals: list[float] = []

@@ -16,13 +16,14 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from core.paths import PROJECT_ROOT
 
 Emit = Callable[..., None]
 
 
-def _target(size: int) -> tuple[subprocess.Popen[str], dict]:
+def _target(size: int) -> tuple[subprocess.Popen[str], dict[str, Any]]:
     process = subprocess.Popen([sys.executable, "-m", "core.memory.bench_target", "--mode", "anon", "--size",
                                 str(size), "--fill", "--count", "16"], cwd=PROJECT_ROOT, stdin=subprocess.PIPE,
                                stdout=subprocess.PIPE, text=True)
@@ -54,7 +55,12 @@ def bench_memory(args: argparse.Namespace, emit: Emit) -> None:
             return time.perf_counter() - started
 
         literal, wildcard = parse_pattern("50 4B 47 59 4D 5A A5 01"), parse_pattern("?? ?? 47 59 4D 5A A5 01")
-        reads, aob, aob_wild, aob_tolerant, snapshot, compare = [], [], [], [], [], []
+        reads: list[float] = []
+        aob: list[float] = []
+        aob_wild: list[float] = []
+        aob_tolerant: list[float] = []
+        snapshot: list[float] = []
+        compare: list[float] = []
         with tempfile.TemporaryDirectory(dir=args.tmp) as folder:
             for _ in range(3):
                 reads.append(plain_read())

@@ -24,7 +24,7 @@ def _frames(width: int, height: int, count: int = 24) -> list[np.ndarray]:
     from core.game.builtin import BuiltinWorld
     from core.game.pad import PadState
 
-    frames = []
+    frames: list[np.ndarray] = []
     with BuiltinWorld.launch(width=width, height=height, renderer="software") as world:
         world.reset("south_gate")
         for i in range(count):
@@ -65,7 +65,7 @@ def _raw(path: Path, frames: list[np.ndarray], steps: int) -> float:
 
 def _seek_p95(path: Path, steps: int, samples: int = 200) -> float:
     rng = random.Random(1)
-    times = []
+    times: list[float] = []
     with EpisodeReader(path) as episode:
         for _ in range(samples):
             index = rng.randrange(steps)
@@ -136,7 +136,7 @@ def _harness_overhead(folder: Path) -> float:
             finally:
                 in_game[0] += time.perf_counter() - started
 
-        world.hold = timed_hold  # type: ignore[method-assign]
+        world.hold = timed_hold
         steps = 60
         started = time.perf_counter()
         EpisodeRunner(world, evaluator, RandomAgent(actions, seed=2), actions, task, RunOptions(step_budget=steps),

@@ -53,9 +53,7 @@ def _in_process_vs_env(steps: int) -> tuple[float, float]:
                 env.step(actions[i % 4])
             through += time.perf_counter() - started
             env.reset(seed=0)
-            header, _ = env.world._request({"op": "time_steps", "pads": [pads[i % 4] for i in range(steps)],
-                                            "ticks": ticks})
-            inside += header["seconds"]
+            inside += env.world.time_steps([pads[i % 4] for i in range(steps)], ticks)
     finally:
         env.close()
     return through / (BLOCKS * steps), inside / (BLOCKS * steps)
@@ -104,17 +102,21 @@ def _world_parallel_scaling(steps: int) -> float:
     actions = _builtin_actions()
     worlds = [BuiltinWorld.launch(width=WIDTH, height=HEIGHT, renderer="software") for _ in range(2)]
     try:
-        request = {"op": "time_steps", "ticks": worlds[0].ticks_for(actions.discrete(MOVES[0]).macro[0][1]),
-                   "pads": [actions.discrete(MOVES[i % 4]).macro[0][0].to_dict() for i in range(steps)]}
+        ticks = worlds[0].ticks_for(actions.discrete(MOVES[0]).macro[0][1])
+        pads = [actions.discrete(MOVES[i % 4]).macro[0][0].to_dict() for i in range(steps)]
         alone = together = 0.0
+
+        def play(world: BuiltinWorld) -> float:
+            return world.time_steps(pads, ticks)
+
         with ThreadPoolExecutor(2) as pool:
-            list(pool.map(lambda world: world._request(request), worlds))  # warm both
+            list(pool.map(play, worlds))  # warm both
             for _ in range(BLOCKS):
                 started = time.perf_counter()
-                worlds[0]._request(request)
+                worlds[0].time_steps(pads, ticks)
                 alone += time.perf_counter() - started
                 started = time.perf_counter()
-                list(pool.map(lambda world: world._request(request), worlds))
+                list(pool.map(play, worlds))
                 together += time.perf_counter() - started
     finally:
         for world in worlds:

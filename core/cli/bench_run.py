@@ -26,9 +26,13 @@ TASK = "q08_site_navigation"
 ROUNDS = 2
 
 
+def _quiet(*_: object) -> None:
+    """No progress lines."""
+
+
 def _timed(executor: EpisodeExecutor, folder: Path, episodes: int, budget: int) -> float:
     started = time.perf_counter()
-    rows = run_batch(TASK, "goal", "random", episodes, 1, folder, RunOptions(step_budget=budget), lambda *_: None,
+    rows = run_batch(TASK, "goal", "random", episodes, 1, folder, RunOptions(step_budget=budget), _quiet,
                      executor=executor)
     elapsed = time.perf_counter() - started
     failed = [r for r in rows if r.get("end_reason") == "error"]

@@ -72,7 +72,7 @@ def _save(pixels: np.ndarray, out: Path, index: int, label: str) -> tuple[np.nda
 
 
 def _contact_sheet(frames: list[tuple[np.ndarray, str]], columns: int = 4) -> np.ndarray:
-    tiles = []
+    tiles: list[np.ndarray] = []
     for pixels, label in frames:
         tile = cv2.resize(pixels, (320, 180), interpolation=cv2.INTER_AREA)
         cv2.rectangle(tile, (0, 0), (320, 18), (0, 0, 0), -1)

@@ -13,14 +13,14 @@ import contextlib
 import json
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator
 from pathlib import Path
 from typing import Any
 
 from core.memory.scanner import RegionFilter
 
 
-def add_subcommands(sub: argparse._SubParsersAction) -> None:
+def add_subcommands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:  # pyright: ignore[reportPrivateUsage]  # argparse has no public name for it
     position = sub.add_parser("find-position", help="move the player and rank where the position lives")
     _game_options(position)
     position.add_argument("--typed", help="coordinates read off the screen, e.g. '12.5,4.6,-40' ('' to skip one)")
@@ -91,7 +91,7 @@ def _progress(args: argparse.Namespace) -> Callable[[str, float, int], None]:
 
 
 @contextlib.contextmanager
-def _open_game(args: argparse.Namespace) -> Iterator[Any]:
+def _open_game(args: argparse.Namespace) -> Generator[Any, None, None]:
     """The game to drive: attached to, or launched through its backend (and ended afterwards)."""
     if getattr(args, "attach", None) is not None:
         from core.game.builtin import BuiltinWorld
@@ -125,11 +125,11 @@ def _find_position(args: argparse.Namespace) -> int:
         if len(parts) != 3 or not any(parts):
             raise ScanValueError("--typed takes three comma-separated values (leave one empty to skip it)")
         try:
-            values = tuple(float(p) if p else None for p in parts)
+            first, second, third = (float(p) if p else None for p in parts)  # three: checked above
         except ValueError:
             raise ScanValueError(f"--typed {args.typed!r}: each value must be a number") from None
         tolerance = max(typed_tolerance(p) for p in parts if p)
-        typed = Typed(values, tolerance, args.scale)  # type: ignore[arg-type]
+        typed = Typed((first, second, third), tolerance, args.scale)
     options = FinderOptions(plan=MotionPlan(rounds=args.rounds), region_filter=_filter(args), top=args.top)
     with _open_game(args) as game:
         finder = PositionFinder(game, options=options)
@@ -224,7 +224,7 @@ def _signature(args: argparse.Namespace) -> int:
 def _verify(args: argparse.Namespace) -> int:
     from core.evaluation.profile import ProfileError, load_profile
     from core.finder.backends import resolve
-    from core.finder.verify import verify_profile
+    from core.finder.verify import VerifyResult, verify_profile
 
     try:
         profile = load_profile(args.profile)
@@ -232,7 +232,7 @@ def _verify(args: argparse.Namespace) -> int:
     except ProfileError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    results = []
+    results: list[tuple[VerifyResult, float]] = []
     with resolve(args.backend, args.start) as backend:
         for index in range(args.restarts):
             _progress(args)(f"starting fresh process {index + 1} of {args.restarts}", index / args.restarts, 0)

@@ -29,7 +29,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def hexdump(data: bytes, base: int, mark: int, width: int) -> list[str]:
-    lines = []
+    lines: list[str] = []
     for offset in range(0, len(data), 16):
         row = data[offset:offset + 16]
         cells = " ".join(f"[{b:02X}]" if base + offset + i >= mark and base + offset + i < mark + width else f"{b:02X}"
@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     except MemoryAccessError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 3
-    dumps = []
+    dumps: list[tuple[int, bytes]] = []
     for match in matches[:args.limit]:
         if args.dump:
             start = max(match.region.start, match.address - args.dump)

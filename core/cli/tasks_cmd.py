@@ -26,6 +26,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, cast
 
 from core.backends.profile import BackendFileError, BackendProfile, known_backends, load_backend
 from core.evaluation.profile import ProfileError, load_profile
@@ -90,7 +91,7 @@ def _task_backend(path: Path) -> str:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError):
         return "builtin"  # load_task reports the real problem with its line
-    name = data.get("backend", "builtin") if isinstance(data, dict) else "builtin"
+    name: object = cast("dict[str, Any]", data).get("backend", "builtin") if isinstance(data, dict) else "builtin"
     return name if isinstance(name, str) else "builtin"
 
 
@@ -204,9 +205,10 @@ def _list(args: argparse.Namespace, context: Callable[[str], Context]) -> int:
     try:
         suite = set(read_suite_manifest())
     except SuiteError:
-        suite = set()
+        suite: set[str] = set()
     print(f"{'backend':9s} {'id':30s} {'quest':22s} {'category':12s} {'budget':>6s} {'ref':>5s}  set")
     problems = 0
+    groups: list[tuple[str | None, list[Path], str]]  # (backend, its task files, heading)
     if args.folder is not None:
         groups = [(None, task_files(args.folder), "")]
     else:

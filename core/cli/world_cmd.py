@@ -80,7 +80,7 @@ def _run_external(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGTERM, lambda _signal, _frame: stop.set())
     with game:
         print(f"READY {backend.name} pid {game.pid} display {game.display or '-'} window "
               f"{game.window.window_id if game.window else '-'} ({game.width}x{game.height} frames, "

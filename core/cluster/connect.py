@@ -76,7 +76,7 @@ def connect(address: str | None, num_cpus: int | None = None) -> RayCluster:
     if address is not None and not local and address != "auto":
         _check_reachable(address)
     # A head on loopback was started loopback-only; the driver must not swap 127.0.0.1 for its LAN address.
-    ray = import_ray(local or (address is not None and _on_loopback(address.rpartition(":")[0].strip("[]"))))
+    ray = import_ray(local or _on_loopback(address.rpartition(":")[0].strip("[]")))  # not local: address is set
     options: dict[str, Any] = {"logging_level": logging.WARNING, "log_to_driver": False}
     try:
         if local:
@@ -117,7 +117,8 @@ def kill_local_ray() -> None:
                     parents[int(entry.name)] = int(handle.read().rsplit(")", 1)[1].split()[1])
             except (OSError, IndexError, ValueError):
                 continue
-    doomed, frontier = set(), [os.getpid()]
+    doomed: set[int] = set()
+    frontier = [os.getpid()]
     while frontier:
         parent = frontier.pop()
         for pid, ppid in parents.items():

@@ -46,7 +46,7 @@ class RunCoordinator:
         self._running: dict[str, dict[str, Any]] = {}
         self._uploads: dict[str, tuple[Path, Path, int]] = {}  # token -> (part file, target, fd)
         for folder in (self.out / "episodes", self.out / "experience" / "episodes"):
-            for stale in folder.glob(".*.part") if folder.is_dir() else []:
+            for stale in folder.glob(".*.part") if folder.is_dir() else ():
                 stale.unlink(missing_ok=True)  # uploads of a run that was aborted part-way
 
     # -- the stop switch and the running table ----------------------------------------------

@@ -74,7 +74,7 @@ def _listed(paths: list[str]) -> str:
 
 def differences(driver: Fingerprint, node: Fingerprint) -> list[str]:
     """How `node` differs from `driver`, one phrase per kind of difference; empty when they match."""
-    found = []
+    found: list[str] = []
     if node.version != driver.version:
         found.append(f"project version {node.version} (the driver has {driver.version})")
     if node.python.rsplit(".", 1)[0] != driver.python.rsplit(".", 1)[0]:

@@ -18,16 +18,18 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, cast
 
 import ray
+import ray.exceptions
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from core.agents.models.rate_limit import RateLimits
 from core.cluster.connect import RayCluster, connect, disconnect, kill_local_ray
 from core.cluster.coordinator import CHUNK_BYTES, RunCoordinator
 from core.cluster.fingerprint import Fingerprint, differences, fingerprint, mismatch_message
-from core.cluster.ray_limiter import LimiterActor, RayLimiter
+from core.cluster.ray_limiter import LimiterActor, LimiterHandle, RayLimiter
+from core.cluster.ray_typed import ActorMethod, cancel, kill, node_ip_address, nodes, wait, with_options
 from core.cluster.resources import EpisodeResources
 from core.game import child
 from core.session import run_folder
@@ -48,8 +50,23 @@ class NodeMismatch(BatchError):
     """A node would run different code or assets than the driver."""
 
 
+class CoordinatorHandle(Protocol):
+    """The run's RunCoordinator actor (core/cluster/coordinator.py) as Ray hands it out: each method is called
+    with .remote()."""
+
+    begin: ActorMethod[[str, str, str, int], bool]
+    end: ActorMethod[[str, str], None]
+    stop: ActorMethod[[], None]
+    stopping: ActorMethod[[], bool]
+    running: ActorMethod[[], dict[str, dict[str, Any]]]
+    open_file: ActorMethod[[str], str]
+    write: ActorMethod[[str, int, bytes], int]
+    commit: ActorMethod[[str, int, str], None]
+    discard: ActorMethod[[str], None]
+
+
 def _node_name() -> str:
-    return f"{socket.gethostname()} ({ray.util.get_node_ip_address()})"
+    return f"{socket.gethostname()} ({node_ip_address()})"
 
 
 @ray.remote(num_cpus=0)
@@ -61,7 +78,7 @@ def _node_report(needed_env: tuple[str, ...]) -> tuple[str, Fingerprint, list[st
 class _RemoteControl:
     """The run's stop switch seen from a worker: polls the coordinator while the episode plays."""
 
-    def __init__(self, coordinator: ray.actor.ActorHandle) -> None:
+    def __init__(self, coordinator: CoordinatorHandle) -> None:
         self.coordinator = coordinator
         self._stopping = False
         self._done = threading.Event()
@@ -85,10 +102,11 @@ class _RemoteControl:
         self._done.set()
 
 
-def _upload(coordinator: ray.actor.ActorHandle, source: Path, relative: str) -> None:
+def _upload(coordinator: CoordinatorHandle, source: Path, relative: str) -> None:
     """Stream one file to the driver's run folder, a window of chunks at a time, checked and renamed there."""
     token = ray.get(coordinator.open_file.remote(relative))
-    digest, size, pending = hashlib.sha256(), 0, []
+    digest, size = hashlib.sha256(), 0
+    pending: list[ray.ObjectRef[int]] = []
     try:
         with source.open("rb") as handle:
             while chunk := handle.read(CHUNK_BYTES):
@@ -113,7 +131,7 @@ def _remove_orphaned_folders() -> None:
 
 
 @ray.remote
-def _episode_task(job: EpisodeJob, coordinator: ray.actor.ActorHandle, limiter: RayLimiter | None,
+def _episode_task(job: EpisodeJob, coordinator: CoordinatorHandle, limiter: RayLimiter | None,
                   expected: str) -> EpisodeOutcome:
     mine = fingerprint()
     if mine.digest != expected:
@@ -145,11 +163,11 @@ class RayExecutor:
         self.needed_env, self.max_retries = needed_env, max_retries
         self.cluster: RayCluster | None = None
         self.expected: Fingerprint | None = None
-        self._refs: dict[ray.ObjectRef, EpisodeJob] = {}
+        self._refs: dict[ray.ObjectRef[EpisodeOutcome], EpisodeJob] = {}
         self._running: dict[str, dict[str, Any]] = {}
         self._running_read = 0.0
         self._timed_out: set[str] = set()
-        self._coordinator: Any = None
+        self._coordinator: CoordinatorHandle | None = None
         self._limiter: RayLimiter | None = None
         self._control = BatchControl()
         self._timeout_s: float | None = None
@@ -168,13 +186,13 @@ class RayExecutor:
         return self.cluster
 
     def _check_nodes(self) -> None:
-        nodes = [n for n in ray.nodes() if n.get("Alive")]
+        alive = [n for n in nodes() if n.get("Alive")]
         if not any(n["Resources"].get("CPU", 0) >= self.resources.cpus and
-                   all(n["Resources"].get(k, 0) >= v for k, v in self.resources.custom.items()) for n in nodes):
+                   all(n["Resources"].get(k, 0) >= v for k, v in self.resources.custom.items()) for n in alive):
             raise BatchError(f"no node of the cluster can run an episode ({self.resources.describe()}); lower "
                              "--cpus-per-episode, or start nodes with those resources (docs/cluster.md)")
-        reports = ray.get([_node_report.options(scheduling_strategy=NodeAffinitySchedulingStrategy(
-            n["NodeID"], soft=False)).remote(self.needed_env) for n in nodes])
+        reports = ray.get([with_options(_node_report, scheduling_strategy=NodeAffinitySchedulingStrategy(
+            n["NodeID"], soft=False)).remote(self.needed_env) for n in alive])
         assert self.expected is not None
         for name, theirs, missing in reports:
             found = differences(self.expected, theirs)
@@ -193,15 +211,16 @@ class RayExecutor:
         if self.cluster.started_here:
             control.on_abort(kill_local_ray)  # a second Ctrl+C exits at once: take the private Ray along
         here = NodeAffinitySchedulingStrategy(self.cluster.driver_node, soft=False)
-        self._coordinator = ray.remote(RunCoordinator).options(
-            num_cpus=0, max_concurrency=32, scheduling_strategy=here).remote(str(out.resolve()))
+        self._coordinator = cast(CoordinatorHandle, ray.remote(RunCoordinator).options(
+            num_cpus=0, max_concurrency=32, scheduling_strategy=here).remote(str(out.resolve())))
         if limits is not None and limits.active:
-            self._limiter = RayLimiter(LimiterActor.options(scheduling_strategy=here).remote(limits))
-        self._task = _episode_task.options(num_cpus=self.resources.cpus, resources=dict(self.resources.custom),
-                                           max_retries=self.max_retries, retry_exceptions=False)
+            actor = LimiterActor.options(scheduling_strategy=here).remote(limits)
+            self._limiter = RayLimiter(cast(LimiterHandle, actor))
+        self._task = with_options(_episode_task, num_cpus=self.resources.cpus, resources=dict(self.resources.custom),
+                                  max_retries=self.max_retries, retry_exceptions=False)
 
     def submit(self, job: EpisodeJob) -> None:
-        assert self.expected is not None
+        assert self.expected is not None and self._coordinator is not None  # open() came first
         self._timeout_s = job.timeout_s
         self._refs[self._task.remote(job, self._coordinator, self._limiter, self.expected.digest)] = job
 
@@ -209,15 +228,15 @@ class RayExecutor:
         self._read_running()
         if not self._refs:
             return []
-        ready, _ = ray.wait(list(self._refs), num_returns=1, timeout=timeout)
+        ready, _ = wait(list(self._refs), num_returns=1, timeout=timeout)
         if ready:
-            ready, _ = ray.wait(list(self._refs), num_returns=len(self._refs), timeout=0)
+            ready, _ = wait(list(self._refs), num_returns=len(self._refs), timeout=0)
         finished = [(self._refs[ref], self._outcome(ref, self._refs.pop(ref))) for ref in ready]
         for job, _ in finished:
             self._running.pop(job.key, None)  # gone from the table at the next read; not counted meanwhile
         return finished
 
-    def _outcome(self, ref: ray.ObjectRef, job: EpisodeJob) -> EpisodeOutcome | BaseException:
+    def _outcome(self, ref: ray.ObjectRef[EpisodeOutcome], job: EpisodeJob) -> EpisodeOutcome | BaseException:
         try:
             return ray.get(ref)
         except ray.exceptions.TaskCancelledError:
@@ -256,7 +275,7 @@ class RayExecutor:
         for ref, job in list(self._refs.items()):
             if job.key in late:
                 self._timed_out.add(job.key)
-                ray.cancel(ref, force=True)
+                cancel(ref, force=True)
 
     @property
     def outstanding(self) -> int:
@@ -279,18 +298,18 @@ class RayExecutor:
         begun = set(ray.get(self._coordinator.running.remote()))
         for ref, job in self._refs.items():
             if job.key not in begun:
-                ray.cancel(ref)  # not begun: it never starts (one that begins meanwhile sees the switch)
+                cancel(ref)  # not begun: it never starts (one that begins meanwhile sees the switch)
 
     def close(self) -> None:
         """Cancel what is left (after a failure), end the run's actors, and stop a Ray started here."""
         if not ray.is_initialized():
             return
         for ref in self._refs:
-            ray.cancel(ref, force=True)
+            cancel(ref, force=True)
         self._refs.clear()
         for actor in (self._coordinator, self._limiter.actor if self._limiter else None):
             if actor is not None:
-                ray.kill(actor)
+                kill(actor)
         self._coordinator = self._limiter = None
         if self.cluster is not None and self.cluster.started_here:
             disconnect()

@@ -6,11 +6,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Iterator
+from collections.abc import Generator
+from typing import Protocol
 
 import ray
 
 from core.agents.models.rate_limit import PermitBook, RateLimits
+from core.cluster.ray_typed import ActorMethod
 
 
 @ray.remote(num_cpus=0)
@@ -48,14 +50,23 @@ class LimiterActor:
         return self._book(key).in_flight
 
 
+class LimiterHandle(Protocol):
+    """A LimiterActor's handle, as Ray hands it out: each method is called with .remote()."""
+
+    acquire: ActorMethod[[str, float], int]
+    release: ActorMethod[[str, int], None]
+    back_off: ActorMethod[[str, float], None]
+    in_flight: ActorMethod[[str], int]
+
+
 class RayLimiter:
     """A RequestLimiter for model clients on any node: each request holds a permit from the run's actor."""
 
-    def __init__(self, actor: ray.actor.ActorHandle) -> None:
+    def __init__(self, actor: LimiterHandle) -> None:
         self.actor = actor
 
     @contextlib.contextmanager
-    def permit(self, key: str, lease_s: float) -> Iterator[None]:
+    def permit(self, key: str, lease_s: float) -> Generator[None, None, None]:
         permit = ray.get(self.actor.acquire.remote(key, lease_s))
         try:
             yield

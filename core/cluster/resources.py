@@ -27,7 +27,7 @@ _BACKEND_RESOURCES: dict[str, dict[str, float]] = {
 @dataclass(frozen=True)
 class EpisodeResources:
     cpus: float = DEFAULT_CPUS_PER_EPISODE
-    custom: Mapping[str, float] = field(default_factory=dict)
+    custom: Mapping[str, float] = field(default_factory=dict[str, float])
 
     def describe(self) -> str:
         extra = "".join(f", {amount:g} {name}" for name, amount in sorted(self.custom.items()))

@@ -66,7 +66,7 @@ def load_episode(path: Path) -> Episode:
         frame_ticks = reader.frame_ticks()
         episode = Episode(reader.metadata, path, reader.image_sets())
         result = reader.result
-        records = []
+        records: list[tuple[dict[str, Any], str]] = []
         for index in range(count):
             try:
                 records.append((reader.record(index), ""))

@@ -37,6 +37,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from core.step_sources import AGENT_SOURCES
+
 METRICS_VERSION = 3
 IM_EPSILON_M = 0.1
 DEADLOCK_K = 3
@@ -51,7 +53,6 @@ UNCLASSIFIED = "Unclassified Deadlock"
 CATEGORIES = (SUCCESS, UNAWARE, AWARE, LOST, EXECUTION)  # what a human annotator can choose
 SUGGESTIONS = (*CATEGORIES, UNCLASSIFIED)  # what the automatic rule can suggest
 
-AGENT_SOURCES = ("agent", "privileged")
 SPAN_AWARE, SPAN_UNAWARE, SPAN_UNCLASSIFIED = "aware", "unaware", "unclassified"
 AWARENESS_CLASSES = (SPAN_AWARE, SPAN_UNAWARE, SPAN_UNCLASSIFIED)
 INVALID_ACTION = "Invalid"  # an agent reply that gave no executable action
@@ -213,7 +214,7 @@ def _awareness(steps: Sequence[StepFacts], first_im: int, ended_at: int) -> tupl
 
 
 def deadlock_spans(steps: Sequence[StepFacts], k: int = DEADLOCK_K) -> list[DeadlockSpan]:
-    spans = []
+    spans: list[DeadlockSpan] = []
     for indices, ended_by, ended_at in _runs(steps):
         if len(indices) < k:
             continue
@@ -239,7 +240,8 @@ def next_run_length(current: int, step: StepFacts) -> int:
 
 def consecutive_im_series(steps: Sequence[StepFacts]) -> list[int]:
     """The current run length after each step (what the live metrics bar and Replay show)."""
-    series, current = [], 0
+    series: list[int] = []
+    current = 0
     for step in steps:
         current = next_run_length(current, step)
         series.append(current)

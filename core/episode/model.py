@@ -2,7 +2,7 @@
 
 The runner appends to it while it plays; load_episode (core/episode/load.py) fills one from a file;
 the recorder (core/episode/recorder.py) and the studio's panes subscribe to it. Views keep a cursor
-(a 0-based step position) and read through `len`, `step(i)`, `steps(start, stop)`, `metrics_at(i)`
+(a 0-based step position) and read through `len`, `step(i)`, `steps(start, stop)`, `totals_at(i)`
 and `metrics()`; events tell them when to look again. Thread-safe: one thread appends (the runner's),
 any thread reads; events are delivered on the appending thread, in order (a GUI re-emits them into
 its own thread). Images are passed along with their step's event for subscribers that store or show
@@ -15,14 +15,14 @@ import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from core.episode.metrics import EpisodeMetrics, GoalArea, episode_metrics, next_run_length
 from core.episode.records import EpisodeResult, StepRecord
 from core.evaluation.sample import StateSample
-from core.recording.writer import SAMPLE_DTYPE
+from core.recording.writer import SAMPLE_DTYPE, SAMPLE_FIELDS
 
 MARK_KINDS = ("success", "intervention", "human", "parse_error")
 Images = Mapping[str, "np.ndarray | None"]
@@ -33,7 +33,8 @@ Images = Mapping[str, "np.ndarray | None"]
 class StepAppended:
     index: int                 # the step's 0-based position
     record: StepRecord
-    images: Images = field(default_factory=dict)  # the images the agent was given (not kept by the episode)
+    # the images the agent was given (not kept by the episode)
+    images: Images = field(default_factory=dict[str, np.ndarray | None])
 
 
 @dataclass(frozen=True)
@@ -87,7 +88,7 @@ class StepTotals:
 
 def mark_kinds(record: StepRecord) -> list[str]:
     """What a timeline marks at this step (success aside, which the evaluator decides): one rule for every view."""
-    kinds = []
+    kinds: list[str] = []
     if record.intervention is not None:
         kinds.append("intervention")
     if record.source == "human":
@@ -162,7 +163,7 @@ class Episode:
     def append_samples(self, samples: Sequence[StateSample]) -> None:
         if not samples:
             return
-        rows = np.array([tuple(getattr(s, name) for name in SAMPLE_DTYPE.names) for s in samples], SAMPLE_DTYPE)
+        rows = np.array([tuple(getattr(s, name) for name, _ in SAMPLE_FIELDS) for s in samples], SAMPLE_DTYPE)
         with self._lock:
             self._sample_chunks.append(rows)
             self._sample_table = None
@@ -265,13 +266,9 @@ class Episode:
         return episode_metrics([s.facts for s in chosen], success, self.reached_goal_area, self.goal_area,
                                judged=not stopped)
 
-    def metrics_at(self, index: int) -> dict[str, Any]:
-        """Cheap running figures after the step at `index` (for a cursor): O(1)."""
-        totals = self._totals[index]
-        success = self._success_step is not None and totals.step >= self._success_step
-        return {"step": totals.step, "ineffective_moves": totals.ineffective_moves, "tokens": totals.tokens,
-                "cost_usd": totals.cost_usd, "mean_latency_s": totals.mean_latency_s, "im_rate": totals.im_rate,
-                "consecutive": totals.consecutive_im, "success": success}
+    def succeeded_by(self, index: int) -> bool:
+        """The success condition was met at or before the step at `index` (for a cursor): O(1)."""
+        return self._success_step is not None and self._totals[index].step >= self._success_step
 
     # -- samples and frames -----------------------------------------------------------------
     @property
@@ -325,7 +322,7 @@ class Episode:
 
     def map_outline(self) -> list[tuple[str, np.ndarray]]:
         """The world's footprints recorded with the episode (empty for games that give none)."""
-        shapes = self.metadata.get("map_outline") or []
+        shapes: list[Any] = self.metadata.get("map_outline") or []
         try:
             return [(str(shape["kind"]), np.asarray(shape["points"], dtype=float).reshape(-1, 2)) for shape in shapes]
         except (KeyError, TypeError, ValueError):
@@ -334,7 +331,7 @@ class Episode:
     @property
     def agent(self) -> str:
         agent = self.metadata.get("agent")
-        return str(agent.get("name", "?")) if isinstance(agent, dict) else str(agent or "?")
+        return str(cast("dict[str, Any]", agent).get("name", "?")) if isinstance(agent, dict) else str(agent or "?")
 
     @property
     def title(self) -> str:

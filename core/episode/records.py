@@ -11,12 +11,11 @@ import hashlib
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
-from typing import Any, Literal
+from typing import Any, cast
 
-from core.episode.metrics import AGENT_SOURCES, IM_EPSILON_M, INVALID_ACTION, StepFacts, continuous_facts
+from core.episode.metrics import IM_EPSILON_M, INVALID_ACTION, StepFacts, continuous_facts
+from core.step_sources import AGENT_SOURCES, SOURCES, Source
 
-Source = Literal["agent", "privileged", "human", "intervention"]
-SOURCES: tuple[Source, ...] = ("agent", "human", "intervention", "privileged")  # stored order (the table's index)
 Position = tuple[float, float]
 
 
@@ -28,7 +27,7 @@ class InterventionRecord:
     step: int
     source: str
     kind: str
-    params: Mapping[str, Any] = field(default_factory=dict)
+    params: Mapping[str, Any] = field(default_factory=dict[str, Any])
 
     def to_json(self) -> dict[str, Any]:
         return {"step": self.step, "source": self.source, "kind": self.kind, "params": dict(self.params)}
@@ -44,12 +43,13 @@ class StepDecision:
     """What the agent replied for a step (absent on human and intervention steps)."""
 
     action: str                     # the action as executed and shown ("MoveForward", "Continuous(...)", "NoOp")
-    action_params: Mapping[str, Any] = field(default_factory=dict)
+    action_params: Mapping[str, Any] = field(default_factory=dict[str, Any])
     thought: str = ""
     self_assessment: str = "missing"  # progressing | stuck | unsure | missing
     raw_reply: str = ""
     parse_error: str | None = None
-    usage: Mapping[str, Any] = field(default_factory=dict)  # tokens, cost_usd, model; never memory or reflection
+    # tokens, cost_usd, model; never memory or reflection
+    usage: Mapping[str, Any] = field(default_factory=dict[str, Any])
     latency_s: float = 0.0
     memory: str = ""                # the agent's short-term memory when it decided (self-reflection)
     reflection: str = ""            # a reflection made just before this decision
@@ -147,7 +147,7 @@ class StepRecord:
         }
 
     def to_json(self) -> dict[str, Any]:
-        """Table row and record in one flat dict (the shape `sig_step` and results tools have always used)."""
+        """Table row and record in one flat dict (the shape the episode file and results tools use)."""
         data = {**self.record_json(), **self.table_row(),
                 "position": list(self.position_after) if self.position_after is not None else None}
         if self.damaged:
@@ -162,8 +162,8 @@ class StepRecord:
         lack the entropy label and intervention displacement, files before the episode model lack the
         positions, and files before metrics v3 whether a dialogue was open (then given by the loader from
         the samples) and the move's threshold (then ε = IM_EPSILON_M, the rule they were scored by)."""
-        source = str(record.get("source") or numbers.get("source") or "agent")
-        source = source if source in SOURCES else "agent"
+        stored = str(record.get("source") or numbers.get("source") or "agent")
+        source: Source = stored if stored in SOURCES else "agent"
         by_agent = source in AGENT_SOURCES
         action = str(record.get("action") or ("NoOp" if by_agent else source))
         movement = bool(record.get("movement"))
@@ -189,10 +189,11 @@ class StepRecord:
                 lessons=tuple(str(x) for x in record.get("lessons") or ()))
         intervention = record.get("intervention")
         return cls(
-            step=int(numbers.get("step", 0)), source=source,  # type: ignore[arg-type]
+            step=int(numbers.get("step", 0)), source=source,
             tick_before=int(numbers.get("tick_before", 0)), tick_after=int(numbers.get("tick_after", 0)),
             time=float(numbers.get("time", 0.0)), action=action, decision=decision,
-            intervention=InterventionRecord.from_json(intervention) if isinstance(intervention, Mapping) else None,
+            intervention=InterventionRecord.from_json(cast("Mapping[str, Any]", intervention))
+            if isinstance(intervention, Mapping) else None,
             position_before=_position(record.get("position_before")) or position_before,
             position_after=_position(record.get("position_after")) or position_after,
             displacement=float(numbers.get("displacement", 0.0)),
@@ -206,9 +207,10 @@ class StepRecord:
 
 
 def _position(value: object) -> Position | None:
-    if isinstance(value, list | tuple) and len(value) == 2:
+    pair = cast("Sequence[Any]", value) if isinstance(value, list | tuple) else ()  # a JSON array, or not one
+    if len(pair) == 2:
         try:
-            x, y = float(value[0]), float(value[1])
+            x, y = float(pair[0]), float(pair[1])
         except (TypeError, ValueError):
             return None
         return (x, y) if math.isfinite(x) and math.isfinite(y) else None
@@ -228,7 +230,7 @@ class EpisodeResult:
     success_step: int | None = None
     error: str | None = None
     failure_category_suggestion: str = ""
-    metrics: Mapping[str, Any] = field(default_factory=dict)  # EpisodeMetrics.to_json() (docs/metrics.md)
+    metrics: Mapping[str, Any] = field(default_factory=dict[str, Any])  # EpisodeMetrics.to_json() (docs/metrics.md)
     quest: str = ""
     category: str = ""
     granularity: str = ""
@@ -241,7 +243,8 @@ class EpisodeResult:
     seed: int | None = None             # the episode's own seed (derived from the run's: core/session/episodes.py)
     trajectory_digest: str = ""         # a hash of the steps' actions and end positions: equal ones are one trajectory
     undelivered_interventions: tuple[Mapping[str, Any], ...] = ()
-    extra: Mapping[str, Any] = field(default_factory=dict)  # keys written by other versions, kept as they were
+    # keys written by other versions, kept as they were
+    extra: Mapping[str, Any] = field(default_factory=dict[str, Any])
 
     def to_json(self) -> dict[str, Any]:
         data = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("extra",)}

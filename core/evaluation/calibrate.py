@@ -53,9 +53,9 @@ def calibrate_motion(game: GameConnection, evaluator: EvaluatorClient, start_sta
                 "ground with room ahead and behind (--start-state)")
         return (out + back) / 2
 
-    metres = []
+    metres: list[list[float]] = []
     for magnitude in magnitudes:
-        row = []
+        row: list[float] = []
         for hold in seconds:
             row.append(round(there_and_back(magnitude, hold), 4))
             if progress is not None:

@@ -64,8 +64,16 @@ def flags_named(condition: Condition) -> set[str]:
         return {condition.flag.name}
     if isinstance(condition, Reach):
         return set()
-    children = getattr(condition, "all_of", None) or getattr(condition, "any_of", None) or condition.sequence
-    return set().union(*(flags_named(c) for c in children))
+    return set[str]().union(*(flags_named(c) for c in sub_conditions(condition)))
+
+
+def sub_conditions(condition: AllOf | AnyOf | Sequence) -> list[Condition]:
+    """The conditions a group combines, whichever kind of group it is."""
+    if isinstance(condition, AllOf):
+        return condition.all_of
+    if isinstance(condition, AnyOf):
+        return condition.any_of
+    return condition.sequence
 
 
 class Judge:

@@ -32,7 +32,7 @@ class DriveResult:
     steps: int
     success_step: int | None
     message: str = ""
-    positions: list[tuple[float, float]] = field(default_factory=list)
+    positions: list[tuple[float, float]] = field(default_factory=list[tuple[float, float]])
     privileged: bool = True
     blocked: bool = False  # the route could not be followed (as opposed to: followed, but success not met)
     met_at_start: bool = False  # the success condition held before any step: the task asks for nothing

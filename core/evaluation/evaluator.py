@@ -32,10 +32,10 @@ from core.evaluation.tracker import BlockTracker
 from core.game import child, ipc
 from core.memory.readers import open_reader
 from core.memory.regions import MemoryAccessError
+from core.step_sources import JUDGED_SOURCES
 
 _CONDITION = TypeAdapter(Condition)
 RECENT_SAMPLES = 1024  # what a judge request may name: about 17 s at 60 Hz
-JUDGED_SOURCES = ("agent", "privileged", "human")
 
 
 @dataclass
@@ -87,7 +87,7 @@ class EvaluatorServer:
 
     def broadcast(self, message: dict[str, Any], samples_only: bool = False) -> None:
         with self.lock:
-            alive = []
+            alive: list[_Subscriber] = []
             for subscriber in self.subscribers:
                 if samples_only and not subscriber.wants_samples:
                     alive.append(subscriber)

@@ -83,7 +83,7 @@ def candidates(reader: MemoryReader, profile: Profile, region_filter: RegionFilt
     offset = profile.signature.base_offset if profile.signature else 0
     tolerance = profile.signature.max_mismatches if profile.signature else 0
     for allowed in sorted({0, tolerance}):
-        found = []
+        found: list[LocatedBlock] = []
         for match in scan(reader, pattern, region_filter, stats=stats, tolerance=allowed):
             address = match.address + offset
             try:

@@ -12,11 +12,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from core.memory.pattern import Pattern, PatternError, parse_pattern
 from core.memory.tolerant import max_tolerance, mismatches_at
+from core.yaml_file import explain, read_yaml
 
 PROFILE_FORMAT_VERSION = 1
 FieldType = Literal["u8", "u16", "u32", "u64", "i32", "f32", "flags64", "flags32"]
@@ -125,7 +125,7 @@ class Profile(_Model):
 
     @model_validator(mode="after")
     def _consistent(self) -> Profile:
-        problems = []
+        problems: list[str] = []
         for name, spec in self.fields.items():
             if spec.offset is None:
                 if self.status == "working":
@@ -210,18 +210,12 @@ class Profile(_Model):
 
 def load_profile(path: Path) -> Profile:
     try:
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ProfileError(f"cannot read profile {path}: {exc.strerror}") from None
-    except yaml.YAMLError as exc:
-        raise ProfileError(f"{path} is not valid YAML: {exc}") from None
+        data, root = read_yaml(Path(path), "profile")
+    except ValueError as exc:
+        raise ProfileError(str(exc)) from None
     if not isinstance(data, dict):
-        raise ProfileError(f"{path} must hold a mapping at the top level")
+        raise ProfileError(f"{path}:1: a profile must hold a mapping (format_version, game, signature, fields, ...)")
     try:
         return Profile.model_validate(data)
     except ValidationError as exc:
-        lines = [f"{path} is not a valid profile (format {PROFILE_FORMAT_VERSION}):"]
-        for error in exc.errors()[:20]:
-            where = ".".join(str(p) for p in error["loc"]) or "(top level)"
-            lines.append(f"  {where}: {error['msg']}")
-        raise ProfileError("\n".join(lines)) from None
+        raise ProfileError(explain(path, root, exc, f"profile (format {PROFILE_FORMAT_VERSION})")) from None

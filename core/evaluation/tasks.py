@@ -6,9 +6,10 @@ See docs/task-format.md.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, cast
 
 import yaml
 from pydantic import (
@@ -24,6 +25,7 @@ from pydantic import (
 
 from core.evaluation.conditions import AllOf, AnyOf, Condition, Reach, ReachSpec, Sequence, flags_named
 from core.paths import TASKS_DIR
+from core.yaml_file import explain, field_name, parse_yaml
 
 TASK_FORMAT_VERSION = 1
 Category = Literal["navigation", "interaction", "mixed"]
@@ -56,7 +58,7 @@ class Goto(_Model):
 class InteractSpec(_Model):
     target: tuple[float, float]
     approach: tuple[float, float] | None = None
-    presses: int = Field(12, ge=1, le=40)
+    presses: int = Field(default=12, ge=1, le=40)
 
 
 class Interact(_Model):
@@ -88,10 +90,11 @@ class InlineStart(_Model):
             raise ValueError("flag names must be unique")
         # The profile's flag names arrive through the validation context (parse_task's known_flags), so the
         # error is reported with the file and line like any other field error.
-        known = (info.context or {}).get("known_flags")
+        context: dict[str, Any] = info.context or {}
+        known: list[str] | None = context.get("known_flags")
         unknown = sorted(set(flags) - set(known)) if known is not None else []
         if unknown:
-            raise ValueError(f"unknown flags {unknown}; the game profile defines {list(known)}")
+            raise ValueError(f"unknown flags {unknown}; the game profile defines {list(known or [])}")
         return flags
 
     def to_reset(self) -> dict[str, Any]:
@@ -119,7 +122,7 @@ class Task(_Model):
     format_version: Literal[1] = 1
     # Which game the task is for (a backend file in assets/backends/); tasks of other backends live in
     # assets/tasks/BACKEND/.
-    backend: str = Field("builtin", pattern=r"^[a-z0-9_]+$")
+    backend: str = Field(default="builtin", pattern=r"^[a-z0-9_]+$")
     id: str = Field(pattern=r"^[a-z0-9_]+$")
     quest: str = Field(pattern=r"^[a-z0-9_]+$")
     category: Category
@@ -129,7 +132,7 @@ class Task(_Model):
     instructions: Instructions
     success: Condition
     reference_route: list[RouteStep] = []
-    reference_steps: int | None = Field(None, ge=1, description="steps the scripted driver took")
+    reference_steps: int | None = Field(default=None, ge=1, description="steps the scripted driver took")
 
     def instruction(self, granularity: str) -> str:
         if granularity not in GRANULARITIES:
@@ -139,6 +142,24 @@ class Task(_Model):
     def start_for_reset(self) -> str | dict[str, Any]:
         """What GameConnection.reset takes: the name, or the inline start as a plain JSON mapping."""
         return self.start_state if isinstance(self.start_state, str) else self.start_state.to_reset()
+
+    def start_pose(self, named_starts: Mapping[str, Mapping[str, Any]]) -> dict[str, Any] | None:
+        """Where the start state puts the character, as a reset mapping ({pos, facing, ...}): written inline, or
+        named in `named_starts` (the world file's start states: core/authoring/context.world_start_states);
+        None for a name the mapping does not hold (another game's start state)."""
+        if not isinstance(self.start_state, str):
+            return self.start_state.to_reset()
+        pose = named_starts.get(self.start_state)
+        return dict(pose) if pose is not None else None
+
+    def start_position(self, named_starts: Mapping[str, Mapping[str, Any]]) -> tuple[float, float] | None:
+        """The (x, y) of start_pose, or None."""
+        pose = self.start_pose(named_starts)
+        return (float(pose["pos"][0]), float(pose["pos"][1])) if pose is not None else None
+
+    def route_points(self) -> list[tuple[float, float]]:
+        """Each reference-route step's point: a waypoint, or an interaction's target."""
+        return [route_point(step) for step in self.reference_route]
 
     def goal_point(self) -> tuple[float, float, bool] | None:
         """Where the task ends, and whether that is an interaction target: the target of a reference route that
@@ -155,6 +176,12 @@ class Task(_Model):
         return None
 
 
+def route_point(step: RouteStep) -> tuple[float, float]:
+    """Where a reference-route step goes: its waypoint, or the target it interacts with."""
+    x, y = step.goto if isinstance(step, Goto) else step.interact.target
+    return float(x), float(y)
+
+
 def _last_reach(condition: Condition) -> ReachSpec | None:
     if isinstance(condition, Reach):
         return condition.reach
@@ -167,56 +194,21 @@ def _last_reach(condition: Condition) -> ReachSpec | None:
     return None
 
 
-def _line_of(node: yaml.Node | None, location: tuple[Any, ...]) -> int | None:
-    """The 1-based line of the YAML node at a pydantic error location, as deep as it resolves."""
-    line = node.start_mark.line + 1 if node is not None else None
-    for key in location:
-        if isinstance(node, yaml.MappingNode):
-            match = next((v for k, v in node.value if getattr(k, "value", None) == str(key)), None)
-            if match is None and str(key)[:1].isupper():
-                continue  # a union member's or tag's name (keys in task files are lower case)
-            if match is None:
-                break
-            node = match
-        elif isinstance(node, yaml.SequenceNode) and isinstance(key, int) and key < len(node.value):
-            node = node.value[key]
-        else:
-            continue  # pydantic adds union-member names to the path; they have no YAML node
-        line = node.start_mark.line + 1
-    return line
-
-
 def parse_task(text: str, path: Path, known_flags: list[str] | None = None,
                start_states: list[str] | None = None) -> Task:
     try:
-        data = yaml.safe_load(text)
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.YAMLError as exc:
-        problem = getattr(exc, "problem_mark", None)
-        context = getattr(exc, "context_mark", None) or problem  # where the broken construct began
-        where = f"{path}:{context.line + 1}" if context is not None else str(path)
-        detected = f" (noticed at line {problem.line + 1})" if problem is not None and problem is not context else ""
-        raise TaskFileError(f"{where}: not valid YAML: {getattr(exc, 'problem', exc)}{detected}") from None
+        data, root = parse_yaml(text, path)
+    except ValueError as exc:
+        raise TaskFileError(str(exc)) from None
     if not isinstance(data, dict):
         raise TaskFileError(f"{path}:1: a task file holds one mapping (id, quest, category, ...)")
     try:
         task = Task.model_validate(data, context={"known_flags": known_flags})
     except ValidationError as exc:
-        lines = [f"{path} is not a valid task (format {TASK_FORMAT_VERSION}):"]
-        seen = set()
-        fields = []
-        for error in exc.errors():
-            location = tuple(error["loc"])
-            line = _line_of(root, location)
-            field = ".".join(str(p) for p in location if not str(p)[:1].isupper())
-            fields.append((field, str(error["msg"])))
-            key = (line, error["msg"])
-            if key in seen:
-                continue
-            seen.add(key)
-            lines.append(f"  {path}:{line}: {field}: {error['msg']}")
-        raise TaskFileError("\n".join(lines[:16]), fields) from None
-    problems, fields = [], []
+        fields = [(field_name(tuple(error["loc"])), str(error["msg"])) for error in exc.errors()]
+        raise TaskFileError(explain(path, root, exc, f"task (format {TASK_FORMAT_VERSION})"), fields) from None
+    problems: list[str] = []
+    fields: list[tuple[str, str]] = []
     if known_flags is not None:
         unknown = flags_named(task.success) - set(known_flags)
         if unknown:
@@ -274,11 +266,12 @@ def read_suite_manifest(path: Path = SUITE_MANIFEST) -> dict[str, str]:
         data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError) as exc:
         raise SuiteError(f"cannot read the suite manifest {path}: {exc}; restore it (git checkout {path})") from None
-    tasks = data.get("tasks") if isinstance(data, dict) else None
-    if not isinstance(tasks, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in tasks.items()):
+    tasks: object = cast("dict[str, Any]", data).get("tasks") if isinstance(data, dict) else None
+    if not isinstance(tasks, dict) or not all(isinstance(k, str) and isinstance(v, str)
+                                               for k, v in cast("dict[object, object]", tasks).items()):
         raise SuiteError(f"{path} is not a suite manifest (a mapping `tasks: {{id: sha256:...}}`); restore it "
                          f"(git checkout {path})")
-    return dict(tasks)
+    return dict(cast("dict[str, str]", tasks))  # checked above
 
 
 @dataclass(frozen=True)

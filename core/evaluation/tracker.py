@@ -79,6 +79,7 @@ class BlockTracker:
         read_at = time.time()  # as in sample(): when the read began
         address = resolve_root(self.reader, self.profile.pointer, self._regions)
         values = None
+        reason = ""
         if address is not None:
             try:
                 values = read_block(self.reader, self.profile, address, attempts=2)

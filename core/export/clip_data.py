@@ -55,8 +55,8 @@ class ClipEpisode:
 
     def outline(self) -> list[tuple[str, np.ndarray]]:
         try:
-            return [(str(s["kind"]), np.asarray(s["points"], dtype=float).reshape(-1, 2))
-                    for s in self.metadata.get("map_outline") or []]
+            shapes: list[Any] = self.metadata.get("map_outline") or []
+            return [(str(s["kind"]), np.asarray(s["points"], dtype=float).reshape(-1, 2)) for s in shapes]
         except (KeyError, TypeError, ValueError):
             return []  # a damaged outline only costs the inset's backdrop
 
@@ -81,7 +81,7 @@ def _label_spans(path: Path, annotator: str | None) -> tuple[list[SpanOverlay], 
             known = ", ".join(names) or "none"
             raise ExportError(f"{path} has no labels by {annotator!r} (annotators: {known})")
         names = [annotator]
-    spans = []
+    spans: list[SpanOverlay] = []
     for name in names:
         for span in document.annotators[name].spans:
             if span.status != "accepted":
@@ -93,7 +93,7 @@ def _label_spans(path: Path, annotator: str | None) -> tuple[list[SpanOverlay], 
 
 
 def _automatic_spans(result: EpisodeResult | None) -> list[SpanOverlay]:
-    spans = []
+    spans: list[SpanOverlay] = []
     for found in deadlock_steps({"metrics": result.metrics} if result is not None else None):
         awareness = found.awareness if found.awareness in ("aware", "unaware") else "unclassified"
         spans.append(SpanOverlay(found.start, found.end, f"Deadlock suggested ({awareness}) {found.start}–{found.end}",

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -68,22 +68,27 @@ def step_positions(first_step: int, last_step: int, steps: np.ndarray) -> tuple[
 
 
 def plan_clip(tick_before: np.ndarray, tick_after: np.ndarray, frame_ticks: np.ndarray, first: int, last: int,
-              tick_hz: float, step_seconds: float = 0.5, use_frames: bool = True, speed: float = 1.0) -> ClipPlan:
-    """The shots of steps first..last (positions, inclusive). `speed` > 1 plays faster."""
-    if tick_hz <= 0 or step_seconds <= 0 or speed <= 0:
+              tick_hz: float, step_seconds: float | None = 0.5, use_frames: bool = True,
+              speed: float = 1.0) -> ClipPlan:
+    """The shots of steps first..last (positions, inclusive). `speed` > 1 plays faster. Without continuous
+    frames each step's image stays `step_seconds`, or with None its own game time (its ticks at `tick_hz`)."""
+    if tick_hz <= 0 or (step_seconds is not None and step_seconds <= 0) or speed <= 0:
         raise ExportError("the tick rate, seconds per step and speed must all be positive")
     continuous = use_frames and len(frame_ticks) > 0
     if not continuous:
-        shots = [Shot("step", i, i, int(tick_before[i]), step_seconds / speed) for i in range(first, last + 1)]
+        shots = [Shot("step", i, i, int(tick_before[i]),
+                      (step_seconds if step_seconds is not None else _game_seconds(tick_before[i], tick_after[i],
+                                                                                   tick_hz)) / speed)
+                 for i in range(first, last + 1)]
         return ClipPlan(tuple(shots), first, last, False, tick_hz)
-    timed: list[tuple[int, str, int, int]] = []  # (tick, kind, index, step)
+    timed: list[tuple[int, Literal["step", "frame"], int, int]] = []  # (tick, kind, index, step)
     for i in range(first, last + 1):
         low, high = int(tick_before[i]), int(tick_after[i])
         timed.append((low, "step", i, i))
         inside = np.nonzero((frame_ticks > low) & (frame_ticks <= high))[0]
-        timed += [(int(frame_ticks[j]), "frame", int(j), i) for j in inside]
+        timed.extend((int(frame_ticks[j]), "frame", int(j), i) for j in inside)
     end_tick = int(tick_after[last])
-    shots = []
+    shots: list[Shot] = []
     for k, (tick, kind, index, step) in enumerate(timed):
         if k + 1 < len(timed):
             seconds = (timed[k + 1][0] - tick) / tick_hz
@@ -91,11 +96,16 @@ def plan_clip(tick_before: np.ndarray, tick_after: np.ndarray, frame_ticks: np.n
             seconds = max((end_tick - tick) / tick_hz, END_HOLD_S)
         if seconds <= 0:
             continue  # the same moment as the next picture (a step's image is its previous step's last frame)
-        shots.append(Shot(kind, index, step, tick, seconds / speed))  # type: ignore[arg-type]
+        shots.append(Shot(kind, index, step, tick, seconds / speed))
     return ClipPlan(tuple(shots), first, last, True, tick_hz)
 
 
-def tick_rate(metadata: dict, override: float | None = None) -> tuple[float, str | None]:
+def _game_seconds(tick_before: int, tick_after: int, tick_hz: float) -> float:
+    """A step's own game time: its ticks, at least one (a step that took no tick still shows)."""
+    return max(1, int(tick_after) - int(tick_before)) / tick_hz
+
+
+def tick_rate(metadata: dict[str, Any], override: float | None = None) -> tuple[float, str | None]:
     """The game's ticks per second, and a note when it had to be assumed."""
     if override is not None:
         return float(override), None

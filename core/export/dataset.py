@@ -17,10 +17,10 @@ import shutil
 import threading
 import warnings
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -35,6 +35,9 @@ from core.paths import PROFILES_DIR, TASKS_DIR
 from core.recording.errors import EpisodeFileError
 from core.session.reward import RewardSpec
 from core.session.run_folder import ERROR, is_error
+
+if TYPE_CHECKING:
+    from minari.data_collector import EpisodeBuffer
 
 FORMATS = ("minari", "lerobot")
 BUILTIN_GAME = "Harborvale"
@@ -66,7 +69,7 @@ class DatasetResult:
     episodes: int
     segments: int
     steps: int
-    skipped: list[str] = field(default_factory=list)  # why each left-out file was left out
+    skipped: list[str] = field(default_factory=list[str])  # why each left-out file was left out
 
 
 def parse_size(text: str) -> tuple[int, int]:
@@ -91,7 +94,7 @@ def episode_files(folder: Path) -> tuple[list[Path], list[str]]:
         rows, skipped = load_results(folder)
     except ReportError as exc:
         raise ExportError(str(exc)) from None
-    files = []
+    files: list[Path] = []
     for row in rows:
         if is_error(row) or not row.get("episode"):
             skipped.append(f"{row.get('key', '?')}: ended in an infrastructure error ({row.get('error')}), "
@@ -124,7 +127,7 @@ class _Tasks:
 
 
 @contextlib.contextmanager
-def _datasets_root(root: Path) -> Iterator[None]:
+def _datasets_root(root: Path) -> Generator[None, None, None]:
     """Minari places datasets under MINARI_DATASETS_PATH; point it at --out for the writer's calls only."""
     previous = os.environ.get("MINARI_DATASETS_PATH")
     os.environ["MINARI_DATASETS_PATH"] = str(root)
@@ -149,7 +152,9 @@ def _check_id(dataset_id: str) -> None:
 
 
 def _select(files: list[Path], options: DatasetOptions, skipped: list[str]) -> tuple[list[Path], set[str], set[str]]:
-    kept, paradigms, agents = [], set(), set()
+    kept: list[Path] = []
+    paradigms: set[str] = set()
+    agents: set[str] = set()
     for path in files:
         try:
             header = read_header(path)
@@ -171,7 +176,8 @@ def _select(files: list[Path], options: DatasetOptions, skipped: list[str]) -> t
                            "tasks are known to the exporter")
         else:
             kept.append(path)
-            paradigms.add(str((metadata.get("options") or {}).get("paradigm", "discrete")))
+            options_used: dict[str, Any] = metadata.get("options") or {}
+            paradigms.add(str(options_used.get("paradigm", "discrete")))
             agents.add(str(metadata.get("agent", "?")))
     return kept, paradigms, agents
 
@@ -222,7 +228,7 @@ def _write(files: list[Path], dataset_id: str, out: Path, target: Path, paradigm
 
     width, height = options.size
     observation_space = gym.spaces.Box(0, 255, (height, width, 3), np.uint8)
-    action_space: gym.Space = gym.spaces.Discrete(len(actions.names) + 1) if paradigm == "discrete" else \
+    action_space: gym.Space[Any] = gym.spaces.Discrete(len(actions.names) + 1) if paradigm == "discrete" else \
         gym.spaces.Box(np.array([-1, -1, -1, -1, 0] + [0] * (len(CONTINUOUS_FIELDS) - 5), np.float32),
                        np.array([1, 1, 1, 1, 10] + [1] * (len(CONTINUOUS_FIELDS) - 5), np.float32))
     dataset = None
@@ -280,6 +286,6 @@ def _write(files: list[Path], dataset_id: str, out: Path, target: Path, paradigm
     return DatasetResult(dataset_id, out, target, len(files), len(episode_metadata), steps, skipped)
 
 
-def _buffer(buffer_type: type, segment: Segment) -> Any:
+def _buffer(buffer_type: type[EpisodeBuffer], segment: Segment) -> EpisodeBuffer:
     return buffer_type(observations=segment.observations, actions=segment.actions, rewards=segment.rewards,
                        terminations=segment.terminations, truncations=segment.truncations, infos=segment.infos)

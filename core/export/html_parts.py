@@ -48,7 +48,7 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
 
 def taxonomy_bars(failures: Sequence[dict[str, Any]]) -> str:
     """One bar per agent, split by failure category in proportion to its episodes."""
-    bars = []
+    bars: list[str] = []
     for row in failures:
         total = sum(int(row.get(c, 0)) for c in TAXONOMY)
         if not total:

@@ -72,6 +72,7 @@ def _metrics_table(report: dict[str, Any]) -> str:
 
 def _correlation(report: dict[str, Any]) -> str:
     found = report["correlation"]
+    unit: str = found["unit"]
     ok, png = cv2.imencode(".png", scatter_image(report["points"], found["overall"]))
     image = f'<img class="figure" alt="IM rate versus success rate" src="{data_uri("image/png", png.tobytes())}">' \
         if ok else "<p>(the scatter could not be drawn)</p>"
@@ -79,7 +80,7 @@ def _correlation(report: dict[str, Any]) -> str:
     agents = [f"<li>{escape(a)}: {escape(correlation_text(v))}</li>" for a, v in found["by_agent"].items()]
     return (f'<h2 id="correlation">Ineffective moves versus success</h2>{image}'
             f"<p>Pearson r between IM rate and success rate, one point per "
-            f"{escape(UNIT_WORDS.get(found['unit'], found['unit']))} "
+            f"{escape(UNIT_WORDS.get(unit, unit))} "
             f"({len(report['points'])} points): {escape(correlation_text(found['overall']))}.</p>"
             f"<p>Per granularity:</p><ul>{''.join(items) or '<li>none</li>'}</ul>"
             f"<p>Per agent:</p><ul>{''.join(agents) or '<li>none</li>'}</ul>")
@@ -98,12 +99,12 @@ def _per_task(rows: Sequence[dict[str, Any]], categories: Sequence[EpisodeCatego
     for row, category in zip(rows, categories):
         key = (str(row.get("task_id", "?")), str(row["granularity"]), agent_of(row))
         groups.setdefault(key, []).append((row, category))
-    table_rows = []
+    table_rows: list[list[str]] = []
     for (task, granularity, agent), members in sorted(groups.items()):
         results = [r for r, _ in members]
         wins = [r for r in results if earned(r)]
         steps = [r["success_step"] for r in wins if r.get("success_step") is not None]
-        ims = [r["metrics"]["im_rate"] for r in results if (r.get("metrics") or {}).get("im_rate") is not None]
+        ims = [r["metrics"]["im_rate"] for r in results if r.get("metrics") and r["metrics"].get("im_rate") is not None]
         counted = Counter(c.category for _, c in members)
         outcome = ", ".join(f"{name} ×{counted[name]}" for name in TAXONOMY if counted[name])
         table_rows.append([task, str(members[0][0].get("category", "?")), granularity, agent, str(len(results)),
@@ -118,7 +119,7 @@ def _per_task(rows: Sequence[dict[str, Any]], categories: Sequence[EpisodeCatego
 def _strip_html(strip: Strip) -> str:
     if strip.error:
         return f'<p class="warning">{escape(strip.error)}</p>'
-    cells = []
+    cells: list[str] = []
     for thumb in strip.thumbnails:
         colour = {"progressing": "#287a3c", "stuck": "#c62828", "unsure": "#c88c00"}.get(thumb.self_assessment, "#999")
         cells.append(f'<figure><img alt="step {thumb.step}" src="{data_uri("image/jpeg", thumb.jpeg)}" '
@@ -136,7 +137,7 @@ def _strip_html(strip: Strip) -> str:
 
 def _failed(folder: Path, rows: Sequence[dict[str, Any]], categories: Sequence[EpisodeCategory],
             errors: Sequence[dict[str, Any]]) -> str:
-    cards = []
+    cards: list[str] = []
     for row, category in zip(rows, categories):
         if row.get("success") or category.category == SUCCESS:
             continue

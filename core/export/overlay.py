@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import cv2
 import numpy as np
-from PIL import Image, ImageDraw
+from PIL import Image, ImageDraw, ImageFont
 
 from core.episode import StepRecord
 from core.export import ExportError
@@ -123,7 +123,7 @@ class OverlayRenderer:
         self.font = load_font(max(13, round(20 * scale)))
         self.bold = load_font(max(13, round(20 * scale)), bold=True)
         self.margin = max(6, round(12 * scale))
-        self.line_height = round(self.font.size * 1.3) if hasattr(self.font, "size") else 18
+        self.line_height = round(self.font.size * 1.3) if isinstance(self.font, ImageFont.FreeTypeFont) else 18
         self.caption_height = 0
         if "thought" in options.shown and options.thought_lines > 0:
             self.caption_height = _even(2 * self.margin + options.thought_lines * self.line_height)

@@ -38,7 +38,7 @@ class Strip:
     start: int                 # step numbers, inclusive
     end: int
     origin: str                # what the span is: "labelled by NAME (aware)", "suggested (unaware)", "last steps"
-    thumbnails: list[Thumbnail] = field(default_factory=list)
+    thumbnails: list[Thumbnail] = field(default_factory=list[Thumbnail])
     said: tuple[int, str, str] | None = None  # (step, self-assessment, thought) at the span's last step
     error: str | None = None
 

@@ -15,6 +15,7 @@ truncations, cut where someone other than the policy acted. Format-free; dataset
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,8 +30,8 @@ from core.game.pad import Button
 from core.recording.errors import EpisodeFileError
 from core.recording.reader import EpisodeReader
 from core.session.reward import Reading, RewardSpec, step_reward
+from core.step_sources import AGENT_SOURCES
 
-POLICY_SOURCES = ("agent", "privileged")
 NOOP = "NoOp"  # the discrete index after the action set's: the reply named no valid action, nothing ran
 CONTINUOUS_FIELDS = ("left_x", "left_y", "right_x", "right_y", "duration_s", *(f"button_{b.value}" for b in Button))
 
@@ -43,7 +44,7 @@ class Segment:
     terminations: np.ndarray          # (T,) bool
     truncations: np.ndarray           # (T,) bool
     infos: dict[str, np.ndarray]      # each (T + 1,)
-    metadata: dict[str, Any] = field(default_factory=dict)
+    metadata: dict[str, Any] = field(default_factory=dict[str, Any])
 
 
 def resize(image: np.ndarray, size: tuple[int, int]) -> np.ndarray:
@@ -65,22 +66,23 @@ def encode_action(record: StepRecord, paradigm: str, actions: ActionSet) -> tupl
             raise ExportError(f"step action {record.action!r} is not in the built-in world's action set")
         return actions.names.index(name), True
     vector = np.zeros(len(CONTINUOUS_FIELDS), np.float32)
-    params = decision.action_params if decision is not None else {}
+    params: Mapping[str, Any] = decision.action_params if decision is not None else {}
     if valid and params:
         vector[0:2] = params.get("left_stick", (0.0, 0.0))
         vector[2:4] = params.get("right_stick", (0.0, 0.0))
         vector[4] = float(params.get("duration", 0.0))
-        pressed = set(params.get("buttons") or ())
+        pressed: set[Any] = set(params.get("buttons") or ())
         vector[5:] = [1.0 if b.value in pressed else 0.0 for b in Button]
     return vector, valid and bool(params)
 
 
 def _segments_of(sources: list[str]) -> list[tuple[int, int]]:
-    runs, start = [], None
+    runs: list[tuple[int, int]] = []
+    start: int | None = None
     for i, source in enumerate([*sources, "end"]):
-        if source in POLICY_SOURCES and start is None:
+        if source in AGENT_SOURCES and start is None:
             start = i
-        elif source not in POLICY_SOURCES and start is not None:
+        elif source not in AGENT_SOURCES and start is not None:
             runs.append((start, i - 1))
             start = None
     return runs
@@ -95,7 +97,8 @@ def episode_segments(path: Path, reward: RewardSpec, actions: ActionSet, size: t
         raise EpisodeFileError(path, f"step record at step {first + 1}", episode.damaged_records[first], first)
     result = episode.result
     metadata = episode.metadata
-    paradigm = str((metadata.get("options") or {}).get("paradigm", "discrete"))
+    options: dict[str, Any] = metadata.get("options") or {}
+    paradigm = str(options.get("paradigm", "discrete"))
     records = episode.steps()
     samples = episode.sample_table
     frame_ticks = episode.frame_ticks
@@ -122,11 +125,12 @@ def episode_segments(path: Path, reward: RewardSpec, actions: ActionSet, size: t
             return last_image, "repeated (no later picture recorded)"
 
         success_step = result.success_step if result is not None else None
-        segments = []
+        segments: list[Segment] = []
         for first, last in _segments_of([r.source for r in records]):
             count = last - first + 1
             observations = np.empty((count + 1, size[1], size[0], 3), np.uint8)
-            acts, rewards = [], np.zeros(count)
+            acts: list[Any] = []
+            rewards = np.zeros(count)
             invalid = np.zeros(count + 1, bool)
             pushed = np.zeros(count + 1, bool)
             distance = np.full(count + 1, np.nan, np.float32)

@@ -49,7 +49,7 @@ class Mp4Writer:
         self.fps = fps
         self._container = av.open(str(path), "w", format="mp4", options={"movflags": "+faststart"})
         rate = Fraction(fps).limit_denominator(1001)
-        self._stream = self._container.add_stream("libx264", rate=rate)
+        self._stream = self._container.add_stream("libx264", rate=rate)  # pyright: ignore[reportUnknownMemberType]  # PyAV: **kwargs unannotated
         self._stream.width, self._stream.height = size
         self._stream.pix_fmt = "yuv420p"  # what browsers decode; also why the size must be even
         self._stream.options = {"crf": str(crf), "preset": "veryfast"}
@@ -65,13 +65,13 @@ class Mp4Writer:
         frame = self._frame_type.from_ndarray(np.ascontiguousarray(picture), format="rgb24")
         while self.frames < due:
             frame.pts = self.frames
-            for packet in self._stream.encode(frame):
-                self._container.mux(packet)
+            for packet in self._stream.encode(frame):  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]  # PyAV: Packet's type argument is unknown
+                self._container.mux(packet)  # pyright: ignore[reportUnknownMemberType]  # PyAV: Packet's type argument is unknown
             self.frames += 1
 
     def close(self) -> None:
-        for packet in self._stream.encode():
-            self._container.mux(packet)
+        for packet in self._stream.encode():  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]  # PyAV: Packet's type argument is unknown
+            self._container.mux(packet)  # pyright: ignore[reportUnknownMemberType]  # PyAV: Packet's type argument is unknown
         self._container.close()
 
     def abort(self) -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import threading
 from dataclasses import dataclass, field
+from typing import Any, cast
 
 import numpy as np
 
@@ -67,14 +68,15 @@ class BuildOptions:
 class BuildResult:
     ok: bool
     message: str
-    profile_data: dict | None = None
+    profile_data: dict[str, Any] | None = None
     draft: ProfileDraft | None = None
     pick: Pick | None = None
-    processes: list[dict] = field(default_factory=list)
-    verifications: list[VerifyResult] = field(default_factory=list)  # of the signature returned
-    rejected: list[VerifyResult] = field(default_factory=list)  # earlier patterns' failed checks
-    skipped: list[dict] = field(default_factory=list)  # processes whose found copy was not process 1's structure
-    wildcards: dict[str, int] = field(default_factory=dict)
+    processes: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
+    verifications: list[VerifyResult] = field(default_factory=list[VerifyResult])  # of the signature returned
+    rejected: list[VerifyResult] = field(default_factory=list[VerifyResult])  # earlier patterns' failed checks
+    # processes whose found copy was not process 1's structure
+    skipped: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
+    wildcards: dict[str, int] = field(default_factory=dict[str, int])
 
     @property
     def profile(self) -> Profile | None:
@@ -173,6 +175,7 @@ class SignatureBuilder:
                     self._report(f"verifying on fresh process {index + 1}", (len(observations) + index) / total)
                     game = self.launcher()
                     # The profile reports scaled units; the finder measured the stored ones.
+                    assert self._first is not None  # the first _observe set it
                     expected = self._first.speed * abs(options.scale) if self._first.speed else None
                     check = verify_profile(game, profile, options.plan, expected_speed=expected)
                     result.verifications.append(check)
@@ -220,7 +223,7 @@ class SignatureBuilder:
             if found.how == "given":  # what it holds now: the profile's validation ranges are sized on it
                 triple = np.frombuffer(reader.read(found.address, VALUE_BYTES), np.float32)
                 if len(triple) == 3 and np.isfinite(triple).all():
-                    found.values = tuple(float(v) for v in triple)  # type: ignore[assignment]
+                    found.values = (float(triple[0]), float(triple[1]), float(triple[2]))
             if self._first is None:
                 self._first = found
             self._report(f"observing process {len(observations) + 1}", 0.0)
@@ -234,8 +237,9 @@ class SignatureBuilder:
         if observations and self._first is not None:
             address = _by_loose_pattern(reader, observations, self.options.finder.region_filter, self._first)
             if address is not None:
-                values = tuple(float(v) for v in np.frombuffer(reader.read(address, VALUE_BYTES), np.float32))
-                return _Found(address, self._first.vertical, self._first.speed, values, "loose pattern")  # type: ignore[arg-type]
+                read = np.frombuffer(reader.read(address, VALUE_BYTES), np.float32)
+                values = cast("tuple[float, float, float]", tuple(float(v) for v in read))  # VALUE_BYTES: three
+                return _Found(address, self._first.vertical, self._first.speed, values, "loose pattern")
         self._report(f"finding the position in process {len(observations) + 1}", 0.0)
         finder = PositionFinder(game, reader, self.options.finder)
         result = finder.run(self.progress, self.cancel)

@@ -57,7 +57,7 @@ class _ChunkState:
     snapshot: Stored | None = None
     pages: Stored | None = None          # which pages the snapshot holds (spill.store_pages); None = all
     quiet: Stored | None = None          # packed: never changed while idle (None: all so far)
-    events: list[_Event] = field(default_factory=list)
+    events: list[_Event] = field(default_factory=list[_Event])
 
 
 @dataclass
@@ -117,8 +117,11 @@ class FlagFinder:
                  ram_budget: int = DEFAULT_RAM_BUDGET) -> None:
         self.reader = reader
         self.region_filter = region_filter or RegionFilter(perms="rw")
-        self._tmp = tempfile.TemporaryDirectory(prefix="pokegym-flags-") if workspace is None else None
-        self.workspace = Path(self._tmp.name) if self._tmp else workspace
+        self._tmp: tempfile.TemporaryDirectory[str] | None = None
+        if workspace is None:
+            self._tmp = tempfile.TemporaryDirectory(prefix="pokegym-flags-")
+            workspace = Path(self._tmp.name)
+        self.workspace = workspace
         self.chunk_size = chunk_size
         self._pool = Workers(workers)
         self._budget = RamBudget(ram_budget)
@@ -202,7 +205,7 @@ class FlagFinder:
                 for word, before, after in zip(event.words.tolist(), event.before.tolist(), event.after.tolist()):
                     words.setdefault(chunk.address + word, []).append(
                         FlagChange(event.mark, self.labels[event.mark], before, after))
-        candidates = []
+        candidates: list[FlagCandidate] = []
         maps = sorted((r.start, r.end) for r in self.reader.regions())
         starts = np.array([a for a, _ in maps], dtype=np.uint64)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from core.finder.motion import GameLauncher, Progress
+from core.finder.motion import Drivable, GameLauncher, Progress
 from core.finder.pointers import PointerChain, keep_resolving, reverse_scan
 from core.finder.position import FinderOptions, PositionFinder
 from core.memory.readers import open_reader
@@ -22,7 +22,7 @@ class PointerReport:
     pids: list[int]
     vertical: int = 2
     values: tuple[float, float, float] = (0.0, 0.0, 0.0)
-    per_process: list[int] = field(default_factory=list)  # chains still standing after each fresh process
+    per_process: list[int] = field(default_factory=list[int])  # chains still standing after each fresh process
 
     def provenance(self) -> str:
         return (f"Pointer chain from a reverse pointer scan in process {self.pids[0]}: {len(self.found)} chain(s) "
@@ -35,8 +35,9 @@ class PointerReport:
                 "left_after_each_process": self.per_process}
 
 
-def _locate(game: object, options: FinderOptions, progress: Progress | None) -> tuple[int, int, tuple]:
-    finder = PositionFinder(game, options=options)  # type: ignore[arg-type]
+def _locate(game: Drivable, options: FinderOptions, progress: Progress | None
+            ) -> tuple[int, int, tuple[float, float, float]]:
+    finder = PositionFinder(game, options=options)
     try:
         best = finder.run(progress).candidates[0]
     finally:

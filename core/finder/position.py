@@ -16,6 +16,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
 from core.finder.motion import Drivable, FinderError, MotionPlan, Pacer, Progress, Step
 from core.finder.ranking import RankedTriple, rank
@@ -86,7 +87,8 @@ class PositionFinder:
             narrowing.append(("snapshot", count))
             if typed is not None:
                 scaled = tuple(None if v is None else v * typed.scale for v in typed.values)
-                count = scan.typed(scaled, typed.tolerance * abs(typed.scale))  # type: ignore[arg-type]
+                count = scan.typed(cast("tuple[float | None, float | None, float | None]", scaled),  # three, as typed
+                                   typed.tolerance * abs(typed.scale))
                 narrowing.append(("typed", count))
                 if count == 0:
                     raise FinderError("no three consecutive floats match the values typed in; check the values "

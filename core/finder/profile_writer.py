@@ -44,7 +44,7 @@ class ProfileDraft:
     pointer: dict[str, Any] | None = None
     scan_perms: str = "rw"
     path_contains: str | None = None
-    provenance: list[str] = field(default_factory=list)
+    provenance: list[str] = field(default_factory=list[str])
 
 
 def coordinate_range(observed: tuple[float, float, float], scale: float) -> list[float]:
@@ -67,7 +67,7 @@ def build(draft: ProfileDraft) -> dict[str, Any]:
     value_at = -block_start
     second, up = (4, 8) if draft.vertical == 2 else (8, 4)
     bounds = coordinate_range(draft.observed, draft.scale)
-    coordinate = {"type": "f32", "range": bounds}
+    coordinate: dict[str, Any] = {"type": "f32", "range": bounds}
     if draft.scale != 1.0:
         coordinate["scale"] = draft.scale
     if draft.units:

@@ -23,6 +23,7 @@ import itertools
 import math
 import warnings
 from dataclasses import dataclass, field
+from typing import cast
 
 import numpy as np
 
@@ -45,7 +46,7 @@ class RankedTriple:
     speed: float                   # units per second while walking
     copies: int = 0
     lead: float = 1.0
-    terms: dict[str, float] = field(default_factory=dict)
+    terms: dict[str, float] = field(default_factory=dict[str, float])
 
     @property
     def up(self) -> str:
@@ -85,7 +86,10 @@ def _terms(moves: list[MoveRecord], vertical: int) -> dict[str, np.ndarray]:
     typical = np.median(magnitude, axis=1)
     moved = np.where(typical > 0, (magnitude > 0.25 * typical[:, None]).mean(axis=1), 0.0)
     rounds = _by_round(moves)
-    returns, square, even, rotation = [], [], [], []
+    returns: list[np.ndarray] = []
+    square: list[np.ndarray] = []
+    even: list[np.ndarray] = []
+    rotation: list[np.ndarray] = []
     for steps in rounds.values():
         for a, b in (("forward", "back"), ("right", "left")):
             if a in steps and b in steps:
@@ -127,7 +131,7 @@ def speed_plausibility(speed: np.ndarray) -> np.ndarray:
 
 def _lead(moves: list[MoveRecord], vertical: np.ndarray) -> np.ndarray:
     """Mean share of each step's final horizontal displacement already covered when it ended."""
-    shares = []
+    shares: list[np.ndarray] = []
     rows = np.arange(len(vertical))
     for move in moves:
         if move.end is None:
@@ -162,7 +166,7 @@ def _steadiness(moves: list[MoveRecord], vertical: np.ndarray) -> np.ndarray:
     """1 for a triple whose height, the moment a walk ends, lies where its horizontal progress says it
     should; less for one that bobs. The position itself moves along the ground; a camera or a head
     bobs while walking (Minetest's eye position does, by about 0.1 node in 2)."""
-    wobble = []
+    wobble: list[np.ndarray] = []
     rows = np.arange(len(vertical))
     for move in moves:
         if move.end is None:
@@ -225,7 +229,7 @@ def rank(addresses: np.ndarray, now: np.ndarray, moves: list[MoveRecord], move_s
     common = np.where(copies > 0, equal.sum(axis=1) / np.maximum(copies, 1), 1.0)
     final = (base[order] * (0.75 + 0.25 * support) * (0.8 + 0.2 * relative_lead) * (0.9 + 0.1 * steady)
              * (0.8 + 0.2 * common))
-    ranked = []
+    ranked: list[RankedTriple] = []
     for rank_index in np.argsort(-final, kind="stable")[:top]:
         i = order[rank_index]
         v = int(vertical[i])
@@ -233,7 +237,8 @@ def rank(addresses: np.ndarray, now: np.ndarray, moves: list[MoveRecord], move_s
         terms["speed_plausible"] = float(speed_plausibility(speed[i:i + 1])[0])
         terms["steady"] = float(steady[rank_index])
         terms["common_value"] = float(common[rank_index])
-        ranked.append(RankedTriple(int(addresses[i]), tuple(float(x) for x in now[i]), v, float(final[rank_index]),
+        values = cast("tuple[float, float, float]", tuple(float(x) for x in now[i]))  # a row of the triples
+        ranked.append(RankedTriple(int(addresses[i]), values, v, float(final[rank_index]),
                                    float(chosen[i]), float(speed[i]), int(copies[rank_index]),
                                    float(lead[rank_index]), terms))
     return ranked
@@ -251,7 +256,7 @@ def _one_window_per_struct(addresses: np.ndarray, score: np.ndarray, order: np.n
 
 def _directions(moves: list[MoveRecord], order: np.ndarray, vertical: np.ndarray) -> np.ndarray:
     """Each candidate's horizontal displacements over all steps, as one unit vector."""
-    rows = []
+    rows: list[np.ndarray] = []
     for move in moves:
         delta = move.after[order].astype(np.float64) - move.before[order].astype(np.float64)
         first = np.where(vertical == 1, delta[:, 0], delta[:, 0])

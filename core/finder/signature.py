@@ -119,7 +119,7 @@ class WindowModel:
     high: int
     values: np.ndarray      # byte values (from the first window)
     literal: np.ndarray     # bool: same everywhere and not excluded
-    reasons: dict[str, int] = field(default_factory=dict)  # why bytes were wildcarded, for the report
+    reasons: dict[str, int] = field(default_factory=dict[str, int])  # why bytes were wildcarded, for the report
 
     def index(self, relative: int) -> int:
         return relative - self.low
@@ -205,7 +205,7 @@ def candidate_windows(model: WindowModel, allow_zero: bool) -> list[tuple[float,
     literal = model.literal & (True if allow_zero else strong)
     nonzero_byte = strong.tolist()
     keep = literal.tolist()
-    found = []
+    found: list[tuple[float, int, int, np.ndarray]] = []
     for a in np.flatnonzero(literal).tolist():
         literals = nonzero = run = best = 0
         for j in range(a, min(a + MAX_LENGTH, len(keep))):

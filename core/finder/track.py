@@ -36,7 +36,7 @@ class Tracker:
     addresses: np.ndarray     # uint64, ascending
     now: np.ndarray           # (n, 3) values at the last checkpoint
     still_tolerance: float = 1e-5
-    moves: list[MoveRecord] = field(default_factory=list)
+    moves: list[MoveRecord] = field(default_factory=list[MoveRecord])
     still_checks: int = 0
 
     @property

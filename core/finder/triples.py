@@ -79,8 +79,11 @@ class TripleScan:
                  ram_budget: int = DEFAULT_RAM_BUDGET, still_tolerance: float = 1e-5) -> None:
         self.reader = reader
         self.region_filter = region_filter or RegionFilter(perms="rw")
-        self._tmp = tempfile.TemporaryDirectory(prefix="pokegym-find-") if workspace is None else None
-        self.workspace = Path(self._tmp.name) if self._tmp else workspace
+        self._tmp: tempfile.TemporaryDirectory[str] | None = None
+        if workspace is None:
+            self._tmp = tempfile.TemporaryDirectory(prefix="pokegym-find-")
+            workspace = Path(self._tmp.name)
+        self.workspace = workspace
         self.chunk_size = chunk_size
         self.still_tolerance = still_tolerance
         self._pool = Workers(workers)
@@ -156,7 +159,9 @@ class TripleScan:
 
     def extract(self) -> Extracted:
         """The surviving triples with their values at the last two checkpoints."""
-        addresses, before, now = [], [], []
+        addresses: list[np.ndarray] = []
+        before: list[np.ndarray] = []
+        now: list[np.ndarray] = []
         for chunk, state, old in zip(self.chunks, self.states, self.previous):
             if state.count == 0:
                 continue

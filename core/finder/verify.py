@@ -29,8 +29,8 @@ class VerifyResult:
     address: int | None = None
     fit: float = 0.0
     speed: float = 0.0
-    positions: list[tuple[float, float, float]] = field(default_factory=list)
-    terms: dict[str, float] = field(default_factory=dict)
+    positions: list[tuple[float, float, float]] = field(default_factory=list[tuple[float, float, float]])
+    terms: dict[str, float] = field(default_factory=dict[str, float])
     mismatches: int = 0    # signature bytes that differed where the block was found (within max_mismatches)
 
     def to_json(self) -> dict[str, object]:

@@ -17,7 +17,7 @@ from collections import deque
 from collections.abc import Mapping, Sequence
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, NoReturn
 
 import numpy as np
 
@@ -37,6 +37,8 @@ from core.game.errors import (
 from core.game.frames import BorrowedFrame, Frame, FrameRing, check_resolution
 from core.game.pad import Button, PadState
 from core.paths import DEFAULT_WORLD
+
+KNOWN_CAPABILITIES = frozenset(c.value for c in Capability)  # a newer world may offer more; unknown ones are left out
 
 START_TIMEOUT_S = 120.0
 REQUEST_TIMEOUT_S = 120.0
@@ -113,7 +115,7 @@ class BuiltinWorld:
         info = GameInfo(
             name=header["name"], pid=header["pid"], mode=header["mode"], tick_hz=header["tick_hz"],
             width=header["width"], height=header["height"], start_states=tuple(header["start_states"]),
-            capabilities=frozenset(Capability(c) for c in header["capabilities"] if c in Capability._value2member_map_),
+            capabilities=frozenset(Capability(c) for c in header["capabilities"] if c in KNOWN_CAPABILITIES),
             audio=audio.format if audio is not None else None,
         )
         ring = FrameRing.attach(Path(header["frames_path"]))
@@ -168,12 +170,12 @@ class BuiltinWorld:
         return self.hold_ticks(pad, self.ticks_for(seconds))
 
     def hold_ticks(self, pad: PadState, ticks: int) -> StepResult:
-        if not isinstance(pad, PadState):
+        if not isinstance(pad, PadState):  # pyright: ignore[reportUnnecessaryIsInstance]  # callers may pass any type
             raise InvalidPadError(f"hold() needs a PadState, got {type(pad).__name__}")
         return self._step({"op": "hold", "pad": pad.to_dict(), "ticks": int(ticks)})
 
     def press(self, button: Button, seconds: float = 0.1) -> StepResult:
-        button = Button.parse(button) if isinstance(button, str) else button
+        button = Button.parse(button) if isinstance(button, str) else button  # pyright: ignore[reportUnnecessaryIsInstance]  # callers may pass any type
         self.hold(PadState(buttons=frozenset({button})), seconds)
         return self.hold_ticks(PadState(), 1)  # release, so the next press is a new press
 
@@ -187,7 +189,7 @@ class BuiltinWorld:
         flags} (a task's captured start), which the world validates."""
         if isinstance(start_state, str):
             return self._step({"op": "reset", "start": start_state})
-        if not isinstance(start_state, Mapping):
+        if not isinstance(start_state, Mapping):  # pyright: ignore[reportUnnecessaryIsInstance]  # callers may pass any type
             raise InvalidStartStateError(f"reset() needs a start state name or a mapping, got "
                                          f"{type(start_state).__name__}")
         return self._step({"op": "reset", "start_spec": dict(start_state)})
@@ -199,7 +201,7 @@ class BuiltinWorld:
 
     def restore(self, blob: bytes) -> StepResult:
         self._require(Capability.SAVE_STATES)
-        if not isinstance(blob, (bytes, bytearray)):
+        if not isinstance(blob, (bytes, bytearray)):  # pyright: ignore[reportUnnecessaryIsInstance]  # callers may pass any type
             raise GameError("restore() needs the bytes returned by snapshot()")
         return self._step({"op": "restore"}, [bytes(blob)])
 
@@ -238,7 +240,7 @@ class BuiltinWorld:
         return self._step({"op": "relocate_state"})
 
     def ticks_for(self, seconds: float) -> int:
-        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not math.isfinite(seconds):
+        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not math.isfinite(seconds):  # pyright: ignore[reportUnnecessaryIsInstance]  # callers may pass any type
             raise InvalidPadError(f"a duration must be a finite number of seconds, got {seconds!r}")
         if not 0 < seconds <= 600:
             raise InvalidPadError(f"a duration must be more than 0 and at most 600 seconds, got {seconds}")
@@ -291,12 +293,18 @@ class BuiltinWorld:
         elif not child.pid_alive(self._info.pid):
             self._died("is no longer running")
 
-    def _died(self, what: str) -> None:
+    def _died(self, what: str) -> NoReturn:
         tail = "".join(self._stderr_tail).strip()
         detail = f"\nLast output of the world process:\n{tail[-2000:]}" if tail else ""
         self._dead_reason = (f"the world process (pid {self._info.pid}) {what}. Start a new one with "
                              f"BuiltinWorld.launch() or `python main.py world`.{detail}")
         raise GameDiedError(self._dead_reason)
+
+    def time_steps(self, pads: list[dict[str, Any]], ticks: int) -> float:
+        """For benchmarks: hold each pad for `ticks` inside the world process, timing only its own work (no IPC
+        per step); returns the seconds it took there. The world's state moves on as if each had been held."""
+        header, _ = self._request({"op": "time_steps", "pads": pads, "ticks": ticks})
+        return float(header["seconds"])
 
     def _request(self, header: dict[str, Any],
                  payloads: list[bytes] | None = None) -> tuple[dict[str, Any], list[bytes]]:

@@ -132,7 +132,7 @@ def _wait_ready(process: subprocess.Popen[bytes], timeout: float, stderr_tail: d
 
 
 def drain(stream: IO[bytes]) -> str:
-    chunks = []
+    chunks: list[str] = []
     while True:
         readable, _, _ = select.select([stream], [], [], 0)
         if not readable:

@@ -76,7 +76,7 @@ class BorrowedFrame:
         return self.frame.pixels
 
     def intact(self) -> bool:
-        return self._ring._slot_seq(self._slot) == self._seq
+        return self._ring.slot_seq(self._slot) == self._seq
 
 
 class FrameRing:
@@ -135,7 +135,7 @@ class FrameRing:
         frame_no = self._next_frame_no
         slot = frame_no % _SLOTS
         header = _SLOT_BASE + slot * _SLOT.size
-        seq = self._slot_seq(slot)
+        seq = self.slot_seq(slot)
         struct.pack_into("<Q", self._map, header, seq + 1)  # odd: writing
         start = _DATA_BASE + slot * self._frame_bytes
         target = np.frombuffer(self._buffer[start:start + self._frame_bytes], dtype=np.uint8)
@@ -146,7 +146,7 @@ class FrameRing:
         return frame_no
 
     # -- reader ---------------------------------------------------------------------
-    def _slot_seq(self, slot: int) -> int:
+    def slot_seq(self, slot: int) -> int:
         return struct.unpack_from("<Q", self._map, _SLOT_BASE + slot * _SLOT.size)[0]
 
     def latest_view(self) -> BorrowedFrame | None:

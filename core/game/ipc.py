@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from multiprocessing import AuthenticationError
 from multiprocessing.connection import Client, Connection, Listener
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 IPC_PROTOCOL_VERSION = 1
 MAX_HEADER_BYTES = 1 << 20
@@ -110,9 +110,11 @@ def receive_message(conn: Connection) -> tuple[dict[str, Any], list[bytes]]:
         raise ProtocolError(f"message header is not JSON: {exc}") from None
     if not isinstance(header, dict):
         raise ProtocolError("message header must be a JSON object")
-    sizes = header.pop("payloads", [])
-    if not isinstance(sizes, list) or not all(isinstance(n, int) and n >= 0 for n in sizes):
+    header = cast("dict[str, Any]", header)  # a JSON object
+    sizes: object = header.pop("payloads", [])
+    if not isinstance(sizes, list) or not all(isinstance(n, int) and n >= 0 for n in cast("list[object]", sizes)):
         raise ProtocolError("message 'payloads' must be a list of byte counts")
+    sizes = cast("list[int]", sizes)  # checked above
     payloads = [conn.recv_bytes() for _ in sizes]
     for expected, payload in zip(sizes, payloads):
         if len(payload) != expected:

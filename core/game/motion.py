@@ -31,15 +31,15 @@ CALIBRATION_SECONDS = (0.1, 0.25, 0.5, 1.0, 2.0)
 class MotionCalibration(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    share: float = Field(DEFAULT_SHARE, gt=0, lt=1, description="a move below this share of the open-ground "
+    share: float = Field(default=DEFAULT_SHARE, gt=0, lt=1, description="a move below this share of the open-ground "
                                                                   "distance is ineffective")
     dead_zone: float = Field(ge=0, lt=1, description="stick magnitude that moves nothing")
     magnitudes: list[float] = Field(min_length=1, description="stick magnitudes measured, ascending")
     seconds: list[float] = Field(min_length=1, description="hold times measured, ascending")
     metres: list[list[float]] = Field(description="metres[i][j]: moved at magnitudes[i] held seconds[j]")
-    run_factor: float = Field(1.0, gt=0, description="how much farther the run button (B) carries a move")
-    start_state: str = Field("", description="where it was measured (open flat ground)")
-    measured: str = Field("", description="when and by what")
+    run_factor: float = Field(default=1.0, gt=0, description="how much farther the run button (B) carries a move")
+    start_state: str = Field(default="", description="where it was measured (open flat ground)")
+    measured: str = Field(default="", description="when and by what")
 
     @model_validator(mode="after")
     def _table_shape(self) -> MotionCalibration:

@@ -12,7 +12,7 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
+from typing import Any, cast
 
 from core.game.errors import InvalidPadError
 
@@ -72,7 +72,7 @@ class PadState:
     left_y: float = 0.0
     right_x: float = 0.0
     right_y: float = 0.0
-    buttons: frozenset[Button] = field(default_factory=frozenset)
+    buttons: frozenset[Button] = field(default_factory=frozenset[Button])
 
     def __post_init__(self) -> None:
         for axis in ("left_x", "left_y", "right_x", "right_y"):
@@ -85,7 +85,7 @@ class PadState:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> PadState:
-        if not isinstance(data, Mapping):
+        if not isinstance(data, Mapping):  # pyright: ignore[reportUnnecessaryIsInstance]  # callers may pass any type
             raise InvalidPadError(f"a pad state must be a mapping, got {type(data).__name__}")
         known = {"left_x", "left_y", "right_x", "right_y", "buttons"}
         unknown = set(data) - known
@@ -115,7 +115,7 @@ class PadState:
 def _as_buttons(items: object) -> Iterable[Button]:
     if isinstance(items, (str, bytes)) or not isinstance(items, Iterable):
         raise InvalidPadError(f"buttons must be a list of button names, got {items!r}")
-    for item in items:
+    for item in cast("Iterable[object]", items):
         if isinstance(item, Button):
             yield item
         elif isinstance(item, str):

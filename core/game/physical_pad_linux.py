@@ -73,7 +73,7 @@ def find_joysticks(device_dir: str | os.PathLike[str] | None = None) -> list[Gam
     directory = Path(device_dir) if device_dir is not None else DEFAULT_DEVICE_DIR
     if not directory.is_dir():
         return []
-    found = []
+    found: list[GamepadInfo] = []
     for entry in directory.iterdir():
         match = _JS_NAME.fullmatch(entry.name)
         if match and not entry.is_dir():

@@ -59,10 +59,10 @@ StateGetter = Callable[[int, XINPUT_STATE], int]
 
 @functools.lru_cache(maxsize=1)
 def _xinput_get_state_function() -> Callable[..., int]:
-    failures = []
+    failures: list[str] = []
     for dll_name in _DLL_NAMES:
         try:
-            dll = ctypes.WinDLL(dll_name)  # type: ignore[attr-defined]  # exists on Windows only
+            dll = getattr(ctypes, "WinDLL")(dll_name)  # noqa: B009 - typeshed declares WinDLL on Windows only
         except (OSError, AttributeError) as exc:
             failures.append(f"{dll_name}: {exc}")
             continue
@@ -102,7 +102,7 @@ def _name(index: int) -> str:
 
 
 def find_xinput_pads(get_state: StateGetter = xinput_get_state) -> list[GamepadInfo]:
-    found = []
+    found: list[GamepadInfo] = []
     for index in range(XUSER_MAX_COUNT):
         code = get_state(index, XINPUT_STATE())
         if code == ERROR_SUCCESS:

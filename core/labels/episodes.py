@@ -41,8 +41,9 @@ class EpisodeLabels:
 
 @dataclass(frozen=True)
 class FolderScan:
-    episodes: list[EpisodeLabels] = field(default_factory=list)
-    damaged: list[EpisodeFileError] = field(default_factory=list)  # files that are not readable episodes
+    episodes: list[EpisodeLabels] = field(default_factory=list[EpisodeLabels])
+    # files that are not readable episodes
+    damaged: list[EpisodeFileError] = field(default_factory=list[EpisodeFileError])
 
     @property
     def warnings(self) -> list[str]:

@@ -18,9 +18,10 @@ from core.labels.episodes import EpisodeLabels, load_folder
 from core.labels.model import AnnotatorLabels, DeadlockLabel
 
 ExportFormat = Literal["csv", "jsonl"]
-COLUMNS = ("episode_file", "task_id", "agent", "granularity", "annotator", "labelled_at", "row_type",
-           "failure_category", "category_confirmed", "suggested_category", "span_index", "span_start", "span_end",
-           "span_kind", "awareness_step", "span_note", "span_origin", "span_status")
+COLUMNS: tuple[str, ...] = (
+    "episode_file", "task_id", "agent", "granularity", "annotator", "labelled_at", "row_type", "failure_category",
+    "category_confirmed", "suggested_category", "span_index", "span_start", "span_end", "span_kind", "awareness_step",
+    "span_note", "span_origin", "span_status")
 
 
 @dataclass(frozen=True)
@@ -39,7 +40,7 @@ def episode_rows(episode: EpisodeLabels, folder: Path) -> list[dict[str, Any]]:
     base = {"episode_file": name, "task_id": meta.get("task_id"), "agent": meta.get("agent"),
             "granularity": meta.get("granularity"),
             "suggested_category": (episode.outcome.failure_category_suggestion or None) if episode.outcome else None}
-    rows = []
+    rows: list[dict[str, Any]] = []
     for annotator, labels in sorted(episode.document.annotators.items()):
         rows.append(_row(base, annotator, labels.updated, row_type="episode",
                          failure_category=labels.failure_category, category_confirmed=labels.category_confirmed))
@@ -79,7 +80,7 @@ def export_labels(folder: Path, stream: TextIO, fmt: ExportFormat) -> ExportResu
 
 
 def _row(base: dict[str, Any], annotator: str, labelled_at: str | None, **fields: Any) -> dict[str, Any]:
-    row = dict.fromkeys(COLUMNS)
+    row: dict[str, Any] = dict.fromkeys(COLUMNS)
     row.update(base, annotator=annotator, labelled_at=labelled_at or None, **fields)
     return row
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from core.episode.metrics import AWARE, CATEGORIES, UNAWARE
 
@@ -23,7 +23,7 @@ AUTO_ANNOTATOR = "auto"  # the automatic suggestions, as an annotator for agreem
 SpanKind = Literal["aware", "unaware"]
 SpanOrigin = Literal["suggested", "human"]
 SpanStatus = Literal["pending", "accepted", "rejected"]
-KINDS: tuple[str, ...] = ("aware", "unaware")
+KINDS: tuple[SpanKind, ...] = ("aware", "unaware")
 ORIGINS: tuple[str, ...] = ("suggested", "human")
 STATUSES: tuple[str, ...] = ("pending", "accepted", "rejected")
 
@@ -34,6 +34,10 @@ def utc_now() -> str:
 
 def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_text(value: object) -> bool:  # labels come from files: a field typed str may hold any JSON value
+    return isinstance(value, str)
 
 
 @dataclass(frozen=True)
@@ -63,7 +67,7 @@ class DeadlockLabel:
         if self.awareness_step is not None and not (
                 _is_int(self.awareness_step) and self.start <= self.awareness_step <= self.end):
             raise ValueError(f"awareness step {self.awareness_step} lies outside the span {self.start}..{self.end}")
-        if not isinstance(self.note, str):
+        if not _is_text(self.note):
             raise ValueError("a span's note must be text")
         if self.origin not in ORIGINS or self.status not in STATUSES:
             raise ValueError(f"bad span origin/status {self.origin!r}/{self.status!r}")
@@ -103,7 +107,7 @@ class AnnotatorLabels:
     updated: str = ""  # ISO-8601 UTC of the last edit
 
     def __post_init__(self) -> None:
-        if not isinstance(self.annotator, str) or not self.annotator.strip():
+        if not _is_text(self.annotator) or not self.annotator.strip():
             raise ValueError("an annotator needs a name")
         for before, after in zip(self.spans, self.spans[1:]):
             if after.start <= before.end:
@@ -133,7 +137,7 @@ class AnnotatorLabels:
 class LabelDocument:
     """Everything stored in one episode file: every annotator's labels, side by side."""
 
-    annotators: Mapping[str, AnnotatorLabels] = field(default_factory=dict)
+    annotators: Mapping[str, AnnotatorLabels] = field(default_factory=dict[str, AnnotatorLabels])
     format_version: int = LABELS_FORMAT_VERSION
 
     def with_annotator(self, labels: AnnotatorLabels) -> LabelDocument:
@@ -167,9 +171,12 @@ def deadlock_steps(result: Mapping[str, Any] | None) -> list[SuggestedSpan]:
     before it hold [start, end, recovered] lists of 0-based fact indices, where index i is step i + 1."""
     if not result:
         return []
-    found = []
-    for item in (result.get("metrics") or {}).get("deadlocks", []):
+    found: list[SuggestedSpan] = []
+    metrics: Mapping[str, Any] = result.get("metrics") or {}
+    deadlocks: list[Any] = metrics.get("deadlocks", [])
+    for item in deadlocks:
         if isinstance(item, Mapping):
+            item = cast("Mapping[str, Any]", item)  # an object from the result's JSON
             found.append(SuggestedSpan(int(item["start"]), int(item["end"]), bool(item.get("recovered")),
                                        item.get("awareness"), item.get("awareness_step")))
         else:
@@ -184,12 +191,12 @@ def suggested_spans(result: Mapping[str, Any] | None, status: SpanStatus = "pend
     unaware); unclassified spans are left for the annotator. Older files only classified the final span."""
     found = deadlock_steps(result)
     category = (result or {}).get("failure_category_suggestion")
-    spans = []
+    spans: list[DeadlockLabel] = []
     for index, suggestion in enumerate(found):
         kind: SpanKind | None = None
         awareness_step = None
         if suggestion.awareness in KINDS:
-            kind = suggestion.awareness  # type: ignore[assignment]
+            kind = suggestion.awareness
         elif suggestion.awareness is None and index == len(found) - 1 and not suggestion.recovered:
             kind = "aware" if category == AWARE else "unaware" if category == UNAWARE else None
         if kind == "aware" and suggestion.awareness_step is not None:
@@ -411,7 +418,7 @@ class LabelEditor:
         for index in (low, high):
             self._span(index)
         group = self.spans[low:high + 1]
-        kinds = {s.kind for s in group if s.kind is not None}
+        kinds: set[SpanKind] = {s.kind for s in group if s.kind is not None}
         awareness = [s.awareness_step for s in group if s.awareness_step is not None]
         notes = list(dict.fromkeys(s.note for s in group if s.note))
         created = [s.created for s in group if s.created]

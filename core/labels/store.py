@@ -239,7 +239,8 @@ def _newest(fd: int, offset: int, path: Path) -> _Copy | None:
 
     Two slots that hold something but neither checks out cannot come from one interrupted save (that
     leaves the other copy intact): refuse, rather than let a save start over and drop the labels."""
-    found, damaged = [], 0
+    found: list[_Copy] = []
+    damaged = 0
     for slot in range(LABEL_SLOTS):
         start = offset + slot * LABEL_SLOT_BYTES
         raw_header = _read_at(fd, start, HEADER_BYTES)

@@ -84,7 +84,8 @@ def main(argv: list[str]) -> int:
         if args.altered:
             report.update(_plant_altered(view, base, rng), base=base, size=args.size)
         else:
-            planted, decoys = [], []
+            planted: list[int] = []
+            decoys: list[int] = []
             # Straddle page boundaries (chunk boundaries for a page-sized chunk scan), then random places.
             offsets = [PAGE * 3 - 3, PAGE * 7 - 5] + [rng.randrange(0, args.size - 64) for _ in range(args.count)]
             for i, offset in enumerate(offsets):

@@ -57,7 +57,8 @@ def plan_chunks(reader: MemoryReader, region_filter: RegionFilter, size: int, st
     return chunks
 
 
-def slot_view(data: bytearray | memoryview, chunk: Chunk, dtype: np.dtype, nslots: int | None = None) -> np.ndarray:
+def slot_view(data: bytearray | memoryview | np.ndarray, chunk: Chunk, dtype: np.dtype, nslots: int | None = None
+              ) -> np.ndarray:
     """The chunk's slots as values, without copying (strided when slots overlap, unaligned ok)."""
     count = chunk.nslots if nslots is None else nslots
     if chunk.step == dtype.itemsize:

@@ -56,7 +56,7 @@ def gather(reader: MemoryReader, addresses: np.ndarray, size: int) -> tuple[np.n
     return out, ok
 
 
-def gather_values(reader: MemoryReader, addresses: np.ndarray, dtype: str | np.dtype,
+def gather_values(reader: MemoryReader, addresses: np.ndarray, dtype: str | np.dtype | type[np.generic],
                   per_address: int = 1) -> tuple[np.ndarray, np.ndarray]:
     """(n, per_address) values of `dtype` at each address (NaN / 0 where unreadable), and the ok mask."""
     dtype = np.dtype(dtype)

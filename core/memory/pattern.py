@@ -42,7 +42,7 @@ class Pattern:
 
 
 def parse_pattern(text: str) -> Pattern:
-    if not isinstance(text, str):
+    if not isinstance(text, str):  # pyright: ignore[reportUnnecessaryIsInstance]  # callers may pass any type
         raise PatternError(f"a pattern must be text such as '48 8B ?? 05', got {type(text).__name__}")
     tokens = text.split()
     if not tokens:
@@ -76,7 +76,8 @@ def parse_pattern(text: str) -> Pattern:
 
 def _runs(flags: list[bool]) -> list[tuple[int, int]]:
     """(start, length) of every run of True."""
-    runs, start = [], None
+    runs: list[tuple[int, int]] = []
+    start: int | None = None
     for i, flag in enumerate([*flags, False]):
         if flag and start is None:
             start = i

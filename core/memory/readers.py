@@ -12,7 +12,8 @@ import ctypes.util
 import errno
 import os
 import sys
-from typing import Protocol
+from collections.abc import Callable
+from typing import Protocol, cast
 
 from core.memory.regions import MemoryAccessError, Region, permission_advice, read_maps
 from core.memory.shm import ShmFile, is_shared_file_mapping, open_backing_file
@@ -40,7 +41,7 @@ class _IoVec(ctypes.Structure):
     _fields_ = [("iov_base", ctypes.c_void_p), ("iov_len", ctypes.c_size_t)]
 
 
-def _load_process_vm_readv() -> object | None:
+def _load_process_vm_readv() -> Callable[..., int] | None:
     if not sys.platform.startswith("linux"):
         return None
     libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
@@ -120,7 +121,8 @@ class LinuxReader:
             raise ValueError("read_into needs a writable buffer")
         local = _IoVec(ctypes.addressof(target), size)
         remote = _IoVec(address, size)
-        got = _PROCESS_VM_READV(self.pid, ctypes.byref(local), 1, ctypes.byref(remote), 1, 0)  # type: ignore[operator]
+        process_vm_readv = cast("Callable[..., int]", _PROCESS_VM_READV)  # present: _use_vm_readv says so
+        got = process_vm_readv(self.pid, ctypes.byref(local), 1, ctypes.byref(remote), 1, 0)
         del target
         if got >= 0:
             return int(got)

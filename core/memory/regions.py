@@ -31,7 +31,7 @@ class Region:
 
 
 def parse_maps(text: str) -> list[Region]:
-    regions = []
+    regions: list[Region] = []
     for line in text.splitlines():
         parts = line.split(maxsplit=5)
         if len(parts) < 5:

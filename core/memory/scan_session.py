@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -57,7 +57,9 @@ def save(scan: ValueScan, folder: Path, history: list[str]) -> None:
     for generation in kept:
         table: dict[str, np.ndarray] = {"count": np.array([s.count for s in generation.states], np.int64)}
         for kind in _KINDS:
-            index, offset, count = [], [], []
+            index: list[int] = []
+            offset: list[int] = []
+            count: list[int] = []
             for state in generation.states:
                 stored: Stored | None = getattr(state, kind)
                 if stored is None:
@@ -73,13 +75,13 @@ def save(scan: ValueScan, folder: Path, history: list[str]) -> None:
             table[f"{kind}_offset"] = np.array(offset, np.int64)
             table[f"{kind}_count"] = np.array(count, np.int64)
         generation.spill.keep = True
-        np.savez(folder / f"{names[id(generation)]}.npz", **table)
+        np.savez(folder / f"{names[id(generation)]}.npz", **cast("dict[str, Any]", table))  # no allow_pickle key
     for spill in files.values():
         spill.keep = True
     np.savez(folder / "chunks.npz", address=np.array([c.address for c in scan.chunks], np.uint64),
              nslots=np.array([c.nslots for c in scan.chunks], np.int64))
     region_filter = scan.region_filter
-    data = {
+    data: dict[str, Any] = {
         "format": SESSION_FORMAT, "pid": scan.reader.pid, "started": process_start_time(scan.reader.pid),
         "type": scan.vtype.name, "aligned": scan.aligned,
         "region_filter": {"perms": region_filter.perms, "path_contains": region_filter.path_contains,
@@ -130,7 +132,7 @@ def load(folder: Path, reader_for: Any) -> tuple[ValueScan, list[str]]:
     loaded: dict[str, Generation] = {}
     for name, condition in data["conditions"].items():
         with np.load(folder / f"{name}.npz", allow_pickle=False) as table:
-            states = []
+            states: list[ChunkState] = []
             for i, count in enumerate(table["count"].tolist()):
                 state = ChunkState(int(count))
                 for kind in _KINDS:

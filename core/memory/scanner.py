@@ -55,7 +55,7 @@ class ScanStats:
     bytes_read: int = 0
     regions: int = 0
     seconds: float = 0.0
-    unreadable: list[Region] = field(default_factory=list)
+    unreadable: list[Region] = field(default_factory=list[Region])
 
     @property
     def gib_per_s(self) -> float:
@@ -82,7 +82,7 @@ def scan(reader: MemoryReader, pattern: Pattern, region_filter: RegionFilter | N
     overlap = len(pattern) - 1
     parts = split_parts(pattern, tolerance) if tolerance else []
     started = time.perf_counter()
-    jobs = []
+    jobs: list[tuple[Region, int, int]] = []
     for region in regions if regions is not None else reader.regions():
         if not region.readable or not region_filter.accepts(region):
             continue

@@ -16,6 +16,8 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import sys
+from collections.abc import Callable
+from typing import cast
 
 import numpy as np
 
@@ -27,7 +29,7 @@ Buffer = bytes | bytearray | memoryview
 _HITS_BEFORE_VECTORISING = 512
 
 
-def _load_memmem() -> object | None:
+def _load_memmem() -> Callable[[int, int, bytes, int], int | None] | None:
     if sys.platform == "win32":
         return None
     try:
@@ -84,8 +86,9 @@ def _with_memmem(pattern: Pattern, data: Buffer, address: int, last_start: int, 
     search_from = offset                         # anchor positions, not match starts
     search_end = last_start + offset + len(anchor)
     hits = 0
+    memmem = cast("Callable[[int, int, bytes, int], int | None]", _MEMMEM)  # present: the caller checked
     while search_from + len(anchor) <= search_end:
-        hit = _MEMMEM(address + search_from, search_end - search_from, anchor, len(anchor))  # type: ignore[operator]
+        hit = memmem(address + search_from, search_end - search_from, anchor, len(anchor))
         if hit is None:
             break
         position = hit - address

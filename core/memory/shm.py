@@ -31,7 +31,7 @@ class ShmFile:
 
     def data_extents(self, start: int, end: int) -> list[tuple[int, int]]:
         """File ranges within [start, end) that hold data (holes skipped)."""
-        extents = []
+        extents: list[tuple[int, int]] = []
         position = start
         while position < end:
             try:

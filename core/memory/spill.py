@@ -18,10 +18,20 @@ import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
+if TYPE_CHECKING:
+    from typing_extensions import Buffer
+
 DEFAULT_RAM_BUDGET = 384 << 20
+
+
+def _bytes_of(array: np.ndarray) -> memoryview:
+    """The array's memory as bytes, without a copy. (numpy's stubs give ndarray the buffer protocol's
+    __buffer__ only from Python 3.12 on; at run time every version has it.)"""
+    return memoryview(cast("Buffer", array)).cast("B")
 
 
 class RamBudget:
@@ -90,7 +100,7 @@ class SpillFile:
         with self._lock:
             offset = self._size
             self._size += nbytes
-        view = memoryview(data).cast("B") if nbytes else memoryview(b"")
+        view = _bytes_of(data) if nbytes else memoryview(b"")
         written = 0
         while written < nbytes:
             written += os.pwrite(self._fd, view[written:], offset + written)
@@ -107,7 +117,7 @@ class SpillFile:
             array = np.frombuffer(into, dtype=stored.dtype, count=stored.count)
         else:
             array = np.empty(stored.count, dtype=stored.dtype)
-            target = memoryview(array).cast("B")
+            target = _bytes_of(array)
         got = 0
         while got < nbytes:
             step = os.preadv(self._fd, [target[got:]], stored.offset + got)
@@ -138,7 +148,7 @@ def store_pages(spill: SpillFile, data: np.ndarray) -> tuple[Stored, Stored | No
     45% of the bench target's), which are neither written nor read back. Returns the non-zero pages
     and a packed bitmap of which pages they are (None: every page, nothing left out)."""
     whole = len(data) // PAGE * PAGE
-    pages = data[:whole].view(np.uint64).reshape(-1, PAGE // 8).any(axis=1)
+    pages = cast("np.ndarray", data[:whole].view(np.uint64).reshape(-1, PAGE // 8).any(axis=1))  # one per row
     if len(data) > whole:
         pages = np.append(pages, True)  # a partial last page is always kept
     if pages.all():

@@ -88,7 +88,7 @@ def split_parts(pattern: Pattern, tolerance: int) -> list[Part]:
             best = (quality, groups)
     assert best is not None
     tokens = pattern.text.split()
-    parts = []
+    parts: list[Part] = []
     for group in best[1]:
         start, end = group[0], group[-1] + 1
         kept = set(group)

@@ -161,21 +161,24 @@ def _evaluate(condition: Condition, vtype: ValueType, current: np.ndarray,
         same = current.view(vtype.bits) == previous.view(vtype.bits)
         return same if op == "unchanged" else ~same
     if op in ("exact", "equal", "range", "between"):
+        assert condition.value is not None  # check_condition made sure, as for upper below
         if op in ("exact", "equal"):
-            low = condition.value - condition.tolerance  # type: ignore[operator]
-            high = condition.value + condition.tolerance  # type: ignore[operator]
+            low = condition.value - condition.tolerance
+            high = condition.value + condition.tolerance
         else:
+            assert condition.upper is not None
             low, high = condition.value, condition.upper
         if not vtype.is_float and low == high:
             return current == low
-        lo, hi = _native_bounds(vtype, low, high)  # type: ignore[arg-type]
+        lo, hi = _native_bounds(vtype, low, high)
         return (current >= lo) & (current <= hi)
     assert previous is not None
     if op == "increased":
         return current > previous
     if op == "decreased":
         return current < previous
-    amount = condition.value if op == "increased_by" else -condition.value  # type: ignore[operator]
+    assert condition.value is not None  # increased_by or decreased_by: check_condition made sure
+    amount = condition.value if op == "increased_by" else -condition.value
     if not vtype.is_float and condition.tolerance == 0:
         # Exact, in modular 64-bit arithmetic, so no width or signedness loses precision.
         delta = current.astype(np.uint64) - previous.astype(np.uint64)

@@ -19,6 +19,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -93,8 +94,8 @@ class ValueScan:
         self._pool = Workers(self.workers)
 
     @classmethod
-    def of_type(cls, reader: MemoryReader, type_name: str, **options: object) -> ValueScan:
-        return cls(reader, value_type(type_name), **options)  # type: ignore[arg-type]
+    def of_type(cls, reader: MemoryReader, type_name: str, **options: Any) -> ValueScan:
+        return cls(reader, value_type(type_name), **options)
 
     @property
     def step(self) -> int:
@@ -137,7 +138,8 @@ class ValueScan:
     def _run(self, condition: Condition, first: bool) -> int:
         started = time.perf_counter()
         number = self.current.number + 1 if self.current and not first else 0
-        spill = SpillFile(self.workspace / f"gen-{number}-{time.monotonic_ns()}.bin",  # type: ignore[operator]
+        assert self.workspace is not None  # __post_init__ made one
+        spill = SpillFile(self.workspace / f"gen-{number}-{time.monotonic_ns()}.bin",
                           budget=self._budget)
         previous = None if first else self.current
         base = None if first or not condition.against_first else self.first
@@ -276,7 +278,8 @@ class ValueScan:
 
     def addresses(self, limit: int | None = None) -> np.ndarray:
         """Candidate addresses as one uint64 array (mind `limit` on a dense set)."""
-        parts, total = [], 0
+        parts: list[np.ndarray] = []
+        total = 0
         for chunk, state in zip(self.chunks, self.current.states if self.current else []):
             if state.count == 0:
                 continue

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import json
 import zlib
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Generator
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import h5py
 import numpy as np
@@ -44,7 +44,7 @@ def _reason(exc: BaseException) -> str:
 
 
 @contextmanager
-def damaged_part(path: Path, part: str, step_index: int | None = None) -> Iterator[None]:
+def damaged_part(path: Path, part: str, step_index: int | None = None) -> Generator[None, None, None]:
     """Turn any read error inside the block into an EpisodeFileError naming `part` of `path`."""
     try:
         yield
@@ -55,11 +55,13 @@ def damaged_part(path: Path, part: str, step_index: int | None = None) -> Iterat
 
 
 def _whole_number(value: object) -> int | None:
-    if isinstance(value, np.ndarray) and value.shape == ():
-        value = value[()]
+    if isinstance(value, np.ndarray):
+        array = cast("np.ndarray", value)  # isinstance leaves its dtype unknown
+        if array.shape == ():
+            value = array[()]
     if isinstance(value, bool | np.bool_) or not isinstance(value, int | np.integer):
         return None
-    return int(value)
+    return int(cast("int | np.integer[Any]", value))
 
 
 def _lookup(file: h5py.File, name: str) -> object:
@@ -100,7 +102,8 @@ def check_episode(path: Path, file: h5py.File) -> int:
         raw = file.attrs.get("format_version")
     version = _whole_number(raw)
     if version is None or version < 1:
-        shown = raw.tolist() if isinstance(raw, np.ndarray | np.generic) else raw
+        shown: object = cast("np.ndarray | np.generic[Any]", raw).tolist() if isinstance(raw, np.ndarray | np.generic) \
+            else raw
         raise EpisodeFileError(path, "format_version attribute", f"is {shown!r}, not a valid episode format version "
                                "(a whole number from 1): the header is damaged or the file was not written by "
                                "PokeGym Studio. " + RESTORE)
@@ -143,15 +146,16 @@ class EpisodeReader:
         try:
             self.format_version = check_episode(self.path, self._file)
             with self._part("metadata_json attribute"):
-                self.metadata: dict[str, Any] = json.loads(self._file.attrs["metadata_json"])
-            if not isinstance(self.metadata, dict):
+                metadata = json.loads(self._file.attrs["metadata_json"])
+            if not isinstance(metadata, dict):
                 raise EpisodeFileError(self.path, "metadata_json attribute", "is not a JSON object: the header is "
                                        "damaged. " + RESTORE)
+            self.metadata = cast("dict[str, Any]", metadata)
         except EpisodeFileError:
             self._file.close()
             raise
 
-    def _part(self, part: str, step_index: int | None = None) -> Any:
+    def _part(self, part: str, step_index: int | None = None) -> AbstractContextManager[None]:
         return damaged_part(self.path, part, step_index)
 
     @property
@@ -174,7 +178,7 @@ class EpisodeReader:
         if not isinstance(result, dict):
             raise EpisodeFileError(self.path, "/result (its result_json attribute)", "is not a JSON object: the file "
                                    "is damaged")
-        return result
+        return cast("dict[str, Any]", result)
 
     @property
     def complete(self) -> bool:
@@ -202,7 +206,7 @@ class EpisodeReader:
             if not isinstance(record, dict):
                 raise ValueError("the step's record is not a JSON object")
             record["source"] = SOURCES[int(steps["table"][step]["source"])]
-            return record
+            return cast("dict[str, Any]", record)
 
     def records(self) -> list[dict[str, Any]]:
         return [self.record(i) for i in range(self.step_count)]

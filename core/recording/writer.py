@@ -19,6 +19,8 @@ from typing import Any
 import h5py
 import numpy as np
 
+from core.step_sources import SOURCES
+
 EPISODE_FORMAT = "pokegym-episode"
 EPISODE_FORMAT_VERSION = 1
 SAMPLE_FIELDS = (("time", "f8"), ("tick", "i8"), ("map_id", "u4"), ("x", "f4"), ("y", "f4"), ("z", "f4"),
@@ -26,7 +28,6 @@ SAMPLE_FIELDS = (("time", "f8"), ("tick", "i8"), ("map_id", "u4"), ("x", "f4"), 
                  ("dialogue_active", "u1"))
 STEP_NUMBERS = (("step", "i4"), ("time", "f8"), ("tick_before", "i8"), ("tick_after", "i8"),
                 ("latency_s", "f8"), ("displacement", "f4"), ("ineffective", "u1"), ("source", "u1"))
-SOURCES = ("agent", "human", "intervention", "privileged")
 IMAGE_SETS = ("current", "previous", "left", "right")
 STEP_DTYPE = np.dtype(list(STEP_NUMBERS))
 SAMPLE_DTYPE = np.dtype(list(SAMPLE_FIELDS))

@@ -23,7 +23,7 @@ from core.session import run_folder
 from core.session.batch_control import BatchControl
 from core.session.batch_driver import BatchStatus, EpisodeExecutor, drive
 from core.session.episode_job import EXPERIENCE_DIR, EpisodeJob
-from core.session.episodes import (  # noqa: F401 - re-exported: where callers have always found them
+from core.session.episodes import (
     GRANULARITY_NAMES,
     BatchError,
     EpisodeSpec,
@@ -37,6 +37,11 @@ from core.session.episodes import (  # noqa: F401 - re-exported: where callers h
 )
 from core.session.local_pool import LocalPool
 from core.session.runner import RunOptions
+
+# With the episode planning of core/session/episodes.py, re-exported: where callers have always found it.
+__all__ = ["GRANULARITY_NAMES", "BatchError", "EpisodeSpec", "backend_reference", "backend_tasks", "check_run",
+           "finish_experience", "granularities", "make_agent", "plan_episodes", "replay_replies", "run_batch",
+           "select_tasks", "starting_experience"]
 
 
 def starting_experience(out: Path, experience_from: Path | None) -> ExperienceLibrary:
@@ -60,7 +65,7 @@ def starting_experience(out: Path, experience_from: Path | None) -> ExperienceLi
 
 def finish_experience(out: Path, start: ExperienceLibrary, keys: list[str]) -> Path:
     """Merge the episodes' new lessons, in the run's fixed episode order, into RUN/experience/library.json."""
-    learned = []
+    learned: list[ExperienceLibrary] = []
     for key in keys:
         path = out / EXPERIENCE_DIR / "episodes" / f"{key}.json"
         if path.exists():

@@ -52,7 +52,7 @@ class EpisodeJob:
 
     spec: EpisodeSpec
     options: RunOptions                  # the run's options; the episode's seed is derived from them (spec.seed)
-    agent_options: Mapping[str, Any] = field(default_factory=dict)  # model_id, base_url, reflection_every
+    agent_options: Mapping[str, Any] = field(default_factory=dict[str, Any])  # model_id, base_url, reflection_every
     experience: ExperienceLibrary | None = None  # the library a reflecting agent starts from
     replies: tuple[str, ...] | None = None       # a replay agent's replies, read once on the driver
     timeout_s: float | None = None                # --episode-timeout
@@ -161,7 +161,7 @@ def play_episode(job: EpisodeJob, root: Path, control: EpisodeControl,
     backend = load_backend(job.backend)
     options = episode_options(job, backend)
     actions = ActionSet.from_profile_data(load_profile(backend.memory_profile_path).actions)
-    written = []
+    written: list[str] = []
     library = None
     if job.experience is not None:
         library = job.experience.copy_to(root / lessons_file(job.key))

@@ -34,20 +34,15 @@ class EventHook:
 
 
 class RunnerEvents:
-    """sig_reset(the first sample after the episode's reset, the evaluator sample index it was read at),
-    sig_observation(step, images: {"current", "previous", "left", "right"} -> array or None),
-    sig_decision(step, decision), sig_pad(pad state being held, or None when idle),
-    sig_metrics(dict), sig_intervention(dict: an intervention with "status": "recorded" with its
-    step; hints also "queued" / "delivered" (with "for_step") / "undelivered"), sig_step(StepRecord.to_json():
-    the step's numbers, record and "position" after it; the typed record is runner.episode's last),
-    sig_episode_end(result dict)."""
+    """What happens inside a step that the Episode does not hold: sig_reset(the first sample after the
+    episode's reset, the evaluator sample index it was read at), sig_observation(step, images: {"current",
+    "previous", "left", "right"} -> array or None), sig_decision(step, decision), sig_intervention(an
+    InterventionProgress: recorded with its step; hints also queued / delivered; undelivered). Steps, metrics
+    and the result are the runner's Episode's (subscribe to it); the pad being held is the game wrapper's to
+    observe (the studio's ObservedGame)."""
 
     def __init__(self) -> None:
         self.sig_reset = EventHook("reset")
         self.sig_observation = EventHook("observation")
-        self.sig_pad = EventHook("pad")
         self.sig_decision = EventHook("decision")
-        self.sig_metrics = EventHook("metrics")
         self.sig_intervention = EventHook("intervention")
-        self.sig_step = EventHook("step")
-        self.sig_episode_end = EventHook("episode_end")

@@ -30,7 +30,7 @@ from core.session.reward import Reading, RewardSpec, step_reward
 EVALUATOR_HZ = 5.0
 
 
-class PokeGymEnv(gym.Env):
+class PokeGymEnv(gym.Env[np.ndarray, np.int64]):
     metadata = {"render_modes": ["rgb_array"], "render_fps": 2}
 
     def __init__(self, task_id: str = "q08_site_navigation", dense_reward: bool = True, width: int = 160,
@@ -61,16 +61,17 @@ class PokeGymEnv(gym.Env):
     def _observe(self) -> np.ndarray:
         return self.world.latest_frame().pixels
 
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None
+              ) -> tuple[np.ndarray, dict[str, Any]]:
         super().reset(seed=seed)
         self.world.reset(self.task.start_for_reset())
         self._steps = 0
         self._last = _reading(self.protocol.start(self.task.success.model_dump(exclude_none=True)))
         return self._observe(), {"step": 0}
 
-    def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict]:
+    def step(self, action: int | np.integer[Any]) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         if not self.action_space.contains(action):
-            raise ValueError(f"action must be an integer in [0, {self.action_space.n}), got {action!r}")
+            raise ValueError(f"action must be an integer in [0, {len(self.actions.names)}), got {action!r}")
         chosen = self.actions.discrete(self.actions.names[int(action)])
         self._steps += 1
         answer = None
@@ -97,4 +98,4 @@ def _reading(sample: StateSample) -> Reading:
 
 
 if "PokeGym/Harborvale-v0" not in gym.registry:
-    gym.register(id="PokeGym/Harborvale-v0", entry_point="core.session.gym_env:PokeGymEnv")
+    gym.register(id="PokeGym/Harborvale-v0", entry_point="core.session.gym_env:PokeGymEnv")  # pyright: ignore[reportUnknownMemberType]  # gymnasium: kwargs is an unparameterised dict

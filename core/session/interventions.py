@@ -12,6 +12,7 @@ from typing import Any, Literal
 from core.game.pad import PadState
 
 Kind = Literal["text", "push_back", "turn_around"]
+Mode = Literal["none", "text", "physical"]  # an InterventionPolicy's: when the runner intervenes by itself
 DEFAULT_HINT = ("You seem to be stuck: your last moves did not change your position. "
                 "Look around and try a different direction.")
 PHYSICAL: dict[str, tuple[tuple[PadState, float], ...]] = {
@@ -25,17 +26,35 @@ class Intervention:
     step: int
     source: Literal["auto", "human"]
     kind: Kind
-    params: dict[str, Any] = field(default_factory=dict)
+    params: dict[str, Any] = field(default_factory=dict[str, Any])
 
     def to_json(self) -> dict[str, Any]:
         return {"step": self.step, "source": self.source, "kind": self.kind, "params": self.params}
+
+
+ProgressStatus = Literal["queued", "recorded", "delivered", "undelivered"]
+
+
+@dataclass(frozen=True)
+class InterventionProgress:
+    """An intervention's progress, as the runner reports it: `recorded` with the step that carries it; a hint
+    also `queued` (for_step: the step whose prompt will carry it) and `delivered` (a prompt carried it); and
+    `undelivered` when the episode ended first."""
+
+    intervention: Intervention
+    status: ProgressStatus
+    for_step: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        data = {**self.intervention.to_json(), "status": self.status}
+        return {**data, "for_step": self.for_step} if self.for_step is not None else data
 
 
 @dataclass(frozen=True)
 class InterventionPolicy:
     """`none`, `text` or `physical` (push back), triggered after `k` consecutive ineffective moves."""
 
-    mode: Literal["none", "text", "physical"] = "none"
+    mode: Mode = "none"
     k: int = 3
     cooldown: int = 3
 

@@ -9,14 +9,14 @@ from pathlib import Path
 from core.agents.models.rate_limit import LocalLimiter, RateLimits
 from core.session.batch_control import BatchControl
 from core.session.batch_driver import Finished
-from core.session.episode_job import EpisodeJob, play_episode
+from core.session.episode_job import EpisodeJob, EpisodeOutcome, play_episode
 
 
 class LocalPool:
     def __init__(self, workers: int = 1) -> None:
         self.workers = max(1, workers)
         self._pool: ThreadPoolExecutor | None = None
-        self._futures: dict[Future, EpisodeJob] = {}
+        self._futures: dict[Future[EpisodeOutcome], EpisodeJob] = {}
         self._out = Path()
         self._control = BatchControl()
         self._limiter: LocalLimiter | None = None

@@ -15,7 +15,7 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 RESULTS = "results.jsonl"
 ERRORS = "errors.jsonl"
@@ -45,7 +45,8 @@ def read_numbered_rows(path: Path) -> tuple[list[tuple[int, dict[str, Any]]], li
     when the file exists but cannot be read."""
     if not path.is_file():
         return [], []
-    rows, bad = [], []
+    rows: list[tuple[int, dict[str, Any]]] = []
+    bad: list[int] = []
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         if not line.strip():
             continue
@@ -54,7 +55,7 @@ def read_numbered_rows(path: Path) -> tuple[list[tuple[int, dict[str, Any]]], li
         except json.JSONDecodeError:
             row = None
         if isinstance(row, dict):
-            rows.append((number, row))
+            rows.append((number, cast("dict[str, Any]", row)))  # a JSON object
         else:
             bad.append(number)
     return rows, bad

@@ -17,7 +17,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from core.agents.actions import ActionSet
 from core.agents.base import Agent, Decision
@@ -46,11 +46,20 @@ from core.game.motion import MotionCalibration
 from core.game.pad import PadState
 from core.recording.writer import EpisodeWriter
 from core.session.events import RunnerEvents
-from core.session.interventions import DEFAULT_HINT, PHYSICAL, Intervention, InterventionPolicy
+from core.session.interventions import (
+    DEFAULT_HINT,
+    PHYSICAL,
+    Intervention,
+    InterventionPolicy,
+    InterventionProgress,
+    Kind,
+)
+from core.step_sources import JUDGED_SOURCES, Source
 
 log = logging.getLogger(__name__)
-JUDGED_SOURCES = ("agent", "privileged", "human")  # steps whose end the evaluator judges (never an intervention)
 DECISION_POLL_S = 0.05  # how soon a stop takes effect while the agent is deciding
+# What the controls queue for the loop: a human input (pad, seconds), or an intervention.
+_Command = tuple[Literal["human"], tuple[PadState, float]] | tuple[Literal["intervention"], Intervention]
 
 
 class AgentFailure(RuntimeError):
@@ -112,7 +121,7 @@ class EpisodeRunner:
         self._stop_reason = "stopped"
         self._stop_error: str | None = None
         self._control = threading.Lock()
-        self._pending: list[tuple[str, object]] = []  # human inputs and interventions, in arrival order
+        self._pending: list[_Command] = []  # human inputs and interventions, in arrival order
         self._text_intervention: Intervention | None = None
         self._unheard_hints: list[Intervention] = []  # hints in the agent's history that no prompt has carried yet
         self.taken_over = False
@@ -177,7 +186,7 @@ class EpisodeRunner:
     def cancel_human_inputs(self) -> int:
         """Drop the human inputs not started yet (the key was let go); returns how many."""
         with self._control:
-            kept = [command for command in self._pending if command[0] != "human"]
+            kept: list[_Command] = [command for command in self._pending if command[0] != "human"]
             dropped, self._pending = len(self._pending) - len(kept), kept
         return dropped
 
@@ -187,13 +196,13 @@ class EpisodeRunner:
         with self._control:
             return sum(1 for kind, _ in self._pending if kind == "human")
 
-    def request_intervention(self, kind: str, text: str = "") -> None:
+    def request_intervention(self, kind: Kind, text: str = "") -> None:
         """Carried out before the agent's next step, as a recorded step of its own (a text hint: in the
         agent's next prompt). A paused runner runs it and stays paused. sig_intervention reports a hint as
         "queued", "delivered" once a prompt carried it, or "undelivered" if the episode ended first."""
         params = {"hint": text or DEFAULT_HINT} if kind == "text" else {}
         with self._control:
-            self._pending.append(("intervention", Intervention(self.step, "human", kind, params)))  # type: ignore[arg-type]
+            self._pending.append(("intervention", Intervention(self.step, "human", kind, params)))
         self._wake.set()
 
     # -- the episode ------------------------------------------------------------------------
@@ -263,7 +272,7 @@ class EpisodeRunner:
                 if intervention is not None:
                     intervention = dataclasses.replace(intervention, step=self.step)  # the step that carries it
                     last_intervention = self.step
-                    self.events.sig_intervention.emit({**intervention.to_json(), "status": "recorded"})
+                    self.events.sig_intervention.emit(InterventionProgress(intervention, "recorded"))
                 new_samples, sample_cursor, lost = self.evaluator.samples.since(sample_cursor)
                 if lost:  # only after a pause longer than the log keeps: say so in the record
                     log.warning("%d evaluator samples before step %d were no longer kept", lost, self.step)
@@ -320,7 +329,7 @@ class EpisodeRunner:
         return f"{what}: {exc}"
 
     def _metadata(self) -> dict[str, Any]:
-        metadata = {"task_id": self.task.id, "quest": self.task.quest, "category": self.task.category,
+        metadata: dict[str, Any] = {"task_id": self.task.id, "quest": self.task.quest, "category": self.task.category,
                     "granularity": self.options.granularity, "agent": self.agent.name,
                     "agent_config": self.agent.describe(), "privileged": self.options.privileged,
                     "start_state": self.task.start_for_reset(), "step_budget": self.options.step_budget or
@@ -353,7 +362,7 @@ class EpisodeRunner:
         return EpisodeRecorder(self.episode, writer)
 
     def _next_action(self, builder: ObservationBuilder, instruction: str, history: list[HistoryEntry],
-                     hint: str) -> tuple[str | None, Decision | None, tuple[tuple[PadState, float], ...],
+                     hint: str) -> tuple[Source | None, Decision | None, tuple[tuple[PadState, float], ...],
                                          Intervention | None]:
         while True:
             if self._stop.is_set():
@@ -361,21 +370,18 @@ class EpisodeRunner:
             with self._control:
                 command = self._pending.pop(0) if self._pending else None
             if command is not None:
-                kind, payload = command
-                if kind == "human":
-                    pad, seconds = payload  # type: ignore[misc]
+                if command[0] == "human":
+                    pad, seconds = command[1]
                     self._side_view_s = 0.0
                     self._images = {"current": builder.build(self.step + 1, instruction, history).frame}
                     return "human", None, ((pad, seconds),), None
-                intervention = payload
-                assert isinstance(intervention, Intervention)
+                intervention = command[1]
                 if intervention.kind == "text":
                     # Shown to the agent in its next prompt; recorded with the next step.
                     history.append(HistoryEntry(self.step, "Hint", "", "", intervention.params["hint"]))
                     self._text_intervention = intervention
                     self._unheard_hints.append(intervention)
-                    self.events.sig_intervention.emit({**intervention.to_json(), "status": "queued",
-                                                       "for_step": self.step + 1})
+                    self.events.sig_intervention.emit(InterventionProgress(intervention, "queued", self.step + 1))
                     continue
                 self._images = {"current": None}
                 self._side_view_s = 0.0
@@ -402,8 +408,8 @@ class EpisodeRunner:
             if decision is None:  # stopped while the agent was deciding
                 return None, None, (), None
             self.events.sig_decision.emit(self.step + 1, decision)
-            for hint in self._unheard_hints:  # this prompt carried them
-                self.events.sig_intervention.emit({**hint.to_json(), "status": "delivered", "for_step": self.step + 1})
+            for carried in self._unheard_hints:  # this prompt carried them
+                self.events.sig_intervention.emit(InterventionProgress(carried, "delivered", self.step + 1))
             self._unheard_hints = []
             macro = decision.action.macro if decision.action is not None else ()
             return ("privileged" if self.options.privileged else "agent"), decision, macro, None
@@ -432,22 +438,17 @@ class EpisodeRunner:
 
     def _execute(self, macro: tuple[tuple[PadState, float], ...]) -> StepResult | None:
         """Hold the step's input; returns the game's answer to the last of it (None: nothing was held)."""
-        try:
-            return self._hold_macro(macro)
-        finally:
-            self.events.sig_pad.emit(None)
+        return self._hold_macro(macro)
 
     def _hold_macro(self, macro: tuple[tuple[PadState, float], ...]) -> StepResult | None:
         every = self.options.frame_every_ticks
         answer = None
         if self.record_path is None or every <= 0:
             for pad, seconds in macro:
-                self.events.sig_pad.emit(pad)
                 answer = self.game.hold(pad, seconds)
             return answer
         hz = self.game.info.tick_hz
         for pad, seconds in macro:
-            self.events.sig_pad.emit(pad)
             ticks = max(1, round(seconds * hz))
             while ticks > 0:  # holding the same pad in pieces gives the same simulation, plus frames
                 piece = min(every, ticks)
@@ -462,13 +463,13 @@ class EpisodeRunner:
         """Interventions the episode ended before carrying out (a hint no prompt carried, a push-back still
         queued): reported as "undelivered", never dropped silently."""
         with self._control:
-            queued = [payload for kind, payload in self._pending if kind == "intervention"]
+            queued = [command[1] for command in self._pending if command[0] == "intervention"]
             self._pending = []
-        unheard = [{**i.to_json(), "status": "undelivered"} for i in [*self._unheard_hints, *queued]]  # type: ignore[attr-defined]
+        unheard = [InterventionProgress(i, "undelivered") for i in [*self._unheard_hints, *queued]]
         self._unheard_hints = []
         for item in unheard:
             self.events.sig_intervention.emit(item)
-        return unheard
+        return [item.to_json() for item in unheard]
 
     def _apply(self, intervention: Intervention) -> tuple[str, StepResult | None]:
         """Carry out an automatic intervention: (the hint for the next prompt, the game's answer to a push)."""
@@ -501,7 +502,7 @@ class EpisodeRunner:
         running = "B" in (params.get("buttons") or ())
         return motion.threshold_m(left_x, left_y, float(params.get("duration", 0.0)), running)
 
-    def _step_record(self, decision: Decision | None, source: str, macro: tuple[tuple[PadState, float], ...],
+    def _step_record(self, decision: Decision | None, source: Source, macro: tuple[tuple[PadState, float], ...],
                      intervention: Intervention | None, label: str, movement: bool, tick_before: int,
                      after: StateSample, before_xy: tuple[float, float], displacement: float,
                      pushed_by: float, threshold: float, dialogue_open: bool) -> StepRecord:
@@ -516,7 +517,7 @@ class EpisodeRunner:
                 latency_s=decision.latency_s, memory=decision.memory, reflection=decision.reflection,
                 lessons=tuple(decision.lessons))
         return StepRecord(
-            step=self.step, source=source, tick_before=tick_before, tick_after=after.tick,  # type: ignore[arg-type]
+            step=self.step, source=source, tick_before=tick_before, tick_after=after.tick,
             time=time.time(), action=action, decision=reply,
             intervention=InterventionRecord.from_json(intervention.to_json()) if intervention else None,
             position_before=before_xy, position_after=(after.x, after.y), displacement=displacement,

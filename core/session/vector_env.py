@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import os
 from functools import partial
-from typing import Any
+from typing import Any, cast
 
 import gymnasium as gym
 
-import core.session.gym_env  # noqa: F401 - registers PokeGym/Harborvale-v0
+import core.session.gym_env  # noqa: F401  # pyright: ignore[reportUnusedImport]  # registers PokeGym/Harborvale-v0
 from core.session.cpu_pinning import pin_to_cpu
 
 ENV_ID = "PokeGym/Harborvale-v0"
@@ -51,5 +51,5 @@ def make_vector_env(num_envs: int, task_id: str = "q08_site_navigation", width: 
     envs = gym.vector.AsyncVectorEnv(env_fns, context=context)
     if pinning:
         for i, process in enumerate(envs.processes):
-            pin_to_cpu(cpus[i % len(cpus)], [process.pid])
+            pin_to_cpu(cpus[i % len(cpus)], [cast(int, process.pid)])  # started: it has a pid
     return envs

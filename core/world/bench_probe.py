@@ -29,7 +29,7 @@ def _bare_fps(world: World, frames: int) -> float:
     started = time.perf_counter()
     for _ in range(frames):
         world.renderer.base.graphicsEngine.renderFrame()
-        world.renderer._read_back()
+        world.renderer.read_back()
     elapsed = time.perf_counter() - started
     for child in hidden:
         child.show()

@@ -10,11 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from core.world.sound_spec import SoundSpec, sound_problems
-from core.world.yaml_lines import LocatedProblems, Location, line_of
+from core.yaml_file import LocatedProblems, Location, explain, read_yaml
 
 WORLD_FORMAT_VERSION = 1
 MAX_FLAGS = 64
@@ -33,31 +32,31 @@ class _Model(BaseModel):
 
 
 class RenderSpec(_Model):
-    fov_deg: float = Field(70.0, gt=20, lt=120)
+    fov_deg: float = Field(default=70.0, gt=20, lt=120)
     sky_top: Color = (0.35, 0.55, 0.9)
     sky_horizon: Color = (0.78, 0.86, 0.95)
     fog_color: Color = (0.78, 0.86, 0.95)
-    fog_start: float = Field(40.0, ge=0)
-    fog_end: float = Field(230.0, gt=0)
+    fog_start: float = Field(default=40.0, ge=0)
+    fog_end: float = Field(default=230.0, gt=0)
     sun_direction: Vec3 = (0.4, 0.3, -0.85)
-    sun_strength: float = Field(0.75, ge=0, le=2)
-    ambient: float = Field(0.45, ge=0, le=2)
+    sun_strength: float = Field(default=0.75, ge=0, le=2)
+    ambient: float = Field(default=0.45, ge=0, le=2)
 
 
 class CharacterSpec(_Model):
-    radius: float = Field(0.35, gt=0, le=1)
-    walk_speed: float = Field(4.0, gt=0)
-    run_speed: float = Field(6.5, gt=0)
-    turn_rate_deg: float = Field(900.0, gt=0)
-    reach: float = Field(1.6, gt=0)
-    reach_angle_deg: float = Field(55.0, gt=0, le=180)
-    camera_distance: float = Field(5.5, gt=0)
-    camera_target_height: float = Field(1.5, ge=0)
-    camera_yaw_rate_deg: float = Field(120.0, gt=0)
-    camera_pitch_rate_deg: float = Field(60.0, gt=0)
+    radius: float = Field(default=0.35, gt=0, le=1)
+    walk_speed: float = Field(default=4.0, gt=0)
+    run_speed: float = Field(default=6.5, gt=0)
+    turn_rate_deg: float = Field(default=900.0, gt=0)
+    reach: float = Field(default=1.6, gt=0)
+    reach_angle_deg: float = Field(default=55.0, gt=0, le=180)
+    camera_distance: float = Field(default=5.5, gt=0)
+    camera_target_height: float = Field(default=1.5, ge=0)
+    camera_yaw_rate_deg: float = Field(default=120.0, gt=0)
+    camera_pitch_rate_deg: float = Field(default=60.0, gt=0)
     pitch_min_deg: float = -50.0
     pitch_max_deg: float = 15.0
-    stick_deadzone: float = Field(0.15, ge=0, lt=1)
+    stick_deadzone: float = Field(default=0.15, ge=0, lt=1)
 
 
 class Hill(_Model):
@@ -67,8 +66,8 @@ class Hill(_Model):
 
 
 class TerrainSpec(_Model):
-    extent: float = Field(140.0, gt=0, description="half-size of the rendered ground square")
-    spacing: float = Field(2.0, gt=0.25)
+    extent: float = Field(default=140.0, gt=0, description="half-size of the rendered ground square")
+    spacing: float = Field(default=2.0, gt=0.25)
     hills: list[Hill] = []
     grass_color: Color = (0.42, 0.62, 0.3)
 
@@ -76,8 +75,8 @@ class TerrainSpec(_Model):
 class StreamSpec(_Model):
     points: list[Vec2] = Field(min_length=2)
     width: float = Field(gt=0)
-    depth: float = Field(1.5, gt=0)
-    bank_width: float = Field(3.0, ge=0)
+    depth: float = Field(default=1.5, gt=0)
+    bank_width: float = Field(default=3.0, ge=0)
 
 
 class SeaSpec(_Model):
@@ -105,7 +104,7 @@ RoofShape = Literal["gable", "hip", "pyramid", "flat", "dome"]
 class Roof(_Model):
     shape: RoofShape
     color: Color
-    height: float = Field(2.5, ge=0)
+    height: float = Field(default=2.5, ge=0)
 
 
 class Sign(_Model):
@@ -137,7 +136,7 @@ class Prop(_Model):
     type: Literal["bench", "lamp", "tree", "pine", "rock", "crate", "cone", "barrel", "flowerbed", "crane"]
     pos: Vec2
     rot: float = 0.0
-    scale: float = Field(1.0, gt=0)
+    scale: float = Field(default=1.0, gt=0)
 
 
 class Scatter(_Model):
@@ -146,7 +145,7 @@ class Scatter(_Model):
     area: tuple[float, float, float, float]
     count: int = Field(ge=1, le=500)
     seed: int = 0
-    min_spacing: float = Field(4.0, gt=0)
+    min_spacing: float = Field(default=4.0, gt=0)
     keep_clear: list[tuple[float, float, float, float]] = []
 
 
@@ -207,8 +206,8 @@ class Figure(_Model):
     skin: Color = (0.93, 0.78, 0.65)
     hat: Literal["none", "cap", "cone", "top", "bun", "helmet", "wide"] = "none"
     hat_color: Color = (0.2, 0.2, 0.2)
-    height: float = Field(1.75, gt=0.8, lt=2.6)
-    build: float = Field(1.0, gt=0.5, lt=2.0)
+    height: float = Field(default=1.75, gt=0.8, lt=2.6)
+    build: float = Field(default=1.0, gt=0.5, lt=2.0)
     lower: Literal["pants", "skirt", "robe"] = "pants"
     accessory: Literal["none", "backpack", "scarf", "apron", "cane"] = "none"
     accessory_color: Color = (0.6, 0.2, 0.2)
@@ -267,7 +266,7 @@ class WorldSpec(_Model):
     format_version: Literal[1]
     name: str
     map_id: int = Field(ge=0, lt=2**32)
-    tick_hz: float = Field(30.0, gt=1, le=240)
+    tick_hz: float = Field(default=30.0, gt=1, le=240)
     bounds: tuple[float, float, float, float]
     render: RenderSpec = RenderSpec()
     character: CharacterSpec = CharacterSpec()
@@ -297,6 +296,7 @@ class WorldSpec(_Model):
 
     @model_validator(mode="after")
     def _references_resolve(self) -> WorldSpec:
+        """Whole-file checks, each problem with the field it is about (so it is reported at its line)."""
         known_flags = set(self.flags)
         problems: list[tuple[Location, str]] = []
         for name, variants in self.dialogues.items():
@@ -305,8 +305,10 @@ class WorldSpec(_Model):
                     if flag not in known_flags:
                         problems.append((("dialogues", name, i), f"dialogue {name!r} variant {i} names unknown "
                                                                  f"flag {flag!r}"))
-        for group, holders in (("npcs", self.npcs), ("interactables", self.interactables)):
-            for i, holder in enumerate(holders):
+        holders: list[tuple[str, list[Npc] | list[Interactable]]] = [("npcs", self.npcs),
+                                                                     ("interactables", self.interactables)]
+        for group, members in holders:
+            for i, holder in enumerate(members):
                 if holder.dialogue not in self.dialogues:
                     problems.append(((group, i, "dialogue"), f"{holder.id!r} uses unknown dialogue "
                                                              f"{holder.dialogue!r}"))
@@ -334,38 +336,14 @@ class WorldSpec(_Model):
 
 
 def load_world(path: Path) -> WorldSpec:
-    """Read and validate a world file; every problem is reported as FILE:LINE: field: problem."""
+    """Read and validate a world file; every problem is reported with the file name."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise WorldFileError(f"cannot read world file {path}: {exc.strerror}") from None
-    try:
-        data = yaml.safe_load(text)
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "context_mark", None) or getattr(exc, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
-        raise WorldFileError(f"{where}: not valid YAML: {getattr(exc, 'problem', exc)}") from None
+        data, root = read_yaml(path, "world file")
+    except ValueError as exc:
+        raise WorldFileError(str(exc)) from None
     if not isinstance(data, dict):
-        raise WorldFileError(f"{path}:1: a world file holds a mapping at the top level")
+        raise WorldFileError(f"{path}:1: a world file must hold a mapping (format_version, name, terrain, ...)")
     try:
         return WorldSpec.model_validate(data)
     except ValidationError as exc:
-        lines = [f"{path} does not match the world schema (format {WORLD_FORMAT_VERSION}):"]
-        for location, message in _located(exc)[:20]:
-            where = ".".join(str(p) for p in location if p != "[key]") or "(top level)"
-            lines.append(f"  {path}:{line_of(root, location)}: {where}: {message}")
-        raise WorldFileError("\n".join(lines)) from None
-
-
-def _located(exc: ValidationError) -> list[tuple[Location, str]]:
-    """Pydantic's errors, with a whole-file check's problems unpacked to the fields they are about."""
-    found: list[tuple[Location, str]] = []
-    for error in exc.errors():
-        cause = (error.get("ctx") or {}).get("error")
-        if isinstance(cause, LocatedProblems):
-            prefix = tuple(error["loc"])
-            found.extend(((*prefix, *loc), message) for loc, message in cause.problems)
-        else:
-            found.append((tuple(error["loc"]), str(error["msg"])))
-    return found
+        raise WorldFileError(explain(path, root, exc, f"world file (format {WORLD_FORMAT_VERSION})")) from None

@@ -11,6 +11,7 @@ import itertools
 import math
 import random
 from dataclasses import dataclass
+from typing import Literal
 
 from core.world.collision import CollisionWorld, Obstacle
 from core.world.content import Bridge, ClockTower, Fountain, Gate, Lighthouse, Pier, Prop, Scatter, WorldSpec
@@ -74,13 +75,15 @@ def _scatter(spec: WorldSpec, scatter: Scatter) -> list[Prop]:
     return placed
 
 
-def _rect(name: str, cx: float, cy: float, hx: float, hy: float, angle: float, **kw: object) -> Obstacle:
-    return Obstacle(name=name, cx=cx, cy=cy, half_x=hx, half_y=hy, angle_deg=angle, **kw)  # type: ignore[arg-type]
+def _rect(name: str, cx: float, cy: float, hx: float, hy: float, angle: float,
+          kind: Literal["solid", "water"] = "solid", open_flag: int | None = None, material: str = "stone") -> Obstacle:
+    return Obstacle(name=name, cx=cx, cy=cy, half_x=hx, half_y=hy, angle_deg=angle, kind=kind, open_flag=open_flag,
+                    material=material)
 
 
 def _segment_obstacles(name: str, points: list[tuple[float, float]], thickness: float,
-                       kind: str = "solid", extend: float = 0.0) -> list[Obstacle]:
-    out = []
+                       kind: Literal["solid", "water"] = "solid", extend: float = 0.0) -> list[Obstacle]:
+    out: list[Obstacle] = []
     for a, b in itertools.pairwise(points):
         cx, cy, half_length, half_thickness, angle = segment_rect(a, b, thickness)
         out.append(_rect(name, cx, cy, half_length + extend, half_thickness, angle, kind=kind))

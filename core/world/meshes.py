@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
 ColorLike = Sequence[float]
+PointLike = Sequence[float] | np.ndarray  # a point: a tuple, or an array computed from others
 
 
 def rotation_z(heading_deg: float) -> np.ndarray:
@@ -21,7 +22,7 @@ def rotation_z(heading_deg: float) -> np.ndarray:
     return np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
 
 
-def _rgba(color: ColorLike) -> np.ndarray:
+def _rgba(color: ColorLike | np.ndarray) -> np.ndarray:
     values = list(color)
     if len(values) == 3:
         values.append(1.0)
@@ -61,7 +62,7 @@ class MeshBuilder:
                 np.concatenate(self._uvs), np.concatenate(self._triangles))
 
     # -- flat pieces ------------------------------------------------------------------
-    def quad(self, corners: Sequence[Sequence[float]], color: ColorLike,
+    def quad(self, corners: Sequence[Sequence[float]] | np.ndarray, color: ColorLike,
              uvs: Sequence[Sequence[float]] = ((0, 0), (1, 0), (1, 1), (0, 1))) -> None:
         """A quad from four corners listed counter-clockwise as seen from its front."""
         p = np.asarray(corners, dtype=np.float64)
@@ -70,7 +71,7 @@ class MeshBuilder:
         normal = normal / length if length > 0 else np.array([0.0, 0.0, 1.0])
         self.add(p, np.tile(normal, (4, 1)), color, np.asarray(uvs), np.array([[0, 1, 2], [0, 2, 3]]))
 
-    def polygon_fan(self, center: Sequence[float], rim: np.ndarray, color: ColorLike, uv_scale: float = 0.0) -> None:
+    def polygon_fan(self, center: PointLike, rim: np.ndarray, color: ColorLike, uv_scale: float = 0.0) -> None:
         """A fan of triangles from a centre to a closed rim (counter-clockwise seen from above)."""
         c = np.asarray(center, dtype=np.float64)
         positions = np.vstack([c, rim])
@@ -125,7 +126,7 @@ class MeshBuilder:
         normals = ring + np.array([0, 0, slope])
         normals /= np.linalg.norm(normals, axis=1, keepdims=True)
         positions = np.vstack([bottom, top])
-        triangles = []
+        triangles: list[list[int]] = []
         n = segments + 1
         for i in range(segments):
             triangles += [[i, i + 1, n + i + 1], [i, n + i + 1, n + i]]
@@ -135,7 +136,7 @@ class MeshBuilder:
         if cap and top_r > 0:
             self.polygon_fan(origin + np.array([0, 0, height]), top[:-1], color)
 
-    def sphere(self, center: Sequence[float], radius: float, color: ColorLike, rings: int = 6,
+    def sphere(self, center: PointLike, radius: float, color: ColorLike, rings: int = 6,
                segments: int = 10, scale: tuple[float, float, float] = (1.0, 1.0, 1.0),
                hemisphere: bool = False) -> None:
         lat_end = math.pi / 2 if hemisphere else math.pi
@@ -147,7 +148,7 @@ class MeshBuilder:
         normals = unit / np.asarray(scale)
         normals /= np.linalg.norm(normals, axis=1, keepdims=True)
         cols = segments + 1
-        triangles = []
+        triangles: list[list[int]] = []
         for r in range(rings):
             for c in range(segments):
                 a, b = r * cols + c, r * cols + c + 1
@@ -160,7 +161,10 @@ class MeshBuilder:
         hw, hd = width / 2 + overhang, depth / 2 + overhang
         rot = rotation_z(heading)
         origin = np.asarray(base, dtype=np.float64)
-        to_world = lambda pts: np.asarray(pts, dtype=np.float64) @ rot.T + origin  # noqa: E731
+
+        def to_world(pts: Sequence[Sequence[float]]) -> np.ndarray:
+            return np.asarray(pts, dtype=np.float64) @ rot.T + origin
+
         if shape == "flat":
             self.box(base, (width + 2 * overhang, depth + 2 * overhang, max(height, 0.3)), heading, color)
             return
@@ -198,8 +202,9 @@ class MeshBuilder:
         self.add(pts, np.tile(normal, (3, 1)), color, np.array([[0, 0], [1, 0], [0.5, 1]]), np.array([[0, 1, 2]]))
 
 
-def ribbon(builder: MeshBuilder, points: Sequence[Sequence[float]], width: float, height_at: object,
-           color: ColorLike, lift: float = 0.04, sample: float = 2.5, uv_scale: float = 4.0) -> None:
+def ribbon(builder: MeshBuilder, points: Sequence[Sequence[float]], width: float,
+           height_at: Callable[[float, float], float], color: ColorLike, lift: float = 0.04, sample: float = 2.5,
+           uv_scale: float = 4.0) -> None:
     """A strip of `width` along a 2-D polyline that follows the ground (height_at(x, y))."""
     pts = np.asarray(points, dtype=np.float64)
     travelled = 0.0
@@ -213,14 +218,14 @@ def ribbon(builder: MeshBuilder, points: Sequence[Sequence[float]], width: float
         ts = np.linspace(0, 1, steps + 1)
         centers = a + np.outer(ts, b - a)
         left, right = centers + side, centers - side
-        z_left = np.array([height_at(x, y) for x, y in left]) + lift  # type: ignore[operator]
-        z_right = np.array([height_at(x, y) for x, y in right]) + lift  # type: ignore[operator]
+        z_left = np.array([height_at(x, y) for x, y in left]) + lift
+        z_right = np.array([height_at(x, y) for x, y in right]) + lift
         positions = np.vstack([np.column_stack([right, z_right]), np.column_stack([left, z_left])])
         vs = (travelled + ts * length) / uv_scale
         uvs = np.vstack([np.column_stack([np.zeros_like(vs), vs]),
                          np.column_stack([np.full_like(vs, width / uv_scale), vs])])
         n = steps + 1
-        triangles = []
+        triangles: list[list[int]] = []
         for i in range(steps):
             triangles += [[i, i + 1, n + i + 1], [i, n + i + 1, n + i]]
         builder.add(positions, np.tile([0.0, 0.0, 1.0], (2 * n, 1)), color, uvs, np.array(triangles))
@@ -228,6 +233,6 @@ def ribbon(builder: MeshBuilder, points: Sequence[Sequence[float]], width: float
     for joint in pts[1:-1]:
         angles = np.linspace(0, 2 * math.pi, 13)[:-1]
         rim = np.column_stack([joint[0] + np.cos(angles) * width / 2, joint[1] + np.sin(angles) * width / 2])
-        z = np.array([height_at(x, y) for x, y in rim]) + lift * 0.9  # type: ignore[operator]
-        center_z = height_at(joint[0], joint[1]) + lift * 0.9  # type: ignore[operator]
+        z = np.array([height_at(x, y) for x, y in rim]) + lift * 0.9
+        center_z = height_at(joint[0], joint[1]) + lift * 0.9
         builder.polygon_fan((joint[0], joint[1], center_z), np.column_stack([rim, z]), color, uv_scale=1 / uv_scale)

@@ -16,7 +16,7 @@ MIN_FOOTPRINT_M2 = 6.0
 
 def _corners(obstacle: Obstacle) -> list[list[float]]:
     cos, sin = math.cos(math.radians(obstacle.angle_deg)), math.sin(math.radians(obstacle.angle_deg))
-    corners = []
+    corners: list[list[float]] = []
     for sx, sy in ((-1, -1), (1, -1), (1, 1), (-1, 1)):
         dx, dy = sx * obstacle.half_x, sy * obstacle.half_y
         corners.append([round(obstacle.cx + dx * cos - dy * sin, 2), round(obstacle.cy + dx * sin + dy * cos, 2)])

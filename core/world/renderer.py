@@ -8,6 +8,7 @@ supports neither fog nor texgen (measured; see docs/architecture.md).
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import cv2
 import numpy as np
@@ -20,6 +21,9 @@ from core.world.meshes import MeshBuilder
 from core.world.panda_setup import RendererChoice, configure
 from core.world.scene import GroupKey, SceneData
 from core.world.simulation import GameState
+
+if TYPE_CHECKING:  # Panda3D is imported when a renderer is made, after configure() has set it up
+    from panda3d.core import GeomNode, GeomVertexData, NodePath, Texture
 
 cv2.setNumThreads(1)  # the world is single-threaded; a pool only adds wake-up latency per frame
 
@@ -60,8 +64,8 @@ class Renderer:
         CullBinManager.getGlobalPtr().setBinType("opaque", CullBinManager.BTFrontToBack)
         self._textures = {name: _panda_texture(name, image) for name, image in scene.images.items()}
         self._fog = _FogField(spec.render.fog_color, spec.render.fog_start, spec.render.fog_end)
-        self._fog_eye: tuple[int, int, int] | None = None
-        self._conditional: list[tuple[object, int, bool]] = []
+        self._fog_eye: tuple[int, ...] | None = None
+        self._conditional: list[tuple[NodePath, int, bool]] = []
         self.base.render.setLightOff()
         self.base.render.setShaderOff()
         for key, builder in scene.groups.items():
@@ -85,7 +89,7 @@ class Renderer:
             self._conditional.append((path, key.condition[0], key.condition[1]))
         self._fog.add(positions, lit, color_array)
 
-    def _make_sky(self) -> object:
+    def _make_sky(self) -> NodePath:
         sky = MeshBuilder()
         top, horizon = np.array(self.spec.render.sky_top), np.array(self.spec.render.sky_horizon)
         radius = self.spec.render.fog_end
@@ -101,7 +105,7 @@ class Renderer:
         path.setTextureOff(1)
         return path
 
-    def _make_player(self) -> object:
+    def _make_player(self) -> NodePath:
         builder = figure_mesh(PLAYER_FIGURE)
         positions, normals, colors, uvs, triangles = builder.arrays()
         node, _ = _geom_node("player", positions, uvs, bake_lighting(self.spec, normals, colors), triangles)
@@ -109,7 +113,7 @@ class Renderer:
         path.setTextureOff(1)
         return path
 
-    def _make_shadow(self) -> object:
+    def _make_shadow(self) -> NodePath:
         from panda3d.core import TransparencyAttrib
 
         disc = MeshBuilder()
@@ -130,9 +134,9 @@ class Renderer:
     def _apply_flags(self, flags: int) -> None:
         for path, bit, shown_when in self._conditional:
             if bool(flags >> bit & 1) == shown_when:
-                path.show()  # type: ignore[attr-defined]
+                path.show()
             else:
-                path.hide()  # type: ignore[attr-defined]
+                path.hide()
 
     def _apply_fog(self, eye: np.ndarray) -> None:
         """Blend fog into vertex colours, seen from the eye snapped to a 1 m grid.
@@ -144,7 +148,7 @@ class Renderer:
         snapped = tuple(round(v) for v in eye)
         if snapped == self._fog_eye:
             return
-        self._fog_eye = snapped  # type: ignore[assignment]
+        self._fog_eye = snapped
         self._fog.update(np.asarray(snapped, dtype=np.float32))
 
     def camera_pose(self, state: GameState, yaw_offset: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
@@ -177,16 +181,16 @@ class Renderer:
         camera = self.base.camera
         camera.setPos(*eye)
         camera.lookAt(*target)
-        self._sky.setPos(*eye)  # type: ignore[attr-defined]
-        self._player.setPos(state.x, state.y, state.z)  # type: ignore[attr-defined]
-        self._player.setH(state.facing)  # type: ignore[attr-defined]
-        self._shadow.setPos(state.x, state.y, state.z + 0.06)  # type: ignore[attr-defined]
+        self._sky.setPos(*eye)
+        self._player.setPos(state.x, state.y, state.z)
+        self._player.setH(state.facing)
+        self._shadow.setPos(state.x, state.y, state.z + 0.06)
         self._apply_flags(state.flags)
         self._apply_fog(eye)
         self.base.graphicsEngine.renderFrame()
-        return self._read_back()
+        return self.read_back()
 
-    def _read_back(self) -> np.ndarray:
+    def read_back(self) -> np.ndarray:
         """The frame as RGB, top row first. The buffer's native layout is BGRA, bottom row first."""
         raw = np.frombuffer(memoryview(self._capture.getRamImage()), np.uint8)
         channels = raw.size // (self.width * self.height)
@@ -210,10 +214,10 @@ class _FogField:
         self.start, self.end = start, end
         self._positions: list[np.ndarray] = []
         self._lit: list[np.ndarray] = []
-        self._vdatas: list[object] = []
+        self._vdatas: list[GeomVertexData] = []
         self._regimes: list[str] = []
 
-    def add(self, positions: np.ndarray, lit: np.ndarray, vdata: object) -> None:
+    def add(self, positions: np.ndarray, lit: np.ndarray, vdata: GeomVertexData) -> None:
         self._positions.append(positions.astype(np.float32))
         self._lit.append(lit[:, :3].astype(np.float32))
         self._vdatas.append(vdata)
@@ -232,7 +236,7 @@ class _FogField:
 
     def update(self, eye: np.ndarray) -> None:
         center_distance = np.linalg.norm(self.centers - eye, axis=1)
-        regimes = np.where(center_distance + self.radii <= self.start, 0,
+        regimes: np.ndarray = np.where(center_distance + self.radii <= self.start, 0,
                            np.where(center_distance - self.radii >= self.end, 2, 1))
         offsets = self.positions - eye
         distance = np.sqrt(np.einsum("ij,ij->i", offsets, offsets))
@@ -242,14 +246,14 @@ class _FogField:
         self.rgba[:, :3] = (blended * 255.0 + 0.5).astype(np.uint8)
         names = ("clear", "partial", "full")
         for index, regime in enumerate(regimes):
-            name = names[regime]
+            name = names[int(regime)]
             if name == "partial" or name != self._regimes[index]:
                 chunk = self.rgba[self.bounds[index]:self.bounds[index + 1]]
-                memoryview(self._vdatas[index].modifyArray(1)).cast("B")[:] = chunk.tobytes()  # type: ignore[attr-defined]
+                memoryview(self._vdatas[index].modifyArray(1)).cast("B")[:] = chunk.tobytes()
                 self._regimes[index] = name
 
 
-def _panda_texture(name: str, image: np.ndarray) -> object:
+def _panda_texture(name: str, image: np.ndarray) -> Texture:
     from panda3d.core import SamplerState, Texture
 
     texture = Texture(name)
@@ -264,7 +268,7 @@ def _panda_texture(name: str, image: np.ndarray) -> object:
 
 
 def _geom_node(name: str, positions: np.ndarray, uvs: np.ndarray, colors: np.ndarray,
-               triangles: np.ndarray) -> tuple[object, object]:
+               triangles: np.ndarray) -> tuple[GeomNode, GeomVertexData]:
     """A GeomNode whose colours live in their own array, so fog can rewrite them cheaply."""
     from panda3d.core import (
         Geom,

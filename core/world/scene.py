@@ -45,9 +45,9 @@ class GroupKey(NamedTuple):
 
 @dataclass
 class SceneData:
-    groups: dict[GroupKey, MeshBuilder] = field(default_factory=dict)
-    images: dict[str, np.ndarray] = field(default_factory=dict)
-    unlit: set[str] = field(default_factory=set)
+    groups: dict[GroupKey, MeshBuilder] = field(default_factory=dict[GroupKey, MeshBuilder])
+    images: dict[str, np.ndarray] = field(default_factory=dict[str, np.ndarray])
+    unlit: set[str] = field(default_factory=set[str])
 
 
 class SceneBuilder:
@@ -114,7 +114,7 @@ class SceneBuilder:
                 variation = 0.94 + 0.06 * np.sin(positions[:, :1] * 0.13) * np.cos(positions[:, 1:2] * 0.11)
                 colors = (grass * (1 - low) + sand * low) * variation
                 rows, cols = r1 - r0 + 1, c1 - c0 + 1
-                tris = []
+                tris: list[list[int]] = []
                 for r in range(rows - 1):
                     for c in range(cols - 1):
                         a = r * cols + c

@@ -19,7 +19,7 @@ import zlib
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard, cast
 
 from pydantic import ValidationError
 
@@ -111,13 +111,13 @@ class WorldServer:
         if op == "snapshot":
             return {"ok": True}, [seal_state(world.spec.name, world.state)]
         if op == "restore":
-            payloads = header.get("_payloads") or []
+            payloads: list[bytes] = header.get("_payloads") or []
             if len(payloads) != 1:
                 raise RequestError("BadSnapshot", "restore needs exactly one save-state payload")
             return self._frame_reply(world.restore(unseal_state(world.spec.name, payloads[0]))), []
         if op == "views":
             offsets = header.get("yaw_offsets")
-            if not isinstance(offsets, list) or not all(_finite(o) for o in offsets) or len(offsets) > 8:
+            if not _angle_list(offsets):
                 raise RequestError("BadRequest", "yaw_offsets must be a list of at most 8 finite angles in degrees")
             # Offsets arrive clockwise-positive (+90 = right view); headings turn counter-clockwise.
             frames = [world.compose(-float(o)) for o in offsets]
@@ -126,7 +126,7 @@ class WorldServer:
         if op == "time_steps":
             # For `bench world`: the same lockstep steps, timed inside this process, so the harness can
             # compare the connection's cost against the bare work within one run and one process.
-            pads = [_pad(p) for p in header.get("pads") or []]
+            pads = [_pad(p) for p in cast("list[object]", header.get("pads") or [])]
             ticks = _ticks(header.get("ticks"))
             synth = world.sound.synth_seconds if world.sound is not None else 0.0
             started, cpu = time.perf_counter(), time.process_time()
@@ -151,6 +151,7 @@ class WorldServer:
 
     def _answer(self, conn: Connection, header: dict[str, Any]) -> None:
         """Handle one request and send the reply (real-time holds reply later, from the loop)."""
+        reply: tuple[dict[str, Any], list[bytes]] | None
         try:
             reply = self.handle(header)
         except (RequestError, InvalidPadError) as exc:
@@ -260,10 +261,18 @@ def _finite(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
+def _angle_list(value: object) -> TypeGuard[list[float]]:
+    """A list of at most 8 finite numbers."""
+    if not isinstance(value, list):
+        return False
+    items = cast("list[object]", value)
+    return all(_finite(o) for o in items) and len(items) <= 8
+
+
 def _pad(data: object) -> PadState:
     if not isinstance(data, dict):
         raise InvalidPadError("the request needs a 'pad' object")
-    return PadState.from_dict(data)
+    return PadState.from_dict(cast("dict[str, Any]", data))
 
 
 def _start(header: dict[str, Any]) -> str | StartState:

@@ -41,7 +41,7 @@ class GameState:
     def from_dict(cls, data: dict[str, Any]) -> GameState:
         if data.get("format_version") != STATE_FORMAT_VERSION:
             raise ValueError(f"snapshot format {data.get('format_version')!r} is not {STATE_FORMAT_VERSION}")
-        values = {}
+        values: dict[str, Any] = {}  # each field's number, converted to its declared type
         for f in fields(cls):
             if f.name not in data:
                 raise ValueError(f"snapshot lacks field {f.name!r}")

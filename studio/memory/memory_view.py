@@ -38,6 +38,7 @@ from studio.memory.finder_panel import FinderPanel
 from studio.memory.finder_worker import FinderWorker, Units
 from studio.memory.scan_panel import ScanPanel
 from studio.memory.scan_worker import ScanWorker
+from widgets.plot_parts import view_box
 from widgets.value_plot import ValuePlot
 
 REFRESH_MS = 200
@@ -203,7 +204,7 @@ class MemoryView(QWidget):
         if self.selected is not None and self.selected in values:
             pad = self._pad_since(self._last_reading, reading["time"])
             self._last_reading = reading["time"]
-            sticks = (pad.left_x, pad.left_y, pad.right_x, pad.right_y) if pad is not None else (0.0,) * 4
+            sticks = (pad.left_x, pad.left_y, pad.right_x, pad.right_y) if pad is not None else (0.0, 0.0, 0.0, 0.0)
             value = values[self.selected]
             self.plot.add(reading["time"] - self._started, value if isinstance(value, (int, float)) else None, sticks)
 
@@ -325,8 +326,8 @@ class MemoryView(QWidget):
         if points:
             xs, ys = (np.array(v, dtype=float) for v in zip(*points))
             self.finder_panel.trajectory.set_path(xs, ys)
-            self.finder_panel.trajectory.setRange(xRange=(xs.min() - 6, xs.max() + 6),
-                                                  yRange=(ys.min() - 6, ys.max() + 6))
+            view_box(self.finder_panel.trajectory).setRange(xRange=(xs.min() - 6, xs.max() + 6),
+                                                            yRange=(ys.min() - 6, ys.max() + 6))
             self.finder_panel.status.setText(f"The profile's evaluator followed the walk: {len(points)} samples.")
 
     @Slot(str, str)

@@ -7,7 +7,16 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import Slot
-from PySide6.QtWidgets import QComboBox, QDialog, QDialogButtonBox, QFormLayout, QLabel, QPushButton, QVBoxLayout
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFormLayout,
+    QLabel,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from core.labels.agreement import category_agreement, step_agreement
 from core.labels.episodes import EpisodeLabels, FolderScan
@@ -24,21 +33,21 @@ def agreement_lines(episodes: list[EpisodeLabels], a: str, b: str) -> list[str]:
 
 
 class AgreementDialog(QDialog):
-    def __init__(self, folder: Path, parent: object = None) -> None:
-        super().__init__(parent)  # type: ignore[arg-type]
+    def __init__(self, folder: Path, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
         self.setWindowTitle(f"Label agreement — {folder}")
         self.resize(640, 260)
         self.first, self.second = QComboBox(), QComboBox()
         self.compute = QPushButton("Compute")
-        self.result = QLabel(f"Reading the labels in {folder}…")
-        self.result.setWordWrap(True)
+        self.summary = QLabel(f"Reading the labels in {folder}…")
+        self.summary.setWordWrap(True)
         form = QFormLayout()
         form.addRow("Annotator A", self.first)
         form.addRow("Annotator B", self.second)
         layout = QVBoxLayout(self)
         layout.addLayout(form)
         layout.addWidget(self.compute)
-        layout.addWidget(self.result, 1)
+        layout.addWidget(self.summary, 1)
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)  # closing cancels the read
         self.buttons.rejected.connect(self.reject)
         layout.addWidget(self.buttons)
@@ -54,11 +63,11 @@ class AgreementDialog(QDialog):
 
     @Slot(int, int, int)
     def _on_progress(self, _request: int, done: int, total: int) -> None:
-        self.result.setText(f"Reading the labels in {self.folder}… {done} of {total} episodes")
+        self.summary.setText(f"Reading the labels in {self.folder}… {done} of {total} episodes")
 
     @Slot(int, str)
     def _on_failed(self, _request: int, message: str) -> None:
-        self.result.setText(f"Cannot read the folder: {message}")
+        self.summary.setText(f"Cannot read the folder: {message}")
 
     @Slot(int, object, object)
     def _on_loaded(self, request: int, scan: FolderScan, _outcome: object) -> None:
@@ -74,7 +83,7 @@ class AgreementDialog(QDialog):
             self.second.setCurrentText(AUTO_TEXT)
         warnings = scan.warnings
         skipped = f" ({len(warnings)} damaged files or unreadable labels left out)" if warnings else ""
-        self.result.setText(f"{len(episodes)} episodes, annotators: {', '.join(names) or 'none yet'}{skipped}.")
+        self.summary.setText(f"{len(episodes)} episodes, annotators: {', '.join(names) or 'none yet'}{skipped}.")
         self.compute.setEnabled(bool(episodes))
         if episodes:
             self.show_agreement()
@@ -83,7 +92,7 @@ class AgreementDialog(QDialog):
     def show_agreement(self) -> None:
         a, b = (AUTO_ANNOTATOR if box.currentText() == AUTO_TEXT else box.currentText()
                 for box in (self.first, self.second))
-        self.result.setText("\n".join([f"{self.first.currentText()} against {self.second.currentText()}:",
+        self.summary.setText("\n".join([f"{self.first.currentText()} against {self.second.currentText()}:",
                                        *agreement_lines(self.episodes, a, b)]))
 
     def done(self, result: int) -> None:

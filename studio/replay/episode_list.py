@@ -10,7 +10,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from PySide6.QtCore import QPoint, QSortFilterProxyModel, Qt, Signal, Slot
+from PySide6.QtCore import QModelIndex, QPoint, QSortFilterProxyModel, Qt, Signal, Slot
 from PySide6.QtGui import QBrush, QColor, QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import (
     QFileDialog,
@@ -38,7 +38,7 @@ PATH_ROLE = Qt.ItemDataRole.UserRole + 1
 LABELLED_ROLE = Qt.ItemDataRole.UserRole + 2
 DAMAGED_ROLE = Qt.ItemDataRole.UserRole + 3  # 1: the file, or its labels, cannot be read (nothing to label)
 DAMAGED_COLOUR = QColor("#b3261e")
-EXPORT_FILTERS = {"CSV (*.csv)": "csv", "JSON lines (*.jsonl)": "jsonl"}
+EXPORT_FILTERS: dict[str, ExportFormat] = {"CSV (*.csv)": "csv", "JSON lines (*.jsonl)": "jsonl"}
 
 
 def label_status(episode: EpisodeLabels) -> tuple[str, bool]:
@@ -74,7 +74,7 @@ def export_path(chosen: str, selected_filter: str) -> tuple[Path, ExportFormat]:
     path = Path(chosen)
     if path.suffix.lower() in (".csv", ".jsonl"):
         return path, "jsonl" if path.suffix.lower() == ".jsonl" else "csv"
-    fmt: ExportFormat = EXPORT_FILTERS.get(selected_filter, "csv")  # type: ignore[assignment]
+    fmt = EXPORT_FILTERS.get(selected_filter, "csv")
     return path.with_name(f"{path.name}.{fmt}"), fmt
 
 
@@ -251,8 +251,8 @@ class EpisodeList(QWidget):
 
     def _damaged_row(self, error: EpisodeFileError) -> list[QStandardItem]:
         """A file that is not a readable episode: the reason where the task would be, read without scrolling."""
-        cells = {"Task": damaged_text(error), "Result": "damaged", "Labels": "—", "Agent": "", "Instructions": "",
-                 "Steps": "", "Category": "", "Episode": error.path.name}
+        cells: dict[str, object] = {"Task": damaged_text(error), "Result": "damaged", "Labels": "—", "Agent": "",
+                                    "Instructions": "", "Steps": "", "Category": "", "Episode": error.path.name}
         return self._items(error.path, cells, str(error), False, damaged=True, red=COLUMNS)
 
     @staticmethod
@@ -352,12 +352,12 @@ class EpisodeList(QWidget):
             self.sig_status.emit(f"Could not export labels to {target}: {message}")
 
     @Slot(object)
-    def _clicked(self, index: object) -> None:
-        self.current = str(index.data(PATH_ROLE))  # type: ignore[attr-defined]
+    def _clicked(self, index: QModelIndex) -> None:
+        self.current = str(index.data(PATH_ROLE))
         self.sig_open.emit(self.current)
 
     @Slot(object)
-    def _activated(self, index: object) -> None:
+    def _activated(self, index: QModelIndex) -> None:
         """Enter on the row the keyboard moved to (a double click also "activates": not opened twice)."""
-        if str(index.data(PATH_ROLE)) != self.current:  # type: ignore[attr-defined]
+        if str(index.data(PATH_ROLE)) != self.current:
             self._clicked(index)

@@ -5,11 +5,11 @@ stays usable while a clip is written."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 from PySide6.QtCore import Qt, QUrl, Signal, Slot
-from PySide6.QtGui import QCloseEvent, QDesktopServices
+from PySide6.QtGui import QCloseEvent, QDesktopServices, QStandardItemModel
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -55,7 +55,7 @@ class ExportClipDialog(QDialog):
         for suffix, text, _ in FORMATS:
             self.format.addItem(text, suffix)
         if not mp4_available():
-            self.format.model().item(0).setEnabled(False)  # type: ignore[attr-defined]
+            cast(QStandardItemModel, self.format.model()).item(0).setEnabled(False)  # a combo box's own model
             self.format.setItemData(0, MP4_NEEDS_PYAV, Qt.ItemDataRole.ToolTipRole)
             self.format.setCurrentIndex(1)
         self.width_box = QSpinBox()
@@ -131,6 +131,7 @@ class ExportClipDialog(QDialog):
         if episode is None:
             self.sig_status.emit("Open an episode first, then select steps on its timeline (Shift+drag).")
             return
+        assert episode.path is not None  # read from a file
         steps = episode.step_numbers
         editor, selected = view.labels.editor, view.labels.selected
         if view.timeline.selection is not None:
@@ -182,7 +183,7 @@ class ExportClipDialog(QDialog):
         if chosen:
             self.path.setText(chosen)
             index = self.format.findData(Path(chosen).suffix.lower())
-            if index >= 0 and self.format.model().item(index).isEnabled():  # type: ignore[attr-defined]
+            if index >= 0 and cast(QStandardItemModel, self.format.model()).item(index).isEnabled():
                 self.format.setCurrentIndex(index)
 
     # -- exporting ------------------------------------------------------------------------------------

@@ -111,6 +111,7 @@ class FrameLoader(QObject):
         try:
             while True:
                 with self._lock:
+                    prefetch: int | None = None
                     while self._wanted is None and not self._stop:
                         prefetch = self._next_prefetch(last_step)
                         if prefetch is not None:
@@ -120,7 +121,8 @@ class FrameLoader(QObject):
                         return
                     wanted, self._wanted = self._wanted, None
                 if wanted is None:  # idle: warm the cache around the last step shown
-                    self._images(reader, prefetch)  # type: ignore[arg-type]
+                    assert prefetch is not None  # the wait above ends with a step to prefetch
+                    self._images(reader, prefetch)
                     continue
                 kind, index = wanted
                 if kind == "step":

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 from PySide6.QtCore import QEvent, QObject, QSettings, Qt
-from PySide6.QtGui import QKeySequence
+from PySide6.QtGui import QKeyEvent, QKeySequence
 
 # name -> (default key, what it does); the names are stable settings keys
 REPLAY_KEYS: dict[str, tuple[str, str]] = {
@@ -76,7 +78,7 @@ class TextFieldsKeepKeys(QObject):
     Replay view's "accept" shortcut (Qt offers shortcuts first unless the widget claims the key)."""
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if event.type() == QEvent.Type.ShortcutOverride and event.key() in (  # type: ignore[attr-defined]
-                Qt.Key.Key_Return, Qt.Key.Key_Enter):
+        if event.type() == QEvent.Type.ShortcutOverride and cast(QKeyEvent, event).key() in (
+                Qt.Key.Key_Return, Qt.Key.Key_Enter):  # a ShortcutOverride event is a QKeyEvent
             event.accept()
         return False

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from PySide6.QtGui import QKeySequence
-from PySide6.QtWidgets import QDialog, QDialogButtonBox, QFormLayout, QKeySequenceEdit, QLabel, QVBoxLayout
+from PySide6.QtWidgets import QDialog, QDialogButtonBox, QFormLayout, QKeySequenceEdit, QLabel, QVBoxLayout, QWidget
 
 from studio.replay.keymap import REPLAY_KEYS, duplicates
 
 
 class KeysDialog(QDialog):
-    def __init__(self, keys: dict[str, QKeySequence], parent: object = None) -> None:
-        super().__init__(parent)  # type: ignore[arg-type]
+    def __init__(self, keys: dict[str, QKeySequence], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
         self.setWindowTitle("Replay keys")
         form = QFormLayout()
         self.edits: dict[str, QKeySequenceEdit] = {}

@@ -115,8 +115,9 @@ class LabelPanel(QWidget):
         if self.session.selected is not None:
             self.spans.setCurrentRow(self.session.selected)
         self.spans.blockSignals(False)
-        selected = editor.spans[self.session.selected] if self.session.selected is not None else None
-        shown_for = (self.session.selected, selected.start) if selected is not None else None
+        index = self.session.selected
+        selected = editor.spans[index] if index is not None else None
+        shown_for = (index, selected.start) if index is not None and selected is not None else None
         if shown_for != self._note_for or not self.note.hasFocus():
             self._note_for = shown_for  # never overwrite what the user is typing (autosave refreshes too)
             if self.note.text() != (selected.note if selected else ""):

@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.episode import Episode
+from core.labels.model import SpanKind
 from studio.episode_cursor import EpisodeCursor
 from studio.episode_panes import EpisodePanes
 from studio.replay.episode_list import EpisodeList
@@ -36,6 +37,7 @@ from studio.replay.keymap import REPLAY_KEYS, TextFieldsKeepKeys, load_keys
 from studio.replay.label_panel import LabelPanel
 from studio.replay.label_session import LabelSession
 from studio.replay.open_check import load_for_view
+from studio.replay.playback import PlaybackPlan
 from widgets.elided_label import ElidedLabel
 from widgets.frame_view import FrameView
 from widgets.message_banner import MessageBanner
@@ -47,7 +49,6 @@ from widgets.trajectory_plot import TrajectoryPlot
 
 log = logging.getLogger("studio.replay")
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
-STEPS_PER_SECOND_AT_1X = 2.0  # a step is about half a second of game time
 PLAY_TICK_MS = 15
 MAP_AFTER_MS = 1  # the map of a newly opened episode is drawn in a later turn of the event loop
 PANES_FALLBACK_MS = 60  # if the image is slow (or unreadable), update the other panes anyway
@@ -121,6 +122,7 @@ class ReplayView(QMainWindow):
         self.play_timer.setTimerType(Qt.TimerType.PreciseTimer)
         self.play_timer.timeout.connect(self._play_tick)
         self._play_origin: tuple[float, int] = (0.0, 0)
+        self._plan: PlaybackPlan | None = None
         self.frames_displayed = 0
         self._open_request = 0
         self._old_loaders: list[FrameLoader] = []  # closed, perhaps still finishing a read
@@ -247,6 +249,7 @@ class ReplayView(QMainWindow):
             self.loader.close()  # it stops on its own thread; its late images are ignored
             self._old_loaders = [loader for loader in self._old_loaders if loader.running] + [self.loader]
         self.episode, self.shown_index = episode, -1
+        assert episode.path is not None  # read from a file
         self.loader = FrameLoader(episode.path, len(episode))
         self.loader.sig_step_images.connect(self._on_images)
         self.loader.sig_frame.connect(self._on_sub_frame)
@@ -273,7 +276,7 @@ class ReplayView(QMainWindow):
         """Open the labels for the current annotator (`labels`: read already on the open thread); say now,
         not at the first edit, if they cannot be saved."""
         episode = self.episode
-        assert episode is not None
+        assert episode is not None and episode.path is not None  # read from a file
         result = episode.result.to_json() if episode.result else None
         self.labels.open(episode.path, str(self.annotator), result, len(episode),
                          not self.label_blocker, self.label_blocker, labels)
@@ -416,30 +419,37 @@ class ReplayView(QMainWindow):
 
     @Slot()
     def _restart_clock(self) -> None:
+        """Play on from the cursor: a plan of the rest of the episode by its ticks, timed from now."""
         self._play_origin = (time.perf_counter(), self.cursor)
+        self._plan = PlaybackPlan.for_episode(self.episode, self.cursor) if self.episode is not None else None
 
     def _change_speed(self, direction: int) -> None:
         self.speed.setCurrentIndex(max(0, min(len(SPEEDS) - 1, self.speed.currentIndex() + direction)))
 
     @Slot()
     def _play_tick(self) -> None:
-        started, origin = self._play_origin
-        progress = (time.perf_counter() - started) * STEPS_PER_SECOND_AT_1X * self.speed_factor
-        due = origin + int(progress)
-        if due >= self._last():
+        """Show the shot due now (game seconds since play began × speed); steps it had no time to draw are
+        skipped, never queued."""
+        started, _origin = self._play_origin
+        plan = self._plan
+        if plan is None or self.episode is None:
+            self.stop_playing()
+            return
+        shot = plan.shot_at((time.perf_counter() - started) * self.speed_factor)
+        if shot is None:
             self.stop_playing()
             self.seek(self._last())
-        elif due != self.cursor:
+            return
+        if shot.step != self.cursor:
             self._ticking = True
             try:
-                self.seek(due)
+                self.seek(shot.step)
             finally:
                 self._ticking = False
-        elif self.episode is not None:
-            # Within a step, play the continuous frames recorded while it executed, if any.
-            between = len(self.episode.frames_between(self.cursor))
-            sub = int((progress - int(progress)) * (between + 1))
-            if between and sub > self.sub_frames.value():
+        if shot.kind == "frame":  # a frame recorded while the step ran: the slider's 1..n, at its own tick
+            between = self.episode.frames_between(shot.step)
+            sub = int(np.searchsorted(between, shot.index)) + 1
+            if sub > self.sub_frames.value():
                 self.sub_frames.setValue(sub)
 
     # -- labelling ---------------------------------------------------------------------------------
@@ -457,9 +467,9 @@ class ReplayView(QMainWindow):
         if self.labels.editor is not None and self.labels.selected is None:
             self.labels.select(self.labels.editor.span_at(self.current_step))
 
-    def _classify(self, kind: str) -> None:
+    def _classify(self, kind: SpanKind) -> None:
         self._select_at_cursor()
-        self.labels.set_kind(kind)  # type: ignore[arg-type]
+        self.labels.set_kind(kind)
 
     def _accept(self) -> None:
         self._select_at_cursor()
@@ -531,7 +541,7 @@ class ReplayView(QMainWindow):
             self.restoreState(state)
         speed = settings.value("replay/speed")
         try:
-            self.speed.setCurrentIndex(SPEEDS.index(float(speed)))  # type: ignore[arg-type]
+            self.speed.setCurrentIndex(SPEEDS.index(float(speed)))
         except (TypeError, ValueError):
             if isinstance(speed, str) and self.speed.findText(speed) >= 0:  # written as a caption by older versions
                 self.speed.setCurrentText(speed)

@@ -12,6 +12,7 @@ import tracemalloc
 import numpy as np
 import pytest
 
+from core.episode.records import StepDecision, StepRecord
 from core.evaluation.sample import StateSample
 from core.evaluation.sample_log import KEEP_SAMPLES, SampleLog
 
@@ -86,8 +87,9 @@ def test_a_long_episode_adds_each_step_to_the_reasoning_list_without_measuring_t
     panel.show()
     steps = 400
     for step in range(1, steps + 1):
-        panel.add_step({"step": step, "action": "MoveForward", "self_assessment": "progressing",
-                        "thought": "a thought the model wrote\nover several lines\n\nlike this"})
+        decision = StepDecision("MoveForward", thought="a thought the model wrote\nover several lines\n\nlike this",
+                                self_assessment="progressing")
+        panel.add_step(StepRecord(step, "agent", 0, 15, 0.0, "MoveForward", decision=decision))
         if step % 50 == 0:
             qtbot.wait(0)  # let the list lay out now and then, as the event loop does
     qtbot.waitUntil(lambda: panel.list.verticalScrollBar().value() == panel.list.verticalScrollBar().maximum())

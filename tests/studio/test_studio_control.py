@@ -62,12 +62,12 @@ def test_an_intervention_while_paused_is_one_step_and_a_hint_is_queued_then_deli
     session.intervene("text", "Sent too late to be read.")
     live.actions_by_name["Stop"].trigger()
     qtbot.waitUntil(lambda: bool(ends), timeout=30_000)
-    assert ends[0]["end_reason"] == "stopped" and len(steps) == paused_at + 2
+    assert ends[0].result.end_reason == "stopped" and len(steps) == paused_at + 2
     qtbot.waitUntil(lambda: "stopped by user" in live.status.full_text(), timeout=5_000)
     assert "Lost" not in live.status.full_text()
     # The success field agrees with the status line: a user's Stop is not the agent's failure.
     assert live.metrics.labels["success"].text() == "Success: stopped"
-    assert ends[0]["undelivered_interventions"][0]["params"]["hint"] == "Sent too late to be read."
+    assert ends[0].result.undelivered_interventions[0]["params"]["hint"] == "Sent too late to be read."
 
 
 def test_a_held_key_drives_only_while_held_and_auto_repeats_add_nothing(window, qtbot, settings_dir):
@@ -118,6 +118,7 @@ def test_pause_says_so_and_a_human_step_is_not_captioned_as_the_agents(window, q
     assert live.status.full_text().startswith("Pausing after the step in progress")  # not "Running …" any more
     qtbot.waitUntil(lambda: live.state_label.text().startswith("Paused after step"), timeout=30_000)
     qtbot.waitUntil(lambda: live.observations.caption.text().startswith(f"Step {len(steps)}:"), timeout=5_000)
+    qtbot.waitUntil(lambda: live.frame_view.overlay_text("top_right") == f"step {len(steps)} / 50", timeout=5_000)
     live.toggle_control()
     before = len(steps)
     key(live, QEvent.Type.KeyPress, Qt.Key.Key_W)
@@ -155,8 +156,9 @@ def test_the_status_bar_tells_the_truth_before_during_and_after(window, qtbot, s
     qtbot.waitUntil(lambda: bool(ends), timeout=60_000)
     assert live.metrics.labels["success"].text() == "Success: failed"
     assert "Episode failed after 7 steps" in live.status.full_text()
-    # The game goes on after the episode: no step count on the frame, a fresh trail of samples.
+    # The game goes on after the episode: no step count on the frame; the episode's trail is kept apart and
+    # driving on draws a fresh one.
     qtbot.waitUntil(lambda: live.frame_view.overlay_text("top_right") == "", timeout=2_000)
-    assert live.trajectory.points <= 1
+    assert live.trajectory.points <= 1 and len(live.trajectory.ended_path) > 1
     with EpisodeReader(next(settings_dir.glob("*.h5"))) as episode:
         assert f"(seed {episode.metadata['options']['seed']})" in said

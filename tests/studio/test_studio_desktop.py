@@ -16,9 +16,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from core.episode.synthetic import write_long_episode
 from core.game.child import pid_alive
 from core.recording.reader import EpisodeReader
-from core.replay.synthetic import write_long_episode
 from tests.studio.desktop_support import Studio, colour_count, focus, screenshot_path
 from tests.xserver import map_state, screenshot, screenshot_when, tool, xvfb
 
@@ -62,6 +62,23 @@ def test_replaying_a_file_on_the_desktop_starts_no_world(tmp_path):
         finally:
             studio.end()
     assert not any("world ready" in line for line in studio.lines)
+
+
+def test_on_a_small_screen_the_window_fits_it(tmp_path):
+    """A laptop's 1280x720: the window opens no larger than the screen (it was 1500x900, its right-hand panels
+    past the edge); its panels' minimum sizes fit."""
+    episode = write_long_episode(tmp_path / "episode.h5", 5, [np.full((72, 128, 3), 40, np.uint8)] * 5)
+    with xvfb("1280x720x24") as display:
+        studio = Studio(display, tmp_path, "replay", str(episode))
+        try:
+            window = studio.window(display, "PokeGym Studio|synthetic")
+            studio.wait_for_line(r"studio\.replay: opened")
+            geometry = tool(display, "xdotool", "getwindowgeometry", window)
+            width, height = (int(v) for v in re.search(r"Geometry: (\d+)x(\d+)", geometry).groups())
+            assert width <= 1280 and height <= 720, geometry
+            assert studio.close(display, window) == 0
+        finally:
+            studio.end()
 
 
 def test_a_key_held_down_in_x_walks_for_as_long_as_it_is_held(tmp_path):

@@ -14,10 +14,10 @@ pytest.importorskip("pytestqt")
 
 from PySide6.QtCore import QSettings
 
+from core.episode.synthetic import write_long_episode
 from core.game import ipc
 from core.game.child import pid_alive
 from core.paths import PROFILES_DIR
-from core.replay.synthetic import write_long_episode
 from studio.app import build_studio
 from studio.game_host import GameHost
 from studio.live_session import LiveSession

@@ -48,13 +48,14 @@ def test_the_map_starts_at_the_tasks_start_and_the_trail_is_cleared_on_reset_and
     assert (float(start_xs[0]), float(start_ys[0])) == begin
     route = plotted(live.trajectory._route)
     assert tuple(route[0]) == begin and len(route) == len(task.reference_route) + 1  # the route from the start
-    path = live.trajectory._path_buffer[:live.trajectory.points]
+    path = live.trajectory.ended_path  # the ended episode's trail, kept while the character is driven on
     assert math.dist(tuple(path[0]), begin) < 1.0  # the trail starts where the episode did
     jumps = np.hypot(*np.diff(path, axis=0).T)
     assert jumps.max(initial=0.0) < 5.0  # and has no "teleport" line from before the reset
 
     live.restart_world()
     assert live.trajectory.points == 0 and live.frame_view.overlay_text("top_right") == ""
+    assert len(live.trajectory.ended_path) == 0
     qtbot.waitUntil(lambda: "Connected" in live.status.full_text(), timeout=60_000)
 
 
@@ -88,7 +89,7 @@ def test_every_start_draws_a_fresh_seed_and_a_fixed_one_repeats_the_episode(wind
                     LiveChoices("q08_site_navigation", budget=5, seed=1234)):
         end = run(window, qtbot, choices)
         qtbot.waitUntil(lambda: not window.session.busy, timeout=10_000)
-        with EpisodeReader(end["recording"]) as episode:
+        with EpisodeReader(end.recording) as episode:
             seeds.append(episode.metadata["options"]["seed"])
             actions.append([r["action"] for r in episode.records()])
     assert len(set(settings_dir.glob("*.h5"))) == 4  # four episodes, four files (even within one second)

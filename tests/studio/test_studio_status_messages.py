@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from core.episode.records import EpisodeResult
 from core.game.errors import GameDiedError, GameError
-from studio.episode_messages import describe_end
+from studio.episode_messages import EpisodeEnd, describe_end
 from studio.status_messages import describe_error, describe_evaluator, error_kind
 
 
@@ -15,9 +18,9 @@ def test_a_dead_world_is_known_by_its_exception_type_not_its_words():
 
 
 def test_an_episode_ended_by_a_dead_world_offers_the_restart():
-    text, error = describe_end({"error": "it died\ntrace", "error_kind": "world_died", "steps_used": 4})
+    text, error = describe_end(ended(EpisodeResult("q01", False, 4, "error", error="it died\ntrace"), "world_died"))
     assert error and "after 4 steps" in text and "Restart world" in text and "trace" not in text
-    text, _ = describe_end({"error": "the agent failed", "steps_used": 2})
+    text, _ = describe_end(ended(EpisodeResult("q01", False, 2, "error", error="the agent failed")))
     assert "Restart world" not in text
 
 
@@ -36,16 +39,19 @@ def test_evaluator_states_become_sentences_once_per_change():
 def test_a_success_met_on_the_humans_step_is_called_human_assisted_in_live_and_replay():
     from pathlib import Path
 
-    from core.episode.records import EpisodeResult
     from core.labels.episodes import EpisodeLabels
     from core.labels.model import LabelDocument
     from studio.replay.episode_list import result_text
 
-    text, error = describe_end({"success": True, "success_source": "human", "success_step": 7, "steps_used": 7})
+    text, error = describe_end(ended(EpisodeResult("q01", True, 7, "success", success_step=7, success_source="human")))
     assert "human-assisted, not the agent's" in text and not error
-    assert describe_end({"success": True, "success_source": "agent", "success_step": 7})[0].startswith(
-        "Episode succeeded at step 7")
+    earned = ended(EpisodeResult("q01", True, 7, "success", success_step=7, success_source="agent"))
+    assert describe_end(earned)[0].startswith("Episode succeeded at step 7")
     for source, shown in (("human", "success (human-assisted)"), ("agent", "success")):
         outcome = EpisodeResult("q01", True, 7, "success", success_step=7, success_source=source)
         episode = EpisodeLabels(Path("e.h5"), {}, outcome, 7, LabelDocument())
         assert result_text(episode) == shown
+
+
+def ended(result: EpisodeResult, kind: str = "error") -> EpisodeEnd:
+    return EpisodeEnd(result, Path("episode.h5"), kind)

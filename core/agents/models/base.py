@@ -103,7 +103,7 @@ class ModelReply:
     latency_s: float = 0.0
     attempts: int = 1
     cost_usd: float = 0.0
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict[str, Any])
 
     def usage(self) -> dict[str, Any]:
         return {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens, "attempts": self.attempts,
@@ -129,7 +129,7 @@ def key_variables(config: ModelConfig) -> tuple[str, ...]:
 
 def configured_secrets(config: ModelConfig) -> list[str]:
     """The values of every key variable that is set, longest first (so no key is left half-redacted)."""
-    values = set()
+    values: set[str] = set()
     for name in key_variables(config):
         value = os.environ.get(name, "")
         values.update(v for v in (value, value.strip()) if len(v) >= MIN_SECRET_CHARS)

@@ -47,7 +47,7 @@ class OpenAIClient:
                 raise ModelError(f"OpenAI API error {exc.status_code}: {exc.message}") from None
             except sdk.APIError as exc:
                 raise ModelError(f"OpenAI API error: {exc}") from None
-            choices = getattr(response, "choices", None) or []
+            choices: list[Any] = getattr(response, "choices", None) or []
             message = choices[0].message.content if choices else None
             if not isinstance(message, str):
                 raise ModelError("the OpenAI reply had no text content")
@@ -87,7 +87,8 @@ class AnthropicClient:
                 raise ModelError(f"Anthropic API error {exc.status_code}: {exc.message}") from None
             except sdk.APIError as exc:
                 raise ModelError(f"Anthropic API error: {exc}") from None
-            texts = [block.text for block in getattr(response, "content", None) or [] if block.type == "text"]
+            blocks: list[Any] = getattr(response, "content", None) or []
+            texts: list[str] = [block.text for block in blocks if block.type == "text"]
             if not texts:
                 raise ModelError("the Anthropic reply had no text block")
             usage = getattr(response, "usage", None)

@@ -17,7 +17,7 @@ import itertools
 import math
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Generator
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -112,7 +112,7 @@ class LocalLimiter:
         return self._books[key]
 
     @contextlib.contextmanager
-    def permit(self, key: str, lease_s: float) -> Iterator[None]:
+    def permit(self, key: str, lease_s: float) -> Generator[None, None, None]:
         with self._changed:
             while True:
                 permit, wait = self._book(key).try_acquire(time.monotonic(), lease_s)

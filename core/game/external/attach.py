@@ -16,7 +16,7 @@ def find_process(spec: ExternalSpec) -> int:
     name = attach.process_name if attach is not None else None
     if not name:
         raise GameStartError("say which process to attach to: --pid, or attach.process_name in the backend file")
-    matches = []
+    matches: list[int] = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue

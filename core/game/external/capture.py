@@ -110,7 +110,7 @@ class XGetImageCapture:
         self._display = x11.open_display(display_name)
         self._window = self._display.create_resource_object("window", window_id)
         self._crop = crop
-        X, *_ = x11._xlib()
+        X, *_ = x11.xlib_modules()
         self._zpixmap = X.ZPixmap
 
     def grab(self) -> np.ndarray:

@@ -111,6 +111,10 @@ class CaptureLoop:
     def _fit(self, pixels: np.ndarray) -> np.ndarray:
         return fit_to(pixels, self.ring.width, self.ring.height)
 
+    def grab_started(self, frame_no: int) -> float | None:
+        """When the grab of `frame_no` began (monotonic), while it is the newest frame published; else None."""
+        return self._published_at.get(frame_no)
+
     def wait_frame_after(self, moment: float, timeout: float) -> int | None:
         """The newest frame once one whose grab started at or after `moment` (monotonic) is out, or None."""
         deadline = time.monotonic() + timeout

@@ -23,7 +23,7 @@ import time
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -231,7 +231,7 @@ class ExternalGame:
         return view
 
     def hold(self, pad: PadState, seconds: float) -> StepResult:
-        if not isinstance(pad, PadState):
+        if not isinstance(pad, PadState):  # pyright: ignore[reportUnnecessaryIsInstance]  # callers may pass any type
             raise InvalidPadError(f"hold() needs a PadState, got {type(pad).__name__}")
         seconds = _checked_seconds(seconds)
         with self._io:
@@ -249,7 +249,7 @@ class ExternalGame:
             return self._frame_after(time.monotonic())
 
     def press(self, button: Button, seconds: float = 0.1) -> StepResult:
-        button = Button.parse(button) if isinstance(button, str) else button
+        button = Button.parse(button) if isinstance(button, str) else button  # pyright: ignore[reportUnnecessaryIsInstance]  # callers may pass any type
         return self.hold(PadState(buttons=frozenset({button})), seconds)
 
     def set_pad(self, pad: PadState) -> None:
@@ -472,7 +472,7 @@ class ExternalGame:
                 self._died(f"has used no CPU time for {idle:.0f} s: it hangs or was stopped (its window shows only "
                            "its last picture)")
 
-    def _died(self, what: str) -> None:
+    def _died(self, what: str) -> NoReturn:
         detail = describe_output(self.started) if self.started is not None else ""
         self._dead_reason = (f"the {self.name} game process (pid {self.pid}) {what}. Start it again (the studio's "
                              f"Restart game, or a new run).\n{detail}").strip()
@@ -489,7 +489,7 @@ def _describe_exit(code: int) -> str:
 
 
 def _checked_seconds(seconds: float) -> float:
-    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not seconds == seconds:
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not seconds == seconds:  # pyright: ignore[reportUnnecessaryIsInstance]  # callers may pass any type
         raise InvalidPadError(f"a duration must be a finite number of seconds, got {seconds!r}")
     if not 0 < seconds <= 600:
         raise InvalidPadError(f"a duration must be more than 0 and at most 600 seconds, got {seconds}")

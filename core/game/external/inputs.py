@@ -14,7 +14,7 @@ import math
 import sys
 import threading
 import time
-from typing import Protocol
+from typing import Protocol, cast
 
 from core.game.errors import GameStartError
 from core.game.external.spec import ExternalSpec, Input, Keyboard, StickKeys
@@ -57,7 +57,7 @@ class InputDevice(Protocol):
 
 
 def _stick_keys(keys: StickKeys, x: float, y: float) -> set[str]:
-    held = set()
+    held: set[str] = set()
     if y > keys.threshold:
         held.add(keys.up)
     if y < -keys.threshold:
@@ -200,7 +200,7 @@ class XTestInput:
         if self._mouse is None:
             return
         self._mouse.set(0.0, 0.0)
-        start_x, start_y = token  # type: ignore[misc]
+        start_x, start_y = cast("tuple[int, int]", token)  # begin_hold's (moved x, moved y)
         want_x, want_y = self._mouse.target(pad.right_x, pad.right_y, seconds)
         self._mouse.emit(want_x - (self._mouse.moved[0] - start_x), want_y - (self._mouse.moved[1] - start_y))
 

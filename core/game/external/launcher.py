@@ -211,7 +211,7 @@ class Launcher:
 
 
 def describe_output(started: Started, log: Path | None = None, limit: int = 1500) -> str:
-    parts = []
+    parts: list[str] = []
     for path in (started.output_path, log):
         if path is None:
             continue

@@ -48,7 +48,7 @@ def end_process_group(process: subprocess.Popen[bytes], grace_s: float = 5.0,
 
 def group_members(pgid: int) -> list[int]:
     """Live pids whose process group is `pgid` (Linux /proc)."""
-    members = []
+    members: list[int] = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue

@@ -18,7 +18,7 @@ import shutil
 import struct
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from core.game.errors import GameStartError
 
@@ -75,7 +75,8 @@ def _player_entry(config: dict[str, Any], player: str) -> dict[str, Any] | None:
     entries = config.get("input_config")
     if not isinstance(entries, list):
         return None
-    return next((e for e in entries if isinstance(e, dict) and e.get("player_index") == player), None)
+    objects = [cast("dict[str, Any]", e) for e in cast("list[object]", entries) if isinstance(e, dict)]  # JSON
+    return next((e for e in objects if e.get("player_index") == player), None)
 
 
 def check_input_config(path: Path, player: str = "Player1", expected_id: str | None = None,
@@ -90,7 +91,7 @@ def check_input_config(path: Path, player: str = "Player1", expected_id: str | N
         raise GameStartError(f"Ryujinx's config {path} does not exist: {howto}") from None
     except (OSError, ValueError) as exc:
         raise GameStartError(f"cannot read Ryujinx's config {path}: {exc}") from None
-    entry = _player_entry(config, player) if isinstance(config, dict) else None
+    entry = _player_entry(cast("dict[str, Any]", config), player) if isinstance(config, dict) else None
     if entry is None or entry.get("backend") != "GamepadSDL2":
         raise GameStartError(f"{path}: {player} is not bound to a gamepad: {howto}")
     current = str(entry.get("id", ""))

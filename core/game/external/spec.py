@@ -26,7 +26,7 @@ class PlaceholderError(GameStartError, ValueError):
 
 @dataclass
 class Substitutions:
-    values: dict[str, str] = field(default_factory=dict)
+    values: dict[str, str] = field(default_factory=dict[str, str])
 
     def fill(self, text: str) -> str:
         def one(match: re.Match[str]) -> str:
@@ -79,9 +79,9 @@ class Ready(_Model):
     window: bool = True                 # wait for the frame window to appear
     log_file: str | None = None         # and for this text in this file (truncated before launch)
     log_text: str | None = None
-    timeout_s: float = Field(60.0, gt=0, le=600)
-    settle_s: float = Field(0.5, ge=0, le=60)  # after ready: terrain and HUD need a moment to draw
-    stable_s: float = Field(0.0, ge=0, le=30)  # then wait until the picture has not changed for this long
+    timeout_s: float = Field(default=60.0, gt=0, le=600)
+    settle_s: float = Field(default=0.5, ge=0, le=60)  # after ready: terrain and HUD need a moment to draw
+    stable_s: float = Field(default=0.0, ge=0, le=30)  # then wait until the picture has not changed for this long
 
 
 class InputConfig(_Model):
@@ -103,7 +103,7 @@ class Launch(_Model):
     version: VersionCheck | None = None
     input_config: InputConfig | None = None
     ready: Ready = Ready()
-    stop_grace_s: float = Field(5.0, ge=0, le=60)
+    stop_grace_s: float = Field(default=5.0, ge=0, le=60)
 
 
 class Attach(_Model):
@@ -114,24 +114,24 @@ class Attach(_Model):
 class Display(_Model):
     # auto: our own Xvfb where it is installed, else $DISPLAY; always: our own Xvfb; never: $DISPLAY or fail
     xvfb: Literal["auto", "always", "never"] = "auto"
-    screen: str = Field("1024x768x24", pattern=r"^\d+x\d+x\d+$")
+    screen: str = Field(default="1024x768x24", pattern=r"^\d+x\d+x\d+$")
 
 
 class Crop(_Model):
-    left: int = Field(0, ge=0)
-    top: int = Field(0, ge=0)
-    right: int = Field(0, ge=0)
-    bottom: int = Field(0, ge=0)
+    left: int = Field(default=0, ge=0)
+    top: int = Field(default=0, ge=0)
+    right: int = Field(default=0, ge=0)
+    bottom: int = Field(default=0, ge=0)
 
 
 class Frames(_Model):
     window_title: str = Field(description="regex matched against window titles")
-    width: int = Field(640, ge=16, le=1920)    # the benchmark resolution frames are scaled to
-    height: int = Field(360, ge=16, le=1080)
+    width: int = Field(default=640, ge=16, le=1920)    # the benchmark resolution frames are scaled to
+    height: int = Field(default=360, ge=16, le=1080)
     crop: Crop = Crop()                         # pixels cut from the window's edges (title bars, borders)
-    fps: float = Field(30.0, gt=0, le=240)
+    fps: float = Field(default=30.0, gt=0, le=240)
     method: Literal["auto", "mss", "xgetimage", "windows-capture"] = "auto"
-    stall_timeout_s: float = Field(10.0, gt=0, le=600)  # no changed frame this long: the game is declared dead
+    stall_timeout_s: float = Field(default=10.0, gt=0, le=600)  # no changed frame this long: the game is declared dead
 
     @field_validator("window_title")
     @classmethod
@@ -151,7 +151,7 @@ class StickKeys(_Model):
     down: str = Field(pattern=KEY_NAME)
     left: str = Field(pattern=KEY_NAME)
     right: str = Field(pattern=KEY_NAME)
-    threshold: float = Field(0.5, gt=0, lt=1)  # deflection beyond which the key is held
+    threshold: float = Field(default=0.5, gt=0, lt=1)  # deflection beyond which the key is held
 
 
 class Mouse(_Model):
@@ -184,11 +184,11 @@ DEFAULT_PAD_BUTTONS = {Button.A: "A", Button.B: "B", Button.X: "X", Button.Y: "Y
 
 class Input(_Model):
     device: Literal["xtest", "uinput", "vgamepad", "pad"]  # pad: uinput on Linux, vgamepad on Windows
-    focus_settle_s: float = Field(0.6, ge=0, le=10)  # input right after focusing is swallowed (FACTS)
+    focus_settle_s: float = Field(default=0.6, ge=0, le=10)  # input right after focusing is swallowed (FACTS)
     keyboard: Keyboard | None = None
     mouse: Mouse | None = None
-    chat_key: str | None = Field(None, pattern=KEY_NAME)  # opens the game's chat, for `chat:` macro steps
-    turn_degrees_per_s: float | None = Field(None, gt=0)  # pads: camera speed at full right stick
+    chat_key: str | None = Field(default=None, pattern=KEY_NAME)  # opens the game's chat, for `chat:` macro steps
+    turn_degrees_per_s: float | None = Field(default=None, gt=0)  # pads: camera speed at full right stick
     # pads: PadState button -> the virtual pad's button (A B X Y LB RB LT RT START BACK DPAD_UP ...)
     pad_buttons: dict[Button, str] = {}
 
@@ -212,11 +212,11 @@ class MacroStep(_Model):
     """One step of a start-state macro: exactly one of pad, turn_degrees, key, chat, wait_s."""
 
     pad: dict[str, object] | None = None
-    seconds: float = Field(0.1, gt=0, le=60)
+    seconds: float = Field(default=0.1, gt=0, le=60)
     turn_degrees: float | None = None
-    key: str | None = Field(None, pattern=KEY_NAME)  # xtest: press and release one key (an X keysym name)
+    key: str | None = Field(default=None, pattern=KEY_NAME)  # xtest: press and release one key (an X keysym name)
     chat: str | None = None
-    wait_s: float | None = Field(None, gt=0, le=60)
+    wait_s: float | None = Field(default=None, gt=0, le=60)
 
     @model_validator(mode="after")
     def _one_kind(self) -> MacroStep:

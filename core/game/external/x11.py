@@ -21,7 +21,8 @@ class X11Unavailable(GameStartError):
     """No X server to talk to, or python-xlib is missing; the message says what to do."""
 
 
-def _xlib() -> Any:
+def xlib_modules() -> Any:
+    """(X, XK, display, error, xtest) from python-xlib, or X11Unavailable saying how to install it."""
     try:
         from Xlib import XK, X, display, error
         from Xlib.ext import xtest
@@ -47,7 +48,7 @@ def check_session(display_name: str | None) -> str:
 
 
 def open_display(name: str) -> Any:
-    _, _, display, _, _ = _xlib()
+    _, _, display, _, _ = xlib_modules()
     try:
         return display.Display(name)
     except Exception as exc:  # noqa: BLE001 - python-xlib raises several unrelated types here
@@ -107,7 +108,7 @@ def what_hides(display_name: str, window_id: int) -> str | None:
     """Why the screen does not show this window whole, or None when it does: it is unmapped or minimized,
     or named windows stacked above it overlap it (the screen's pixels there are theirs, and so are the
     captured frames). X's stacking order from query_tree is bottom to top."""
-    X, _, _, error, _ = _xlib()
+    X, _, _, error, _ = xlib_modules()
     display = open_display(display_name)
     try:
         window = display.create_resource_object("window", window_id)
@@ -119,7 +120,7 @@ def what_hides(display_name: str, window_id: int) -> str | None:
             stack = display.screen().root.query_tree().children
         except error.XError:
             return "the game's window is gone"
-        above = stack[[w.id for w in stack].index(top.id) + 1:] if top.id in [w.id for w in stack] else []
+        above: list[Any] = stack[[w.id for w in stack].index(top.id) + 1:] if top.id in [w.id for w in stack] else []
         for other in above:
             try:
                 if other.get_attributes().map_state != X.IsViewable:
@@ -148,7 +149,7 @@ def _first_named(display: Any, window: Any) -> Any:
 
 def find_windows(display: Any, title_pattern: str, pid: int | None = None) -> list[WindowInfo]:
     """Viewable windows whose title matches `title_pattern` (a regex); those of `pid` first when known."""
-    X, _, _, error, _ = _xlib()
+    X, _, _, error, _ = xlib_modules()
     pattern = re.compile(title_pattern)
     found: list[WindowInfo] = []
     stack = [display.screen().root]
@@ -179,7 +180,7 @@ class XTestDevice:
 
     def __init__(self, display_name: str) -> None:
         self.display_name = display_name
-        self._X, self._XK, _, _, self._xtest = _xlib()
+        self._X, self._XK, _, _, self._xtest = xlib_modules()
         self._display = open_display(display_name)
         self._lock = threading.Lock()
         if not self._display.has_extension("XTEST"):

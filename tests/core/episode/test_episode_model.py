@@ -70,8 +70,8 @@ def test_what_the_episode_holds_is_what_the_file_gives_back(tmp_path):
     assert loaded.step(1).decision is not None and loaded.step(1).decision.reflection == "r"
     assert loaded.metrics() == live_metrics
     assert [(s.start, s.end, s.ended_by) for s in loaded.metrics().deadlocks] == [(2, 5, "agent")]
-    assert [loaded.metrics_at(i)["consecutive"] for i in range(len(MOVES))] == [0, 1, 2, 3, 4, 0, 0]
-    assert loaded.metrics_at(6)["tokens"] == 6 * 110
+    assert [loaded.totals_at(i).consecutive_im for i in range(len(MOVES))] == [0, 1, 2, 3, 4, 0, 0]
+    assert loaded.totals_at(6).tokens == 6 * 110
     assert loaded.result == result
     with EpisodeReader(path) as reader:
         assert [int(reader.image("current", i)[0, 0, 0]) for i in range(len(MOVES))] == list(range(1, 8))
@@ -92,7 +92,7 @@ def test_views_hear_every_step_in_order_and_can_stop_listening():
     results: list[EpisodeResult] = []
     episode.subscribe(lambda event: results.append(event.result) if isinstance(event, ResultSet) else None)
     episode.set_result(EpisodeResult("t", True, 3, "success", success_step=3))
-    assert results and episode.marks()["success"] == [3] and episode.metrics_at(2)["success"]
+    assert results and episode.marks()["success"] == [3] and episode.succeeded_by(2) and not episode.succeeded_by(1)
 
 
 def test_closing_writes_every_queued_step_even_when_the_disk_is_slow(tmp_path):

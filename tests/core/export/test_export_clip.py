@@ -17,6 +17,7 @@ from PIL import Image
 
 import main
 from core.agents.actions import ActionSet
+from core.episode.synthetic import write_long_episode
 from core.evaluation.client import EvaluatorClient
 from core.evaluation.tasks import load_task
 from core.export import ExportCancelled, ExportError
@@ -30,7 +31,6 @@ from core.labels.model import AnnotatorLabels, DeadlockLabel
 from core.labels.store import save_labels
 from core.paths import TASKS_DIR
 from core.recording.reader import EpisodeReader
-from core.replay.synthetic import write_long_episode
 from core.session.interventions import InterventionPolicy
 from core.session.runner import RunOptions
 from tests.export_episodes import STUCK_REPLIES, record

@@ -39,8 +39,15 @@ from core.finder.backends import Backend, SessionProcess, resolve
 from core.finder.build import BuildOptions, BuildResult, SignatureBuilder
 from core.finder.position import FinderOptions, PositionFinder, PositionResult
 from core.game.pad import PadState
-from core.paths import PROFILES_DIR, PROJECT_ROOT, TASKS_DIR
-from tests.minetest_support import minetest_missing, read_truth, require_minetest_in_ci, settled_truth, truth_mod
+from core.paths import PROJECT_ROOT, TASKS_DIR
+from tests.minetest_support import (
+    as_sample,
+    minetest_missing,
+    read_truth,
+    require_minetest_in_ci,
+    settled_truth,
+    truth_mod,
+)
 
 require_minetest_in_ci()
 pytestmark = pytest.mark.skipif(minetest_missing(), reason="minetest and Xvfb are not installed (.ci/run does it)")
@@ -53,12 +60,6 @@ TRAIL_S = 0.6
 LEAD_S = 0.3
 SPAWN = (-192.0, 128.0, 4.6)  # the fixed-seed spawn point, as a sample (x, y on the ground, z up)
 TASK = TASKS_DIR / "minetest" / "mt01_lakeshore_navigation.yaml"
-
-
-def as_sample(values: tuple[float, ...] | list[float]) -> tuple[float, float, float]:
-    """A y-up triple in Minetest's units (nodes x 10) as a sample in nodes: ground plane (x, y), z up."""
-    x, height, z = values
-    return x / 10, z / 10, height / 10
 
 
 def run_main(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
@@ -220,73 +221,3 @@ def test_find_position_from_the_command_line_with_a_backend_file_and_a_typed_val
     assert math.dist(as_sample(best["values"])[:2], SPAWN[:2]) < 2.0  # one round of moves, each undone
     snapshot, typed = report["narrowing"][0], report["narrowing"][1]
     assert typed["step"] == "typed" and typed["candidates"] < 1000 < 1_000_000 < snapshot["candidates"]
-
-
-def test_the_memory_tab_finds_signs_verifies_and_tries_a_profile_on_minetest(qtbot, tmp_path, monkeypatch):
-    """Game -> Minetest, then the Memory tab: Find position automatically drives Minetest through its keys
-    and mouse, Make signature and Verify restart the live game for their fresh processes, and Try profile
-    runs an evaluator with a profile while the character walks."""
-    from studio import live_session
-    from studio.live_session import LiveSession
-    from studio.main_window import MainWindow
-
-    monkeypatch.delenv("DISPLAY", raising=False)
-    monkeypatch.setattr(live_session, "RECORDINGS_DIR", tmp_path)
-    window = MainWindow(LiveSession())
-    window.setProperty("quiet", True)
-    qtbot.addWidget(window)
-    window.show()
-    memory, panel = window.memory, window.memory.finder_panel
-    try:
-        window.choose_backend("minetest")
-        status = window.live.status
-        qtbot.waitUntil(lambda: "Connected" in status.full_text() or "Error" in status.full_text(), timeout=120_000)
-        assert "Connected" in window.live.status.full_text()
-        window.tabs.setCurrentWidget(memory)
-        qtbot.waitUntil(lambda: "Minetest" in memory.attached.text() or "minetest" in memory.attached.text(),
-                        timeout=5_000)
-        assert panel.chosen_units()[0] == pytest.approx(0.1)  # from the backend's own profile: nodes x 10
-        panel.find_button.click()
-        qtbot.waitUntil(lambda: (memory.found is not None and panel.find_button.isEnabled())
-                        or "find:" in panel.status.text(), timeout=180_000)
-        assert memory.found is not None, panel.status.text()
-        best = memory.found.candidates[0]
-        # The studio's own evaluator reads the player through the backend's shipped profile.
-        shipped = window.session.host.evaluator.sample_after(time.time())
-        assert math.dist(as_sample(best.values), (shipped.x, shipped.y, shipped.z)) <= AT_REST_NODES
-        # Make signature: from the live game, then restarts of it (the Live view follows each new process).
-        pid_before = window.session.host.world.pid
-        verified: list[object] = []
-        memory.finder.sig_verified.connect(verified.append)
-        assert panel.sign_button.isEnabled()
-        panel.sign_button.click()
-        assert not panel.sign_button.isEnabled() and panel.cancel_button.isEnabled()
-        qtbot.waitUntil(lambda: panel.find_button.isEnabled(), timeout=240_000)
-        assert memory.built is not None and memory.built.ok, panel.status.text()
-        assert panel.status.text().startswith("Signature: ") and "unexpected" not in panel.status.text()
-        assert window.session.host.world.pid != pid_before  # the signature's further processes were restarts
-        # Verify: on one more fresh process of the live game.
-        assert panel.verify_button.isEnabled()
-        pid_built = window.session.host.world.pid
-        panel.verify_button.click()
-        qtbot.waitUntil(lambda: panel.find_button.isEnabled(), timeout=120_000)
-        assert verified and verified[0].ok, panel.status.text()
-        assert panel.status.text().startswith("Verified on a fresh game process")
-        assert window.session.host.world.pid not in (pid_before, pid_built)
-        qtbot.waitUntil(lambda: f"pid {window.session.host.world.pid}" in memory.attached.text(), timeout=5_000)
-        # Try profile with the backend's shipped profile: a found signature can still break on a walk longer
-        # than the finder's own moves (a field cached per map block may sit in its window; see
-        # docs/finding-memory.md); the found profile's tracking is held to the log by the tests above.
-        memory.open_profile(PROFILES_DIR / "minetest.yaml")
-        assert panel.try_button.isEnabled()
-        walked: list[list[tuple[float, float]]] = []
-        memory.finder.sig_path.connect(walked.append)
-        panel.try_button.click()
-        assert not panel.find_button.isEnabled()
-        qtbot.waitUntil(lambda: panel.find_button.isEnabled(), timeout=150_000)  # done, or failed with a message
-        assert "followed the walk" in panel.status.text(), panel.status.text()
-        assert walked and panel.trajectory.points == len(walked[0]) >= 20
-        xs, ys = zip(*walked[0])
-        assert max(xs) - min(xs) > 1.0 and max(ys) - min(ys) > 1.0  # a square walk, in nodes
-    finally:
-        window.close()

@@ -194,7 +194,8 @@ def test_an_intervention_while_paused_runs_as_one_step_and_stays_paused(world, e
     agent = WatchingAgent(actions)
     runner = EpisodeRunner(world, evaluator, agent, actions, task, RunOptions(step_budget=6), tmp_path / "p.h5")
     steps, hints = runner.episode, []
-    runner.events.sig_intervention.connect(lambda item: hints.append(item) if item["kind"] == "text" else None)
+    runner.events.sig_intervention.connect(
+        lambda item: hints.append(item.to_json()) if item.intervention.kind == "text" else None)
     runner.pause()
     results = []
     thread = threading.Thread(target=lambda: results.append(runner.run()))

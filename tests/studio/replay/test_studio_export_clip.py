@@ -14,7 +14,7 @@ pytest.importorskip("pytestqt")
 from PIL import Image
 from PySide6.QtCore import QPoint, QSettings, Qt
 
-from core.replay.synthetic import write_long_episode
+from core.episode.synthetic import write_long_episode
 from studio.live_session import LiveSession
 from studio.main_window import MainWindow
 

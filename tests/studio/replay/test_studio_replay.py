@@ -18,8 +18,8 @@ from PySide6.QtCore import QMimeData, QPoint, QPointF, QSettings, Qt, QUrl
 from PySide6.QtGui import QDropEvent, QKeySequence
 from PySide6.QtWidgets import QApplication, QDialogButtonBox
 
+from core.episode.synthetic import write_long_episode
 from core.labels.store import read_labels
-from core.replay.synthetic import write_long_episode
 from studio.live_session import LiveSession
 from studio.main_window import MainWindow
 from studio.replay.keymap import load_keys, save_keys
@@ -282,7 +282,7 @@ def test_labels_of_a_folder_export_and_show_agreement(window, qtbot, episode_fil
     qtbot.addWidget(dialog)
     qtbot.waitUntil(lambda: dialog.compute.isEnabled(), timeout=20_000)
     assert dialog.first.currentText() == "alice" and dialog.second.currentText() == "automatic suggestion"
-    assert "Failure category: kappa" in dialog.result.text() and "Deadlock steps" in dialog.result.text()
+    assert "Failure category: kappa" in dialog.summary.text() and "Deadlock steps" in dialog.summary.text()
     dialog.show()
     with qtbot.waitSignal(dialog.finished, timeout=5_000):
         dialog.buttons.button(QDialogButtonBox.StandardButton.Close).click()  # no title bar needed to close it

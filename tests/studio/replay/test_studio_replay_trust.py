@@ -16,9 +16,9 @@ pytest.importorskip("pytestqt")
 from PySide6.QtCore import QSettings, Qt, QTimer
 from PySide6.QtWidgets import QApplication, QFileDialog, QInputDialog, QMessageBox
 
+from core.episode.synthetic import write_long_episode
 from core.labels.store import read_labels
 from core.recording.writer import EpisodeWriter
-from core.replay.synthetic import write_long_episode
 from studio.live_session import LiveSession
 from studio.main_window import MainWindow
 from studio.recording_bar import RecordingBar

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import random
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -26,7 +27,7 @@ def write_long_episode(path: Path, steps: int, frames: list[np.ndarray], seed: i
     between = np.full(frames[0].shape, 250, np.uint8)
     x = y = heading = 0.0
     stuck_left = 0
-    facts = []
+    facts: list[StepFacts] = []
     for index in range(steps):
         if stuck_left == 0 and rng.random() < 0.01:
             stuck_left = rng.randint(3, 12)  # walks into a wall for a while
@@ -34,7 +35,7 @@ def write_long_episode(path: Path, steps: int, frames: list[np.ndarray], seed: i
         stuck_left = max(0, stuck_left - 1)
         heading += rng.uniform(-0.3, 0.3)
         before = (x, y)
-        samples = []
+        samples: list[dict[str, Any]] = []
         for i in range(TICKS_PER_STEP):
             if moving:
                 x, y = x + math.cos(heading) * 0.05, y + math.sin(heading) * 0.05
@@ -45,13 +46,14 @@ def write_long_episode(path: Path, steps: int, frames: list[np.ndarray], seed: i
         said = "progressing" if moving else rng.choice(["stuck", "unsure"])
         fact = StepFacts("MoveForward", True, displacement, said)
         facts.append(fact)
-        intervention = {"step": index + 1, "source": "auto", "kind": "push_back", "params": {}} \
+        intervention: dict[str, Any] | None = {"step": index + 1, "source": "auto", "kind": "push_back", "params": {}} \
             if not moving and rng.random() < 0.1 else None
-        record = {"action": "MoveForward", "action_params": {}, "raw_reply": '{"action": "MoveForward"}',
-                  "thought": f"Step {index + 1}: heading on towards the goal.", "self_assessment": fact.self_assessment,
-                  "parse_error": "no JSON object found" if rng.random() < 0.005 else None,
-                  "macro": [], "usage": {"input_tokens": 900, "output_tokens": 60}, "intervention": intervention,
-                  "memory": "", "reflection": "", "movement": True}
+        record: dict[str, Any] = {
+            "action": "MoveForward", "action_params": {}, "raw_reply": '{"action": "MoveForward"}',
+            "thought": f"Step {index + 1}: heading on towards the goal.", "self_assessment": fact.self_assessment,
+            "parse_error": "no JSON object found" if rng.random() < 0.005 else None,
+            "macro": [], "usage": {"input_tokens": 900, "output_tokens": 60}, "intervention": intervention,
+            "memory": "", "reflection": "", "movement": True}
         numbers = {"step": index + 1, "time": float(index), "tick_before": index * TICKS_PER_STEP,
                    "tick_after": (index + 1) * TICKS_PER_STEP, "latency_s": 1.0, "displacement": displacement,
                    "ineffective": int(fact.ineffective), "source": "agent"}

@@ -1,1 +1,0 @@
-"""Replaying recorded episodes: Qt-free facts for the studio's replay view."""
