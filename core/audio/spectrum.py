@@ -21,7 +21,8 @@ class Spectra:
 
     def times(self) -> np.ndarray:
         """The centre of each frame, in seconds from the first sample."""
-        return (np.arange(self.power.shape[1]) * self.hop + self.window / 2) / self.rate
+        frames = np.arange(int(self.power.shape[1]), dtype=np.float64)
+        return (frames * self.hop + self.window / 2) / self.rate
 
     def band(self, low_hz: float, high_hz: float) -> np.ndarray:
         """Power summed over low_hz..high_hz: (channels, frames)."""

@@ -22,8 +22,8 @@ ROUNDS = 4
 def _in_process(world: BuiltinWorld, pads: Sequence[PadState]) -> tuple[float, float, float]:
     """The world's own wall and CPU time for the steps, and the CPU time it spent making sound."""
     world.reset("south_gate")
-    header, _ = world._request({"op": "time_steps", "pads": [p.to_dict() for p in pads], "ticks": TICKS})
-    return float(header["seconds"]), float(header["cpu_seconds"]), float(header.get("synth_seconds", 0.0))
+    timing = world.time_steps_in_detail([p.to_dict() for p in pads], TICKS)
+    return timing.seconds, timing.cpu_seconds, timing.synth_seconds
 
 
 def bench_audio(args: argparse.Namespace, emit: Callable[..., None], world: BuiltinWorld,

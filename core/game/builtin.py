@@ -49,6 +49,14 @@ _REMOTE_ERRORS: dict[str, type[GameError]] = {
 }
 
 
+class StepTiming(NamedTuple):
+    """How long steps took inside the world: wall seconds, CPU seconds, and the CPU seconds spent on sound."""
+
+    seconds: float
+    cpu_seconds: float
+    synth_seconds: float
+
+
 class AudioClip(NamedTuple):
     """The sound of some ticks: samples per second and int16 PCM shaped (frames, channels)."""
 
@@ -110,7 +118,7 @@ class BuiltinWorld:
                    stderr_tail: deque[str]) -> BuiltinWorld:
         ipc.send_message(conn, {"op": "hello"})
         header, _ = ipc.receive_message(conn)
-        sound = header.get("audio") or {}
+        sound: dict[str, Any] = header.get("audio") or {}
         audio = AudioRing.attach(Path(sound["path"])) if sound.get("enabled") else None
         info = GameInfo(
             name=header["name"], pid=header["pid"], mode=header["mode"], tick_hz=header["tick_hz"],
@@ -303,8 +311,13 @@ class BuiltinWorld:
     def time_steps(self, pads: list[dict[str, Any]], ticks: int) -> float:
         """For benchmarks: hold each pad for `ticks` inside the world process, timing only its own work (no IPC
         per step); returns the seconds it took there. The world's state moves on as if each had been held."""
+        return self.time_steps_in_detail(pads, ticks).seconds
+
+    def time_steps_in_detail(self, pads: list[dict[str, Any]], ticks: int) -> StepTiming:
+        """time_steps, with the world's CPU time and the CPU time its sound took."""
         header, _ = self._request({"op": "time_steps", "pads": pads, "ticks": ticks})
-        return float(header["seconds"])
+        return StepTiming(float(header["seconds"]), float(header["cpu_seconds"]),
+                          float(header.get("synth_seconds", 0.0)))
 
     def _request(self, header: dict[str, Any],
                  payloads: list[bytes] | None = None) -> tuple[dict[str, Any], list[bytes]]:

@@ -24,10 +24,10 @@ class FootstepTimbre(_Model):
     """How one step on a surface sounds: a burst of band-limited noise, grainy or smooth, and a knock."""
 
     noise_band: tuple[float, float] = Field(description="Hz: the scuff's noise band")
-    grain: float = Field(0.3, ge=0, le=1, description="0 a smooth scuff, 1 many tiny crunches (grass, sand)")
-    knock_hz: float = Field(0.0, ge=0, le=4000, description="a hard surface's knock; 0 for none")
-    decay_ms: float = Field(70.0, gt=5, le=400)
-    gain: float = Field(0.7, ge=0, le=2)
+    grain: float = Field(default=0.3, ge=0, le=1, description="0 a smooth scuff, 1 many tiny crunches (grass, sand)")
+    knock_hz: float = Field(default=0.0, ge=0, le=4000, description="a hard surface's knock; 0 for none")
+    decay_ms: float = Field(default=70.0, gt=5, le=400)
+    gain: float = Field(default=0.7, ge=0, le=2)
 
     @model_validator(mode="after")
     def _band_order(self) -> FootstepTimbre:
@@ -48,27 +48,30 @@ DEFAULT_TIMBRES: dict[str, FootstepTimbre] = {
 
 
 class FootstepSpec(_Model):
-    stride_m: float = Field(1.1, gt=0.2, le=3, description="metres walked per footfall")
-    gain: float = Field(1.0, ge=0, le=4)
+    stride_m: float = Field(default=1.1, gt=0.2, le=3, description="metres walked per footfall")
+    gain: float = Field(default=1.0, ge=0, le=4)
     surfaces: dict[Surface, FootstepTimbre] = {}  # overrides DEFAULT_TIMBRES, surface by surface
 
     def timbre(self, surface: str) -> FootstepTimbre:
-        return self.surfaces.get(surface, DEFAULT_TIMBRES[surface])  # type: ignore[call-overload]
+        for name, timbre in self.surfaces.items():
+            if name == surface:
+                return timbre
+        return DEFAULT_TIMBRES[surface]
 
 
 class Level(_Model):
-    gain: float = Field(1.0, ge=0, le=4)
+    gain: float = Field(default=1.0, ge=0, le=4)
 
 
 class Voice(_Model):
     """An NPC's voice; by default derived from its figure (taller: lower), written here to override."""
 
-    pitch_hz: float | None = Field(None, ge=60, le=500)
-    formant_scale: float | None = Field(None, ge=0.6, le=1.6, description=">1: a smaller vocal tract, brighter")
+    pitch_hz: float | None = Field(default=None, ge=60, le=500)
+    formant_scale: float | None = Field(default=None, ge=0.6, le=1.6, description=">1: a smaller vocal tract, brighter")
 
 
 class Voices(_Model):
-    gain: float = Field(1.0, ge=0, le=4)
+    gain: float = Field(default=1.0, ge=0, le=4)
     npcs: dict[str, Voice] = {}
 
 
@@ -77,12 +80,12 @@ class _Placed(_Model):
 
     id: str
     pos: Vec2 | None = None
-    points: list[Vec2] | None = Field(None, min_length=2)
+    points: list[Vec2] | None = Field(default=None, min_length=2)
     area: tuple[float, float, float, float] | None = None
     follows: Literal["stream", "sea"] | None = None
-    height: float = Field(1.0, ge=0, le=100, description="metres above the ground")
-    gain: float = Field(1.0, ge=0, le=4)
-    reference_m: float = Field(5.0, gt=0, le=200, description="full level within this distance")
+    height: float = Field(default=1.0, ge=0, le=100, description="metres above the ground")
+    gain: float = Field(default=1.0, ge=0, le=4)
+    reference_m: float = Field(default=5.0, gt=0, le=200, description="full level within this distance")
 
     @model_validator(mode="after")
     def _one_shape(self) -> _Placed:
@@ -100,20 +103,22 @@ class AmbientSource(_Placed):
 
 class BellSource(_Placed):
     kind: Literal["bell"]
-    period_s: float = Field(20.0, ge=2, le=3600, description="game seconds between the first strokes of two rings")
-    strikes: int = Field(2, ge=1, le=12)
-    interval_s: float = Field(1.6, gt=0.2, le=10, description="between strokes of one ring")
-    pitch_hz: float = Field(392.0, ge=150, le=2000, description="the strike note; its hum sounds an octave below")
+    period_s: float = Field(default=20.0, ge=2, le=3600,
+                            description="game seconds between the first strokes of two rings")
+    strikes: int = Field(default=2, ge=1, le=12)
+    interval_s: float = Field(default=1.6, gt=0.2, le=10, description="between strokes of one ring")
+    pitch_hz: float = Field(default=392.0, ge=150, le=2000,
+                            description="the strike note; its hum sounds an octave below")
 
 
 Source = Annotated[AmbientSource | BellSource, Field(discriminator="kind")]
 
 
 class SoundSpec(_Model):
-    seed: int = Field(0, ge=0, lt=2**63)
-    rate: int = Field(24000, ge=22050, le=48000, description="samples per second")
-    gain: float = Field(1.0, ge=0, le=4, description="the master level")
-    ring_seconds: float = Field(30.0, ge=2, le=600, description="how much recent sound the audio ring keeps")
+    seed: int = Field(default=0, ge=0, lt=2**63)
+    rate: int = Field(default=24000, ge=22050, le=48000, description="samples per second")
+    gain: float = Field(default=1.0, ge=0, le=4, description="the master level")
+    ring_seconds: float = Field(default=30.0, ge=2, le=600, description="how much recent sound the audio ring keeps")
     footsteps: FootstepSpec = FootstepSpec()
     bumps: Level = Level()
     cues: Level = Level()

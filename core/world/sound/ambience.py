@@ -19,9 +19,10 @@ def _scattered(rng: np.random.Generator, n: int, kinds: list[np.ndarray], count:
     """`count` copies of sounds drawn from `kinds`, at random times and levels (bubbles, droplets)."""
     out = np.zeros(n)
     longest = max(len(k) for k in kinds)
-    for start, kind, level in zip(rng.integers(0, n - longest, count), rng.integers(0, len(kinds), count),
-                                  rng.uniform(0.2, 1.0, count), strict=True):
-        dsp.add_at(out, int(start), level * kinds[kind])
+    starts, chosen, levels = rng.integers(0, n - longest, count), rng.integers(0, len(kinds), count), \
+        rng.uniform(0.2, 1.0, count)
+    for index in range(count):
+        dsp.add_at(out, int(starts[index]), float(levels[index]) * kinds[int(chosen[index])])
     return out
 
 

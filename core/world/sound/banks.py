@@ -41,12 +41,12 @@ def generator(seed: int, *names: object) -> np.random.Generator:
 @dataclass
 class Banks:
     rate: int
-    footsteps: dict[str, list[np.ndarray]] = field(default_factory=dict)
-    bumps: dict[str, list[np.ndarray]] = field(default_factory=dict)
-    voices: dict[str, list[np.ndarray]] = field(default_factory=dict)  # NPC id -> syllables
-    cues: dict[str, np.ndarray] = field(default_factory=dict)
-    loops: dict[str, np.ndarray] = field(default_factory=dict)  # ambient source id -> loop
-    strokes: dict[str, np.ndarray] = field(default_factory=dict)  # bell source id -> one stroke
+    footsteps: dict[str, list[np.ndarray]] = field(default_factory=dict[str, list[np.ndarray]])
+    bumps: dict[str, list[np.ndarray]] = field(default_factory=dict[str, list[np.ndarray]])
+    voices: dict[str, list[np.ndarray]] = field(default_factory=dict[str, list[np.ndarray]])  # NPC id -> syllables
+    cues: dict[str, np.ndarray] = field(default_factory=dict[str, np.ndarray])
+    loops: dict[str, np.ndarray] = field(default_factory=dict[str, np.ndarray])  # ambient source id -> loop
+    strokes: dict[str, np.ndarray] = field(default_factory=dict[str, np.ndarray])  # bell source id -> one stroke
 
 
 def build_banks(spec: WorldSpec) -> Banks:

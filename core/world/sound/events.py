@@ -76,4 +76,4 @@ SoundEvent = Footstep | Bump | Speech | Hush | Cue
 class TickSound:
     tick: int
     listener: Listener
-    events: list[SoundEvent] = field(default_factory=list)
+    events: list[SoundEvent] = field(default_factory=list[SoundEvent])

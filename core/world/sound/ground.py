@@ -40,7 +40,7 @@ class Ground:
             return "wood"
         row = min(max(round((y - self.origin[1]) / CELL_M), 0), self.grid.shape[0] - 1)
         col = min(max(round((x - self.origin[0]) / CELL_M), 0), self.grid.shape[1] - 1)
-        return SURFACES[self.grid[row, col]]
+        return SURFACES[int(self.grid[row, col])]
 
 
 def _box(xs: np.ndarray, ys: np.ndarray, points: np.ndarray, margin: float) -> tuple[slice, slice]:

@@ -16,9 +16,9 @@ import numpy as np
 from core.world.content import WorldSpec
 from core.world.sound import spatial
 from core.world.sound.banks import VARIANTS, Banks, stable_code
-from core.world.sound.events import Bump, Cue, Footstep, Hush, Listener, SoundEvent, Speech, TickSound
+from core.world.sound.events import Bump, Footstep, Hush, Listener, SoundEvent, Speech, TickSound
 from core.world.sound.voice import babble
-from core.world.sound_spec import AmbientSource, BellSource
+from core.world.sound_spec import AmbientSource
 
 PAD = 24  # zeros around every one-shot: more than the largest interaural delay in samples
 MAX_BLOCK_TICKS = 64
@@ -110,7 +110,7 @@ class Mixer:
                 loop = banks.loops[source.id]
                 self.beds.append(Bed(np.concatenate([loop] * (-(-block // len(loop)) + 1)), len(loop), shape,
                                      source.reference_m, float(np.abs(loop).max())))
-            elif isinstance(source, BellSource):
+            else:  # the bell
                 x, y = source.pos or (0.0, 0.0)
                 ticks = spec.tick_hz
                 self.bells.append(Bell(_padded(banks.strokes[source.id]), (x, y, shape.z), source.reference_m,
@@ -147,7 +147,7 @@ class Mixer:
                                            loudness=self.voice_peak))
             elif isinstance(event, Hush):
                 self._hush(at)
-            elif isinstance(event, Cue) and event.name in self.cues:
+            elif event.name in self.cues:  # a Cue
                 self.voices.append(Emitter(self.cues[event.name], at, event.place))
 
     def _hush(self, at: int) -> None:
@@ -190,7 +190,7 @@ class Mixer:
 
     def _strike_bells(self, n0: int, size: int) -> None:
         """Strokes that begin within the block join the voices, in the order of their start (as events do)."""
-        strokes = []
+        strokes: list[Emitter] = []
         for bell in self.bells:
             for ring in range(max(1, n0 // bell.period), (n0 + size) // bell.period + 1):
                 for strike in range(bell.strikes):

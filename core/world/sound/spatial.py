@@ -49,7 +49,8 @@ class Shape:
         x0, y0, x1, y1 = self.box
         return math.hypot(max(x0 - x, x - x1, 0.0), max(y0 - y, y - y1, 0.0))
 
-    def nearest(self, xs: np.ndarray, ys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def nearest(self, xs: np.ndarray, ys: np.ndarray) -> tuple[np.ndarray | float, np.ndarray | float]:
+        """The shape's nearest point to each (x, y): arrays like xs and ys, or a point's own two numbers."""
         if self.area is not None:
             x0, y0, x1, y1 = self.area
             return np.minimum(np.maximum(xs, x0), x1), np.minimum(np.maximum(ys, y0), y1)
