@@ -72,21 +72,32 @@ def record(world: BuiltinWorld, scene: Scene) -> np.ndarray:
 
 
 def picture(world: BuiltinWorld, rate: int) -> np.ndarray:
-    """The scenes side by side, each with its label above it and a gap between them (RGB uint8)."""
+    """The scenes side by side in two rows, each with its label above it, a frequency scale on the left."""
     import cv2
 
-    columns = []
+    tiles = []
     for scene in SCENES:
-        image = spectrogram_image(record(world, scene), rate, height=220)
+        image = spectrogram_image(record(world, scene), rate, height=200)
         strip = np.full((34, image.shape[1], 3), 255, np.uint8)
         for line, text in enumerate(_wrap(scene.label, max(8, image.shape[1] // 8))):
             cv2.putText(strip, text, (3, 13 + 14 * line), cv2.FONT_HERSHEY_SIMPLEX, 0.38, (20, 20, 20), 1,
                         cv2.LINE_AA)
-        columns += [np.vstack([strip, image]), np.full((254, 4, 3), 255, np.uint8)]
-    body = np.hstack(columns[:-1])
-    axis = np.full((254, 46, 3), 255, np.uint8)
+        tiles.append(np.vstack([strip, image]))
+    half = len(tiles) // 2
+    rows = [_row(tiles[:half]), _row(tiles[half:])]
+    width = max(row.shape[1] for row in rows)
+    rows = [np.pad(row, ((0, 8), (0, width - row.shape[1]), (0, 0)), constant_values=255) for row in rows]
+    return np.vstack(rows)
+
+
+def _row(tiles: list[np.ndarray]) -> np.ndarray:
+    import cv2
+
+    gap = np.full((tiles[0].shape[0], 4, 3), 255, np.uint8)
+    body = np.hstack([part for tile in tiles for part in (tile, gap)][:-1])
+    axis = np.full((body.shape[0], 46, 3), 255, np.uint8)
     for hz in (100, 300, 1000, 3000, 8000):
-        row = 34 + int((1 - np.log(hz / 40) / np.log(8000 / 40)) * 219)
+        row = 34 + int((1 - np.log(hz / 40) / np.log(8000 / 40)) * 199)
         cv2.putText(axis, f"{hz // 1000}k" if hz >= 1000 else str(hz), (4, row + 4), cv2.FONT_HERSHEY_SIMPLEX,
                     0.35, (20, 20, 20), 1, cv2.LINE_AA)
     return np.hstack([axis, body])
@@ -104,8 +115,6 @@ def _wrap(text: str, width: int) -> list[str]:
 
 
 def main(argv: list[str]) -> int:
-    import cv2
-
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent)
     args = parser.parse_args(argv)
@@ -116,7 +125,9 @@ def main(argv: list[str]) -> int:
         rate = world.audio_info.rate
         write_wav(args.out / "sounds" / "walk.wav", rate, record(world, WAV_SCENE))
         image = picture(world, rate)
-    cv2.imwrite(str(args.out / "images" / "sound_spectrogram.png"), cv2.cvtColor(image, cv2.COLOR_RGB2BGR))
+    from PIL import Image  # a 128-colour palette keeps the picture small (the colour ramp has few hues)
+
+    Image.fromarray(image).quantize(128).save(args.out / "images" / "sound_spectrogram.png", optimize=True)
     print(f"wrote {args.out / 'sounds' / 'walk.wav'} and {args.out / 'images' / 'sound_spectrogram.png'}")
     return 0
 

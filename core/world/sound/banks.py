@@ -21,7 +21,7 @@ from core.world.sound_spec import SURFACES, BellSource
 
 VARIANTS = 4  # footsteps and bumps of each kind, so that no two in a row are the same
 # Loudness of each ambient kind at its reference distance (RMS, full scale 1; gulls: peak, being mostly silence).
-LOOP_LEVEL = {"water": 0.03, "surf": 0.05, "fountain": 0.03, "gulls": 0.2, "chatter": 0.025}
+LOOP_LEVEL = {"water": 0.022, "surf": 0.05, "fountain": 0.03, "gulls": 0.2, "chatter": 0.025}
 FOOTSTEP_PEAK = 0.22
 BUMP_PEAK = 0.55
 VOICE_PEAK = 0.22
