@@ -41,6 +41,10 @@ class Emitter:
     # Whole-sample delays of the left and right ear, fixed when it starts: the time difference says where
     # it began; while it plays, the level difference follows the camera.
     delays: tuple[int, int] | None = None
+    # A brief sound of the character's own (a footfall, a bump, a cue) keeps the ears' gains it started with:
+    # over its fraction of a second they hardly change, and a fixed gain costs far less to mix.
+    brief: bool = False
+    gains: np.ndarray | None = None
 
     @property
     def end(self) -> int:
@@ -133,12 +137,12 @@ class Mixer:
                 code = stable_code(self.seed, event.tick, "footstep")
                 signal = self.footsteps[event.surface][code % VARIANTS] * np.float32(event.level)
                 self.voices.append(Emitter(signal, at + event.offset, (event.x, event.y, event.z),
-                                           loudness=event.level))
+                                           loudness=event.level, brief=True))
             elif isinstance(event, Bump):
                 code = stable_code(self.seed, event.tick, "bump")
                 signal = self.bumps[event.material][code % VARIANTS] * np.float32(event.level)
                 self.voices.append(Emitter(signal, at + event.offset, (event.x, event.y, event.z),
-                                           loudness=event.level))
+                                           loudness=event.level, brief=True))
             elif isinstance(event, Speech):
                 self._hush(at)
                 rng = np.random.default_rng([self.seed, event.tick, stable_code(event.speaker)])
@@ -148,7 +152,7 @@ class Mixer:
             elif isinstance(event, Hush):
                 self._hush(at)
             elif event.name in self.cues:  # a Cue
-                self.voices.append(Emitter(self.cues[event.name], at, event.place))
+                self.voices.append(Emitter(self.cues[event.name], at, event.place, brief=True))
 
     def _hush(self, at: int) -> None:
         """Cut speech short at sample `at` (nothing before it changes: it may have been heard already)."""
@@ -228,8 +232,14 @@ class Mixer:
             a, b, signal = sound.a, sound.b, sound.signal
             k0, k1 = a // spt, (b - 1) // spt + 1
             gain: np.ndarray
-            if sound.emitter is not None and sound.emitter.place is None:
+            emitter = sound.emitter
+            if emitter is not None and emitter.place is None:
                 gain = centre  # inside the head: both ears alike
+            elif emitter is not None and emitter.brief:
+                if emitter.gains is None:  # the gains at the end of the tick it starts in
+                    knot = min(max((emitter.start - n0) // spt + 1, 0), knots - 1)
+                    emitter.gains = gains[index, :, knot:knot + 1].copy()
+                gain = emitter.gains
             elif still[index]:
                 gain = end[index, :, :1]
             else:
