@@ -10,10 +10,11 @@ from typing import Annotated, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from core.yaml_file import Location
+
 Surface = Literal["grass", "asphalt", "cobble", "dirt", "sand", "wood"]
 SURFACES: tuple[str, ...] = get_args(Surface)
 Vec2 = tuple[float, float]
-Location = tuple[str | int, ...]
 
 
 class _Model(BaseModel):
