@@ -61,8 +61,6 @@ class SoundRig:
             if (index + 1) % block == 0 or index == ticks - 1:
                 self.engine.flush()
                 self.engine.wait()
-                first = self.engine.ring.ticks_held()
-                assert first is not None
                 tick = self.simulation.state.tick
                 heard.append(self.reader.read(tick - (index % block), tick))
         return np.concatenate(heard)
