@@ -15,6 +15,16 @@ import yaml
 from pydantic import ValidationError
 
 MAX_PROBLEMS = 16
+Location = tuple[str | int, ...]
+
+
+class LocatedProblems(ValueError):
+    """Raised by a whole-file check (a model validator) with each problem's own field, so that it is reported
+    at that field's line rather than at the model's."""
+
+    def __init__(self, found: Sequence[tuple[Location, str]]) -> None:
+        super().__init__("; ".join(f"{'.'.join(str(p) for p in loc)}: {msg}" for loc, msg in found))
+        self.problems = list(found)
 
 
 def parse_yaml(text: str, path: Path | str) -> tuple[Any, yaml.Node | None]:
@@ -63,8 +73,10 @@ def line_of(node: yaml.Node | None, location: Sequence[Any]) -> int | None:
 
 
 def field_name(location: Sequence[Any]) -> str:
-    """A pydantic location as the file's own dotted path (union members' capitalised names left out)."""
-    return ".".join(str(part) for part in location if not str(part)[:1].isupper()) or "(top level)"
+    """A pydantic location as the file's own dotted path (union members' capitalised names and the `[key]` of a
+    mapping's key left out)."""
+    parts = [str(part) for part in location if not str(part)[:1].isupper() and part != "[key]"]
+    return ".".join(parts) or "(top level)"
 
 
 def problems(path: Path | str, root: yaml.Node | None, exc: ValidationError,
@@ -72,14 +84,25 @@ def problems(path: Path | str, root: yaml.Node | None, exc: ValidationError,
     """(line, field, message) of each validation error, the same message on the same line told once."""
     found: list[tuple[int | None, str, str]] = []
     seen: set[tuple[int | None, str]] = set()
-    for error in exc.errors():
-        location = tuple(error["loc"])
-        line, message = line_of(root, location), str(error["msg"])
+    for location, message in _located(exc):
+        line = line_of(root, location)
         if (line, message) in seen:
             continue
         seen.add((line, message))
         found.append((line, field_name(location), message))
     return found[:limit]
+
+
+def _located(exc: ValidationError) -> list[tuple[tuple[Any, ...], str]]:
+    """Pydantic's errors, a LocatedProblems unpacked into the fields it is about."""
+    found: list[tuple[tuple[Any, ...], str]] = []
+    for error in exc.errors():
+        cause = error.get("ctx", {}).get("error")
+        if isinstance(cause, LocatedProblems):
+            found.extend(((*error["loc"], *location), message) for location, message in cause.problems)
+        else:
+            found.append((tuple(error["loc"]), str(error["msg"])))
+    return found
 
 
 def explain(path: Path | str, root: yaml.Node | None, exc: ValidationError, what: str) -> str:

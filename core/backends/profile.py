@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from core.game.external.spec import ExternalSpec
 from core.game.motion import MotionCalibration
@@ -33,6 +33,13 @@ class BuiltinSpec(_Model):
     world: str = "../worlds/town/world.yaml"
     renderer: Literal["auto", "software", "hardware"] = "software"
     mode: Literal["lockstep", "realtime"] = "lockstep"
+    audio: Literal["on", "off"] = "on"  # off: a silent world (no synthesis, no audio ring)
+
+    @field_validator("audio", mode="before")
+    @classmethod
+    def _yaml_switch(cls, value: object) -> object:
+        """YAML reads a bare on/off as a boolean; both spellings mean the same here."""
+        return {True: "on", False: "off"}.get(value, value) if isinstance(value, bool) else value
 
 
 class SideViews(_Model):

@@ -58,7 +58,8 @@ class BackendSession:
 
             spec = backend.builtin_spec
             game = BuiltinWorld.launch(world=backend.resolve(spec.world), renderer=spec.renderer,
-                                       mode=mode or spec.mode, width=width or 640, height=height or 360)
+                                       mode=mode or spec.mode, width=width or 640, height=height or 360,
+                                       audio=spec.audio)
         else:
             from core.game.external.game import ExternalGame
 

@@ -104,6 +104,10 @@ def bench_world(args: argparse.Namespace) -> None:
             world.reset("south_gate")
             inside += world.time_steps([p.to_dict() for p in pads], 15)
         rss = _peak_rss_mb(world.pid)
+        if world.audio_info is not None:
+            from core.cli.bench_audio import bench_audio
+
+            bench_audio(args, emit, world, pads)
     per_step, in_process_step = through / (4 * len(pads)), inside / (4 * len(pads))
     emit(args, "lockstep_steps_per_s", 1.0 / per_step, "steps/s", 1.0 / in_process_step,
           "in_process_steps_per_s")

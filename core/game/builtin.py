@@ -17,11 +17,12 @@ from collections import deque
 from collections.abc import Mapping, Sequence
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NamedTuple, NoReturn
 
 import numpy as np
 
 from core.game import child, ipc
+from core.game.audio_ring import AudioFormat, AudioRing
 from core.game.connection import Capability, GameInfo, StepResult
 from core.game.errors import (
     GameDiedError,
@@ -48,13 +49,30 @@ _REMOTE_ERRORS: dict[str, type[GameError]] = {
 }
 
 
+class StepTiming(NamedTuple):
+    """How long steps took inside the world: wall seconds, CPU seconds, and the CPU seconds spent on sound."""
+
+    seconds: float
+    cpu_seconds: float
+    synth_seconds: float
+
+
+class AudioClip(NamedTuple):
+    """The sound of some ticks: samples per second and int16 PCM shaped (frames, channels)."""
+
+    rate: int
+    samples: np.ndarray
+
+
 class BuiltinWorld:
     """A live connection to the built-in world (implements GameConnection)."""
 
     def __init__(self, conn: Connection, info: GameInfo, ring: FrameRing,
                  process: subprocess.Popen[bytes] | None, runtime_dir: Path | None,
-                 stderr_tail: deque[str], camera: dict[str, float] | None = None) -> None:
+                 stderr_tail: deque[str], camera: dict[str, float] | None = None,
+                 audio: AudioRing | None = None) -> None:
         self._camera = camera or {}
+        self._audio = audio
         self._conn = conn
         self._info = info
         self._ring = ring
@@ -67,12 +85,15 @@ class BuiltinWorld:
     # -- starting and attaching -----------------------------------------------------------
     @classmethod
     def launch(cls, world: Path = DEFAULT_WORLD, width: int = 640, height: int = 360, mode: str = "lockstep",
-               renderer: str = "auto", start_timeout: float = START_TIMEOUT_S) -> BuiltinWorld:
-        """Start a world process owned by this one; it exits if this process dies."""
+               renderer: str = "auto", start_timeout: float = START_TIMEOUT_S, audio: str = "on") -> BuiltinWorld:
+        """Start a world process owned by this one; it exits if this process dies. audio="off": a silent world
+        (no synthesis, no audio ring)."""
         check_resolution(width, height)
+        if audio not in ("on", "off"):
+            raise GameStartError(f"audio must be 'on' or 'off', got {audio!r}")
         stderr_tail: deque[str] = deque(maxlen=40)
         args = ["--world", str(world), "--width", str(width), "--height", str(height), "--mode", mode,
-                "--renderer", renderer]
+                "--renderer", renderer, "--audio", audio]
         conn, process, runtime_dir = child.spawn_and_connect("core.world", args, start_timeout,
                                                              stderr_tail, "world")
         return cls._handshake(conn, process, runtime_dir, stderr_tail)
@@ -97,13 +118,16 @@ class BuiltinWorld:
                    stderr_tail: deque[str]) -> BuiltinWorld:
         ipc.send_message(conn, {"op": "hello"})
         header, _ = ipc.receive_message(conn)
+        sound: dict[str, Any] = header.get("audio") or {}
+        audio = AudioRing.attach(Path(sound["path"])) if sound.get("enabled") else None
         info = GameInfo(
             name=header["name"], pid=header["pid"], mode=header["mode"], tick_hz=header["tick_hz"],
             width=header["width"], height=header["height"], start_states=tuple(header["start_states"]),
             capabilities=frozenset(Capability(c) for c in header["capabilities"] if c in KNOWN_CAPABILITIES),
+            audio=audio.format if audio is not None else None,
         )
         ring = FrameRing.attach(Path(header["frames_path"]))
-        return cls(conn, info, ring, process, runtime_dir, stderr_tail, header.get("camera"))
+        return cls(conn, info, ring, process, runtime_dir, stderr_tail, header.get("camera"), audio)
 
     @property
     def launched_here(self) -> bool:
@@ -133,6 +157,22 @@ class BuiltinWorld:
         if view is None:
             raise GameError("the world has not published a frame yet")
         return view
+
+    @property
+    def audio_info(self) -> AudioFormat | None:
+        """The sound's format (rate, channels, samples per tick), or None when the world runs with sound off."""
+        return self._info.audio
+
+    def audio_ticks(self, first_tick: int, last_tick: int) -> AudioClip:
+        """The exact PCM the world played during ticks first_tick..last_tick (inclusive): a step that went from
+        tick t0 to t1 (its StepResult.tick) played ticks t0 + 1..t1. Ticks count from the last reset or restore.
+        The ring keeps the last few seconds (AudioFormat and docs/audio-ring.md), so read right after the step;
+        ticks no longer (or not yet) there raise AudioUnavailableError."""
+        if self._audio is None:
+            raise UnsupportedCapabilityError("this world runs with sound off (launched with audio='off' or "
+                                             "`python main.py world --audio off`): it has no audio to read")
+        self._check_alive()
+        return AudioClip(self._audio.format.rate, self._audio.read(int(first_tick), int(last_tick)))
 
     def hold(self, pad: PadState, seconds: float) -> StepResult:
         return self.hold_ticks(pad, self.ticks_for(seconds))
@@ -227,6 +267,8 @@ class BuiltinWorld:
                 pass  # already gone: nothing to shut down
         self._conn.close()
         self._ring.close()
+        if self._audio is not None:
+            self._audio.close()
         if self._process is not None:
             child.stop(self._process)
         if self._runtime_dir is not None:
@@ -269,8 +311,13 @@ class BuiltinWorld:
     def time_steps(self, pads: list[dict[str, Any]], ticks: int) -> float:
         """For benchmarks: hold each pad for `ticks` inside the world process, timing only its own work (no IPC
         per step); returns the seconds it took there. The world's state moves on as if each had been held."""
+        return self.time_steps_in_detail(pads, ticks).seconds
+
+    def time_steps_in_detail(self, pads: list[dict[str, Any]], ticks: int) -> StepTiming:
+        """time_steps, with the world's CPU time and the CPU time its sound took."""
         header, _ = self._request({"op": "time_steps", "pads": pads, "ticks": ticks})
-        return float(header["seconds"])
+        return StepTiming(float(header["seconds"]), float(header["cpu_seconds"]),
+                          float(header.get("synth_seconds", 0.0)))
 
     def _request(self, header: dict[str, Any],
                  payloads: list[bytes] | None = None) -> tuple[dict[str, Any], list[bytes]]:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Protocol, runtime_checkable
 
+from core.game.audio_ring import AudioFormat
 from core.game.frames import Frame
 from core.game.pad import Button, PadState
 
@@ -27,6 +28,7 @@ class Capability(str, Enum):
     MAP_OUTLINE = "map_outline"    # footprints for the studio's map backdrop (never shown to agents)
     TURN_CAMERA = "turn_camera"    # turn_camera(degrees): side views by turning the camera, costing game time
     STATE_TICK = "state_tick"      # StepResult and frame ticks are the tick the evaluator reads from memory
+    AUDIO = "audio"                # the game's sound, per tick: audio_ticks() (docs/audio-ring.md)
 
 
 @dataclass(frozen=True)
@@ -47,6 +49,7 @@ class GameInfo:
     height: int
     start_states: tuple[str, ...]
     capabilities: frozenset[Capability]
+    audio: AudioFormat | None = None  # the sound's format, or None: the game is silent (or sound is off)
 
 
 @runtime_checkable

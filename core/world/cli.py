@@ -2,6 +2,7 @@
 
     python -m core.world                              # the built-in world, lockstep; prints a connection file
     python -m core.world --mode realtime --renderer software --width 1280 --height 720
+    python -m core.world --audio off                  # no sound (no audio ring, no synthesis)
 
 The harness launches it the same way (core/game/builtin.py), adding --runtime-dir and --owner-pid. The parser
 lives here, inside the world package, so that only the world process ever imports core.world (an import-linter
@@ -28,6 +29,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="lockstep: time moves only on request (benchmarks); realtime: 30 ticks/s (humans)")
     parser.add_argument("--renderer", choices=["auto", "software", "hardware"], default="auto",
                         help="software = Panda3D tinydisplay; hardware = OpenGL; auto = OpenGL only if a GPU is found")
+    parser.add_argument("--audio", choices=["on", "off"], default="on",
+                        help="on: the world's sound goes to an audio ring beside the frames (docs/audio-ring.md)")
     parser.add_argument("--runtime-dir", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--owner-pid", type=int, help=argparse.SUPPRESS)
     return parser
@@ -45,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     from core.world.server import run as serve
 
     return serve(spec, runtime_dir=args.runtime_dir, owner_pid=args.owner_pid, width=args.width,
-                 height=args.height, mode=args.mode, renderer=args.renderer)
+                 height=args.height, mode=args.mode, renderer=args.renderer, audio=args.audio == "on")
 
 
 def main(argv: list[str]) -> int:

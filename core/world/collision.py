@@ -30,6 +30,7 @@ class Obstacle:
     radius: float = 0.0
     kind: Literal["solid", "water"] = "solid"
     open_flag: int | None = None  # bit index; the obstacle vanishes once that flag is set
+    material: str = "stone"  # what a bump against it sounds of (core/world/sound/banks_bumps.py)
 
     @property
     def is_circle(self) -> bool:
@@ -73,6 +74,18 @@ class Obstacle:
         return px * c - py * s, px * s + py * c
 
 
+@dataclass(frozen=True)
+class Slide:
+    """Where a move ended, and how hard the obstacles pushed back: the sum of every push-out on the way
+    (it points away from what was hit) and the material of the one that pushed hardest."""
+
+    x: float
+    y: float
+    push_x: float = 0.0
+    push_y: float = 0.0
+    material: str = ""
+
+
 class CollisionWorld:
     def __init__(self, obstacles: Iterable[Obstacle]) -> None:
         self.obstacles = list(obstacles)
@@ -101,7 +114,23 @@ class CollisionWorld:
         on_deck: Callable[[float, float], bool],
     ) -> tuple[float, float]:
         """Move a circle by (dx, dy), sliding along whatever it hits."""
+        slide = self.slide(x, y, dx, dy, radius, flags, on_deck)
+        return slide.x, slide.y
+
+    def slide(
+        self,
+        x: float,
+        y: float,
+        dx: float,
+        dy: float,
+        radius: float,
+        flags: int,
+        on_deck: Callable[[float, float], bool],
+    ) -> Slide:
+        """`move`, also telling how hard and against what the character pressed (for the bump it hears)."""
         steps = max(1, math.ceil(math.hypot(dx, dy) / (radius * 0.5)))
+        push_x = push_y = strongest = 0.0
+        material = ""
         for _ in range(steps):
             x += dx / steps
             y += dy / steps
@@ -118,7 +147,12 @@ class CollisionWorld:
                     if push is not None:
                         x += push[0]
                         y += push[1]
+                        push_x += push[0]
+                        push_y += push[1]
+                        size = abs(push[0]) + abs(push[1])
+                        if size > strongest:
+                            strongest, material = size, obstacle.material
                         moved = True
                 if not moved:
                     break
-        return x, y
+        return Slide(x, y, push_x, push_y, material)

@@ -12,7 +12,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from core.yaml_file import explain, read_yaml
+from core.world.sound_spec import SoundSpec, sound_problems
+from core.yaml_file import LocatedProblems, Location, explain, read_yaml
 
 WORLD_FORMAT_VERSION = 1
 MAX_FLAGS = 64
@@ -284,6 +285,7 @@ class WorldSpec(_Model):
     dialogues: dict[str, list[DialogueVariant]]
     flags: list[str] = Field(max_length=MAX_FLAGS)
     start_states: dict[str, StartState] = Field(min_length=1)
+    sound: SoundSpec = SoundSpec()
 
     @field_validator("flags")
     @classmethod
@@ -294,31 +296,42 @@ class WorldSpec(_Model):
 
     @model_validator(mode="after")
     def _references_resolve(self) -> WorldSpec:
+        """Whole-file checks, each problem with the field it is about (so it is reported at its line)."""
         known_flags = set(self.flags)
-        problems: list[str] = []
+        problems: list[tuple[Location, str]] = []
         for name, variants in self.dialogues.items():
             for i, variant in enumerate(variants):
                 for flag in [*variant.requires, *variant.requires_not, *variant.set_flags, *variant.clear_flags]:
                     if flag not in known_flags:
-                        problems.append(f"dialogue {name!r} variant {i} names unknown flag {flag!r}")
-        for holder in [*self.npcs, *self.interactables]:
-            if holder.dialogue not in self.dialogues:
-                problems.append(f"{holder.id!r} uses unknown dialogue {holder.dialogue!r}")
-        for item in self.interactables:
+                        problems.append((("dialogues", name, i), f"dialogue {name!r} variant {i} names unknown "
+                                                                 f"flag {flag!r}"))
+        holders: list[tuple[str, list[Npc] | list[Interactable]]] = [("npcs", self.npcs),
+                                                                     ("interactables", self.interactables)]
+        for group, members in holders:
+            for i, holder in enumerate(members):
+                if holder.dialogue not in self.dialogues:
+                    problems.append(((group, i, "dialogue"), f"{holder.id!r} uses unknown dialogue "
+                                                             f"{holder.dialogue!r}"))
+        for i, item in enumerate(self.interactables):
             if item.state_flag is not None and item.state_flag not in known_flags:
-                problems.append(f"interactable {item.id!r} names unknown state_flag {item.state_flag!r}")
-        for keeper in self.gatekeepers:
+                problems.append((("interactables", i, "state_flag"), f"interactable {item.id!r} names unknown "
+                                                                     f"state_flag {item.state_flag!r}"))
+        for i, keeper in enumerate(self.gatekeepers):
             if keeper.open_flag not in known_flags:
-                problems.append(f"gatekeeper {keeper.id!r} names unknown open_flag {keeper.open_flag!r}")
+                problems.append((("gatekeepers", i, "open_flag"), f"gatekeeper {keeper.id!r} names unknown "
+                                                                  f"open_flag {keeper.open_flag!r}"))
         for name, start in self.start_states.items():
             unknown = [f for f in start.flags if f not in known_flags]
-            problems.extend(f"start state {name!r} names unknown flag {f!r}" for f in unknown)
+            problems.extend((("start_states", name, "flags"), f"start state {name!r} names unknown flag {f!r}")
+                            for f in unknown)
         ids = [b.id for b in self.buildings] + [n.id for n in self.npcs] + [i.id for i in self.interactables]
         duplicates = sorted({i for i in ids if ids.count(i) > 1})
         if duplicates:
-            problems.append(f"duplicate ids: {duplicates}")
+            problems.append(((), f"duplicate ids: {duplicates}"))
+        problems += sound_problems(self.sound, self.bounds, self.tick_hz, [n.id for n in self.npcs],
+                                   self.stream is not None, self.sea is not None)
         if problems:
-            raise ValueError("; ".join(problems))
+            raise LocatedProblems(problems)
         return self
 
 

@@ -1,4 +1,4 @@
-"""The world as one object: rules, ground-truth block, renderer and frame ring, tick by tick."""
+"""The world as one object: rules, ground-truth block, renderer, frame ring and sound, tick by tick."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from core.world.panda_setup import RendererChoice
 from core.world.renderer import Renderer
 from core.world.scene import SceneBuilder
 from core.world.simulation import GameState, Simulation
+from core.world.sound.engine import SoundEngine
 from core.world.state_block import StateBlock
 
 
@@ -34,13 +35,16 @@ START_PUSH_OUT_M = 0.25
 
 class World:
     def __init__(self, spec: WorldSpec, frames_path: Path, width: int, height: int,
-                 renderer: RendererChoice = "software") -> None:
+                 renderer: RendererChoice = "software", audio: bool = True) -> None:
         self.spec = spec
         layout = build_layout(spec)
         self.simulation = Simulation(spec, layout.terrain, layout.collision, layout.speakers)
         self.block = StateBlock(spec.map_id)
         self.renderer = Renderer(spec, layout, SceneBuilder(spec, layout).build(), width, height, renderer)
         self.ring = FrameRing.create(frames_path, width, height)
+        # The sound (audio ring beside the frame ring), or None with `--audio off`.
+        self.sound = SoundEngine(spec, self.simulation, layout.terrain, frames_path.parent / "audio.bin") \
+            if audio else None
         self.frame_no = 0
         self.reset(next(iter(spec.start_states)))
 
@@ -59,6 +63,8 @@ class World:
             state = self._inline_start(start)
         self.simulation.state = state
         self.block.update(self.simulation.state)
+        if self.sound is not None:
+            self.sound.restart()
         return self.publish()
 
     def _inline_start(self, start: StartState) -> GameState:
@@ -86,6 +92,8 @@ class World:
     def restore(self, state: GameState) -> int:
         self.simulation.state = state
         self.block.update(state)
+        if self.sound is not None:
+            self.sound.restart()
         return self.publish()
 
     def relocate_state(self) -> int:
@@ -99,6 +107,8 @@ class World:
     def tick(self, pad: PadState) -> None:
         self.simulation.step(pad)
         self.block.update(self.simulation.state)
+        if self.sound is not None:
+            self.sound.observe()
 
     def advance(self, pad: PadState, ticks: int) -> int:
         """Lockstep: `ticks` ticks with `pad` held, then one published frame."""
@@ -119,9 +129,16 @@ class World:
         return frame
 
     def publish(self) -> int:
-        self.frame_no = self.ring.write(self.compose(), self.simulation.state.tick)
+        if self.sound is not None:
+            self.sound.flush()  # mixed while the frame renders
+        frame = self.compose()
+        if self.sound is not None:
+            self.sound.wait()  # a frame's ticks are all in the audio ring by the time it is shown
+        self.frame_no = self.ring.write(frame, self.simulation.state.tick)
         return self.frame_no
 
     def close(self) -> None:
+        if self.sound is not None:
+            self.sound.close()
         self.ring.close()
         self.renderer.close()

@@ -6,6 +6,7 @@ character is exactly what the camera shows (except invisible walls, on purpose).
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 import random
@@ -27,6 +28,12 @@ _INTERACTABLE_RADIUS = {"item": 0.3, "door": 0.6, "sign": 0.5, "lever": 0.3, "ma
 _VERBS = {"item": "Pick up", "door": "Open", "sign": "Read", "lever": "Pull", "mailbox": "Check",
           "switch": "Turn", "chest": "Open"}
 _INTERACTABLE_BLOCKS = {"sign", "lever", "mailbox", "switch", "chest"}
+# What a bump against each kind of obstacle sounds of (core/world/sound/banks_bumps.py); anything else is stone.
+_MATERIALS = {"fence": "wood", "hedge": "foliage", "invisible_wall": "invisible", "railing": "metal",
+              "world_edge": "invisible", "bench": "wood", "lamp": "metal", "tree": "wood", "pine": "wood",
+              "crate": "wood", "cone": "wood", "barrel": "wood", "flowerbed": "foliage", "crane": "metal",
+              "bridge_railing": "wood", "sign": "wood", "lever": "metal", "mailbox": "metal", "switch": "metal",
+              "chest": "wood", "npc": "person", "gatekeeper": "wood"}
 NPC_RADIUS = 0.35
 
 
@@ -69,8 +76,9 @@ def _scatter(spec: WorldSpec, scatter: Scatter) -> list[Prop]:
 
 
 def _rect(name: str, cx: float, cy: float, hx: float, hy: float, angle: float,
-          kind: Literal["solid", "water"] = "solid", open_flag: int | None = None) -> Obstacle:
-    return Obstacle(name=name, cx=cx, cy=cy, half_x=hx, half_y=hy, angle_deg=angle, kind=kind, open_flag=open_flag)
+          kind: Literal["solid", "water"] = "solid", open_flag: int | None = None, material: str = "stone") -> Obstacle:
+    return Obstacle(name=name, cx=cx, cy=cy, half_x=hx, half_y=hy, angle_deg=angle, kind=kind, open_flag=open_flag,
+                    material=material)
 
 
 def _segment_obstacles(name: str, points: list[tuple[float, float]], thickness: float,
@@ -109,12 +117,22 @@ def _structure_obstacles(structure: object) -> list[Obstacle]:
         cx, cy, half_length, _, angle = segment_rect(structure.start, structure.end, structure.width)
         nx, ny = -math.sin(math.radians(angle)), math.cos(math.radians(angle))
         rails = [_rect("railing", cx + nx * side * structure.width / 2, cy + ny * side * structure.width / 2,
-                       half_length, 0.08, angle) for side in (-1, 1)]
+                       half_length, 0.08, angle, material=_MATERIALS["bridge_railing"]) for side in (-1, 1)]
         if isinstance(structure, Pier):
             ex, ey = structure.end
-            rails.append(_rect("railing", ex, ey, 0.08, structure.width / 2, angle))
+            rails.append(_rect("railing", ex, ey, 0.08, structure.width / 2, angle,
+                               material=_MATERIALS["bridge_railing"]))
         return rails
     raise TypeError(f"unknown structure {structure!r}")
+
+
+def _with_material(obstacle: Obstacle, gatekeepers: set[str]) -> Obstacle:
+    if obstacle.material != "stone":  # set where it was made
+        return obstacle
+    if obstacle.kind == "water":
+        return dataclasses.replace(obstacle, material="water")
+    name = "gatekeeper" if obstacle.name in gatekeepers else obstacle.name
+    return dataclasses.replace(obstacle, material=_MATERIALS.get(name, "stone"))
 
 
 def build_layout(spec: WorldSpec) -> Layout:
@@ -156,10 +174,11 @@ def build_layout(spec: WorldSpec) -> Layout:
         _rect("world_edge", x0 - 1.0, cy, 1.0, hy + 2, 0.0), _rect("world_edge", x1 + 1.0, cy, 1.0, hy + 2, 0.0),
     ]
     speakers = [Speaker(n.id, n.name, *n.pos, NPC_RADIUS, n.dialogue) for n in spec.npcs]
-    obstacles += [Obstacle(n.id, *n.pos, radius=NPC_RADIUS) for n in spec.npcs]
+    obstacles += [Obstacle(n.id, *n.pos, radius=NPC_RADIUS, material=_MATERIALS["npc"]) for n in spec.npcs]
     for item in spec.interactables:
         radius = _INTERACTABLE_RADIUS[item.kind]
         speakers.append(Speaker(item.id, item.name, *item.pos, radius, item.dialogue, _VERBS[item.kind]))
         if item.kind in _INTERACTABLE_BLOCKS:
-            obstacles.append(Obstacle(item.id, *item.pos, radius=radius))
+            obstacles.append(Obstacle(item.id, *item.pos, radius=radius, material=_MATERIALS[item.kind]))
+    obstacles = [_with_material(o, {k.id for k in spec.gatekeepers}) for o in obstacles]
     return Layout(terrain=terrain, collision=CollisionWorld(obstacles), speakers=speakers, props=props)

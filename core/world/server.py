@@ -67,6 +67,9 @@ class WorldServer:
         spec = self.world.spec
         capabilities = ["save_states", "extra_views", "start_states", "map_outline", "turn_camera", "state_tick"]
         capabilities.append("lockstep" if self.mode == "lockstep" else "live_input")
+        sound = self.world.sound
+        if sound is not None:
+            capabilities.append("audio")
         return {
             "name": spec.name, "pid": os.getpid(), "mode": self.mode, "tick_hz": spec.tick_hz,
             "width": self.world.ring.width, "height": self.world.ring.height,
@@ -76,6 +79,11 @@ class WorldServer:
             # How the right stick turns the camera, so a client can turn it by an exact angle (side views).
             "camera": {"yaw_rate_deg": spec.character.camera_yaw_rate_deg,
                        "stick_deadzone": spec.character.stick_deadzone},
+            # Whether the world makes sound, and where and in what format (docs/audio-ring.md).
+            "audio": {"enabled": False} if sound is None else {
+                "enabled": True, "path": str(sound.ring.path), "rate": sound.format.rate,
+                "channels": sound.format.channels, "samples_per_tick": sound.format.samples_per_tick,
+                "ring_ticks": sound.ring.capacity},
         }
 
     def handle(self, header: dict[str, Any]) -> tuple[dict[str, Any], list[bytes]] | None:
@@ -120,10 +128,14 @@ class WorldServer:
             # compare the connection's cost against the bare work within one run and one process.
             pads = [_pad(p) for p in cast("list[object]", header.get("pads") or [])]
             ticks = _ticks(header.get("ticks"))
-            started = time.perf_counter()
+            synth = world.sound.synth_seconds if world.sound is not None else 0.0
+            started, cpu = time.perf_counter(), time.process_time()
             for pad in pads:
                 world.advance(pad, ticks)
-            return {"ok": True, "seconds": time.perf_counter() - started, "steps": len(pads)}, []
+            seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
+            synth = world.sound.synth_seconds - synth if world.sound is not None else 0.0
+            # cpu_seconds: this process's own work, which other programs on a shared machine do not inflate
+            return {"ok": True, "seconds": seconds, "cpu_seconds": cpu, "steps": len(pads), "synth_seconds": synth}, []
         if op == "outline":
             # For the studio's map backdrop only; agents never see it (it is geometry, not state).
             return {"ok": True, "shapes": world_outline(world.simulation.collision.obstacles)}, []
@@ -306,14 +318,14 @@ def _remove_orphaned(runtime_dir: Path) -> None:
 
 
 def run(spec: WorldSpec, *, runtime_dir: Path | None, owner_pid: int | None, width: int, height: int,
-        mode: str, renderer: RendererChoice) -> int:
+        mode: str, renderer: RendererChoice, audio: bool = True) -> int:
     standalone = runtime_dir is None
     if runtime_dir is None:
         runtime_dir = ipc.private_runtime_dir("pokegym-world-")
         endpoint = ipc.new_endpoint(runtime_dir)
     else:
         endpoint = ipc.Endpoint.from_json(json.loads((runtime_dir / "endpoint.json").read_text()))
-    world = World(spec, runtime_dir / "frames.bin", width, height, renderer)
+    world = World(spec, runtime_dir / "frames.bin", width, height, renderer, audio)
     server = WorldServer(world, endpoint, mode, owner_pid)
     if standalone:
         connection_file = runtime_dir / "connection.json"
@@ -321,7 +333,7 @@ def run(spec: WorldSpec, *, runtime_dir: Path | None, owner_pid: int | None, wid
         with os.fdopen(fd, "w") as handle:
             json.dump({"endpoint": endpoint.to_json(), "pid": os.getpid()}, handle)
         print(f"{spec.name} is running (pid {os.getpid()}, {mode}, {width}x{height}, "
-              f"{world.renderer.display_module}).", flush=True)
+              f"{world.renderer.display_module}, sound {'on' if world.sound is not None else 'off'}).", flush=True)
         print(f"Attach with: {connection_file}", flush=True)
     if owner_pid is not None:
         _exit_when_owner_dies(server, runtime_dir)

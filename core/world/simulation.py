@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from core.game.pad import Button, PadState
-from core.world.collision import CollisionWorld
+from core.world.collision import CollisionWorld, Slide
 from core.world.content import DialogueVariant, StartState, WorldSpec
 from core.world.geometry2d import heading_of, heading_vector, wrap_degrees
 from core.world.terrain import Terrain
@@ -86,6 +86,10 @@ class Simulation:
         self.flag_bits = {name: i for i, name in enumerate(spec.flags)}
         self.dt = 1.0 / spec.tick_hz
         self.state = GameState()
+        # What the last tick's walk ran into, and how far the stick asked to go: for the world's sound
+        # (a bump is heard when the character presses against something). Not game state: not saved.
+        self.contact: Slide | None = None
+        self.attempted_m = 0.0
 
     # -- start states -----------------------------------------------------------------
     def start_state(self, start: StartState) -> GameState:
@@ -107,6 +111,7 @@ class Simulation:
         s = self.state
         held = button_mask(pad)
         a_pressed = bool(held & _BUTTON_BITS[Button.A] and not s.held_buttons & _BUTTON_BITS[Button.A])
+        self.contact, self.attempted_m = None, 0.0
         self._turn_camera(pad)
         if s.dialogue_target >= 0:
             if a_pressed:
@@ -141,7 +146,9 @@ class Simulation:
         speed = ch.run_speed if pad.pressed(Button.B) else ch.walk_speed
         ux, uy = heading_vector(direction)
         step = speed * scaled * self.dt
-        s.x, s.y = self.collision.move(s.x, s.y, ux * step, uy * step, ch.radius, s.flags, self.terrain.on_deck)
+        slide = self.collision.slide(s.x, s.y, ux * step, uy * step, ch.radius, s.flags, self.terrain.on_deck)
+        s.x, s.y = slide.x, slide.y
+        self.contact, self.attempted_m = slide, step
         turn = wrap_degrees(direction - s.facing)
         limit = ch.turn_rate_deg * self.dt
         s.facing = wrap_degrees(s.facing + max(-limit, min(limit, turn)))

@@ -68,8 +68,11 @@ def test_schema_errors_name_the_field(tmp_path):
     with pytest.raises(WorldFileError, match=rf"world.yaml:{line}: buildings\.0\.roof\.shape"):  # the file's line
         load_world(path)
     data["buildings"][0]["roof"]["shape"] = "gable"
-    with pytest.raises(WorldFileError, match="'baker' uses unknown dialogue 'no_such_dialogue'"):
-        load_world(_write(tmp_path, data))
+    path = _write(tmp_path, data)
+    with pytest.raises(WorldFileError, match="'baker' uses unknown dialogue 'no_such_dialogue'") as error:
+        load_world(path)
+    line = next(i for i, text in enumerate(path.read_text().splitlines(), 1) if "no_such_dialogue" in text)
+    assert f"world.yaml:{line}: npcs.0.dialogue:" in str(error.value)
 
 
 def test_the_world_command_refuses_a_bad_file_without_a_traceback(tmp_path):
@@ -79,3 +82,40 @@ def test_the_world_command_refuses_a_bad_file_without_a_traceback(tmp_path):
     assert result.returncode == 2
     assert "is not a valid world file" in result.stderr and "Traceback" not in result.stderr
     assert f"{bad}:1: name: Field required" in result.stderr
+
+
+def _with_sound(tmp_path: Path, sound_yaml: str) -> Path:
+    """The town's file with its sound section replaced by `sound_yaml` (so line numbers can be checked)."""
+    text = DEFAULT_WORLD.read_text()
+    return _write(tmp_path, text[:text.index("\nsound:")] + "\n" + sound_yaml)
+
+
+def _line_of(path: Path, fragment: str) -> int:
+    return next(i for i, text in enumerate(path.read_text().splitlines(), 1) if fragment in text)
+
+
+def test_an_unknown_ground_surface_is_refused_with_file_and_line(tmp_path):
+    path = _with_sound(tmp_path, "sound:\n  footsteps:\n    surfaces:\n      gravel: {noise_band: [500, 3000]}\n")
+    with pytest.raises(WorldFileError, match="Input should be 'grass', 'asphalt', 'cobble', 'dirt', 'sand'") as error:
+        load_world(path)
+    assert f"world.yaml:{_line_of(path, 'gravel')}: sound.footsteps.surfaces.gravel:" in str(error.value)
+
+
+def test_a_sound_source_outside_the_map_is_refused_with_file_and_line(tmp_path):
+    path = _with_sound(tmp_path, "sound:\n  sources:\n    - {id: fountain, kind: fountain, pos: [0, 0]}\n"
+                                 "    - {id: gulls, kind: gulls, pos: [130, 2]}\n")
+    with pytest.raises(WorldFileError) as error:
+        load_world(path)
+    assert (f"world.yaml:{_line_of(path, '[130, 2]')}: sound.sources.1.pos: source 'gulls' is outside the map"
+            in str(error.value))
+    path = _with_sound(tmp_path, "sound:\n  sources:\n    - {id: brook, kind: water, follows: sea,\n"
+                                 "       points: [[0, 0], [1, 1]]}\n")
+    with pytest.raises(WorldFileError, match="exactly one of pos, points, area or follows") as error:
+        load_world(path)
+    assert f"world.yaml:{_line_of(path, 'brook')}: sound.sources.0" in str(error.value)
+
+
+def test_the_town_sounds_of_its_places(town):
+    kinds = {source.kind for source in town.sound.sources}
+    assert {"water", "surf", "fountain", "gulls", "chatter", "bell"} <= kinds
+    assert town.sound.rate % round(town.tick_hz) == 0 and town.sound.rate >= 22050

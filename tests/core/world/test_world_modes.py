@@ -12,6 +12,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from core.game import ipc
@@ -43,6 +44,10 @@ def test_realtime_mode_runs_the_clock_without_requests():
         turned = world.latest_frame()
         _wait_for(lambda: world.latest_frame().tick >= turned.tick + 10)
         assert (world.latest_frame().pixels != turned.pixels).any()
+        # The sound runs on with the clock, tick after tick, with no gap: a second of it, all there.
+        now = world.latest_frame().tick
+        sound = world.audio_ticks(now - 29, now).samples
+        assert len(sound) == 30 * world.audio_info.samples_per_tick and np.abs(sound).max() > 0
 
 
 def test_lockstep_worlds_refuse_live_input(world):
@@ -102,4 +107,5 @@ def test_the_frame_file_and_socket_are_private(world):
     folder = Path(world._ring.path).parent
     assert stat.S_IMODE(folder.stat().st_mode) == 0o700
     assert stat.S_IMODE(Path(world._ring.path).stat().st_mode) == 0o600
+    assert stat.S_IMODE((folder / "audio.bin").stat().st_mode) == 0o600
     assert not (folder / "endpoint.json").exists()  # the key file is deleted once connected

@@ -28,25 +28,28 @@ SCRIPT = [  # walk to Orin, talk through his dialogue, run off, back up, look ar
 ]
 
 
-def _run_script(profile) -> list[tuple[bytes, str]]:
+def _run_script(profile) -> list[tuple[bytes, str, str]]:
     with BuiltinWorld.launch(renderer="software") as world:
         truth = attach_ground_truth(world, profile)
-        world.reset("plaza_north")
+        step = world.reset("plaza_north")
         trace = []
         for pad, seconds in SCRIPT:
-            world.hold(pad, seconds)
-            trace.append((truth.raw(), hashlib.sha256(world.latest_frame().pixels.tobytes()).hexdigest()))
+            before, step = step, world.hold(pad, seconds)
+            sound = world.audio_ticks(before.tick + 1, step.tick).samples.tobytes()
+            trace.append((truth.raw(), hashlib.sha256(world.latest_frame().pixels.tobytes()).hexdigest(),
+                          hashlib.sha256(sound).hexdigest()))
         return trace
 
 
 def test_two_lockstep_runs_with_the_same_inputs_are_bit_identical(builtin_profile):
     first = _run_script(builtin_profile)
     second = _run_script(builtin_profile)
-    assert [block for block, _ in first] == [block for block, _ in second]
-    assert [frame for _, frame in first] == [frame for _, frame in second]
+    assert [block for block, _, _ in first] == [block for block, _, _ in second]
+    assert [frame for _, frame, _ in first] == [frame for _, frame, _ in second]
+    assert [sound for _, _, sound in first] == [sound for _, _, sound in second]  # what was heard, too
     # Every step shows something new, except the two button releases and the closed dialogue,
     # which looks exactly like the first step again.
-    assert len({frame for _, frame in first}) == len(SCRIPT) - 3
+    assert len({frame for _, frame, _ in first}) == len(SCRIPT) - 3
 
 
 def test_a_killed_world_gives_a_clear_error_on_the_next_call():

@@ -1,0 +1,114 @@
+"""Where a sound is heard from, by a listener at the character's head facing where the camera faces.
+
+For each source and each listener pose (vectorised over poses): distance attenuation, the level difference
+between the ears (ILD: MAX_ILD_DB * sin(azimuth), so it reads back as a direction) and a little less level
+from behind; and for each event, when it starts, a small time difference (ITD, at most MAX_ITD_S). Line and
+area sources (a stream, the sea, a market street) are heard from their nearest point; ambience is placed by
+level alone, events (footfalls, bumps, voices, cues, the bell) by level and time.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from core.world.content import WorldSpec
+from core.world.sound_spec import Source
+
+MAX_ILD_DB = 12.0
+MAX_ITD_S = 0.00063  # a human head's largest interaural delay is about 0.65 ms
+BEHIND_GAIN = 0.7  # directly behind; in front is 1
+NEAR_M = 0.3  # closer than this the direction blurs to the middle (inside a source, a sound is everywhere)
+HEAD_M = 1.6  # the listener's ears above the character's feet
+_BEHIND_SLOPE = (1.0 - BEHIND_GAIN) / 2
+_ILD_EXPONENT = MAX_ILD_DB * math.log(10) / 20
+
+
+class Shape:
+    """The nearest point of a source to each listener position."""
+
+    def __init__(self, points: np.ndarray | None = None, area: tuple[float, float, float, float] | None = None,
+                 height: float = 1.0, ground_z: float = 0.0) -> None:
+        self.points = points
+        self.area = area
+        self.z = ground_z + height
+        if area is not None:
+            self.box = area
+        else:
+            assert points is not None
+            (x0, y0), (x1, y1) = points.min(axis=0), points.max(axis=0)
+            self.box = (float(x0), float(y0), float(x1), float(y1))
+            self._point = (float(points[0, 0]), float(points[0, 1]))
+            a, along = points[:-1, :, None], np.diff(points, axis=0)[:, :, None]
+            self._segments = (a[:, 0], a[:, 1], along[:, 0], along[:, 1],
+                              np.maximum(along[:, 0] ** 2 + along[:, 1] ** 2, 1e-12))
+
+    def distance_from(self, x: float, y: float) -> float:
+        """How far (x, y) is from the shape's bounding box: cheap, for leaving out sources far away."""
+        x0, y0, x1, y1 = self.box
+        return math.hypot(max(x0 - x, x - x1, 0.0), max(y0 - y, y - y1, 0.0))
+
+    def nearest(self, xs: np.ndarray, ys: np.ndarray) -> tuple[np.ndarray | float, np.ndarray | float]:
+        """The shape's nearest point to each (x, y): arrays like xs and ys, or a point's own two numbers."""
+        if self.area is not None:
+            x0, y0, x1, y1 = self.area
+            return np.minimum(np.maximum(xs, x0), x1), np.minimum(np.maximum(ys, y0), y1)
+        assert self.points is not None
+        if len(self.points) == 1:
+            return self._point[0], self._point[1]
+        # every segment against every pose at once: (segments, poses)
+        ax, ay, along_x, along_y, length_sq = self._segments
+        t = ((xs - ax) * along_x + (ys - ay) * along_y) / length_sq
+        t = np.minimum(np.maximum(t, 0.0), 1.0)
+        px, py = ax + t * along_x, ay + t * along_y
+        best = ((xs - px) ** 2 + (ys - py) ** 2).argmin(axis=0)
+        poses = np.arange(len(xs))
+        return px[best, poses], py[best, poses]
+
+
+def shape_of(source: Source, spec: WorldSpec, ground_z: float) -> Shape:
+    if source.follows == "stream" and spec.stream is not None:
+        return Shape(np.array(spec.stream.points, float), height=source.height, ground_z=-0.5)
+    if source.follows == "sea" and spec.sea is not None:
+        _, y0, x1, y1 = spec.bounds
+        return Shape(area=(spec.sea.shore_x, y0 - 200.0, max(x1, spec.sea.shore_x) + 200.0, y1 + 200.0),
+                     height=source.height, ground_z=spec.sea.level)
+    if source.area is not None:
+        return Shape(area=source.area, height=source.height, ground_z=ground_z)
+    points = [source.pos] if source.pos is not None else source.points or []
+    return Shape(np.array(points, float), height=source.height, ground_z=ground_z)
+
+
+def ears(sx: np.ndarray, sy: np.ndarray, sz: np.ndarray, listeners: np.ndarray, reference_m: np.ndarray,
+         audible_m: np.ndarray) -> np.ndarray:
+    """(sources, poses, 2) float32: the gains of the left and right ear for sources at (sx, sy, sz)[source, pose]
+    heard by listeners[pose] = (x, y, z of the ears, camera heading in degrees). reference_m and audible_m are
+    per source, shaped (sources, 1): full level within reference_m, falling with distance, and faded out
+    completely at audible_m."""
+    dx, dy, dz = sx - listeners[:, 0], sy - listeners[:, 1], sz - listeners[:, 2]
+    flat = np.hypot(dx, dy)
+    distance = np.hypot(flat, dz)
+    yaw = np.radians(listeners[:, 3])
+    cos, sin = np.cos(yaw), np.sin(yaw)
+    # Heading 0 faces +y and turns counter-clockwise: the right ear points along (cos, sin) of the heading.
+    inverse = 1.0 / np.maximum(distance, NEAR_M)
+    lateral = (dx * cos + dy * sin) * inverse
+    level = reference_m / np.maximum(distance, reference_m) * np.maximum(1.0 - flat / audible_m, 0.0)
+    level *= (dy * cos - dx * sin) * (inverse * _BEHIND_SLOPE) + (1.0 - _BEHIND_SLOPE)  # a little less from behind
+    ratio = np.exp(lateral * _ILD_EXPONENT)  # right over left: MAX_ILD_DB * lateral in decibels
+    out = np.empty((*lateral.shape, 2), np.float32)
+    left = out[..., 0]
+    left[...] = level * np.sqrt(2.0 / (1.0 + ratio * ratio))  # the two ears' power adds up to level's
+    out[..., 1] = left * ratio
+    return out
+
+
+def interaural_delays(x: float, y: float, listener: tuple[float, float, float, float], rate: int) -> tuple[int, int]:
+    """Whole-sample delays of the left and right ear for a sound at (x, y): the far ear hears it up to
+    MAX_ITD_S later. Computed once per sound, when it starts (the level difference follows the camera)."""
+    dx, dy = x - listener[0], y - listener[1]
+    yaw = math.radians(listener[3])
+    lateral = (dx * math.cos(yaw) + dy * math.sin(yaw)) / max(math.hypot(dx, dy), NEAR_M)
+    itd = round(MAX_ITD_S * rate * lateral)
+    return max(itd, 0), max(-itd, 0)  # a sound on the right reaches the left ear later
