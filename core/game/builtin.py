@@ -21,6 +21,7 @@ from typing import Any, NamedTuple, NoReturn
 
 import numpy as np
 
+from core.audio.clip import AudioClip
 from core.game import child, ipc
 from core.game.audio_ring import AudioFormat, AudioRing
 from core.game.connection import Capability, GameInfo, StepResult
@@ -55,13 +56,6 @@ class StepTiming(NamedTuple):
     seconds: float
     cpu_seconds: float
     synth_seconds: float
-
-
-class AudioClip(NamedTuple):
-    """The sound of some ticks: samples per second and int16 PCM shaped (frames, channels)."""
-
-    rate: int
-    samples: np.ndarray
 
 
 class BuiltinWorld:
