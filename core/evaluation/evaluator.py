@@ -248,6 +248,8 @@ def run(pid: int, profile: Profile, runtime_dir: Path, hz: float, owner_pid: int
         return server.serve()
     finally:
         server.close()
-        if owner_pid is not None and not child.pid_alive(owner_pid):
-            # The owner made runtime_dir and would have removed it; dead, it leaves that to us.
+        if owner_pid is not None:
+            # An evaluator launched for one owner ends with it (or with its game), so its folder has no further
+            # use; the owner's own removal ignores a folder already gone. Asking whether the owner is alive raced
+            # its death: a killed owner's sockets close (and its world exits) before it becomes a zombie.
             shutil.rmtree(runtime_dir, ignore_errors=True)
