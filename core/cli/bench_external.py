@@ -8,12 +8,18 @@ Every figure comes with a baseline measured in the same run:
 * capture_cpu_percent: our process's CPU while it captures at the game's rate, against the game's own CPU;
 * input_latency_ms_p95: XTEST pointer motion (a camera turn) to the first captured frame that shows it,
   against the game's own frame interval.
+* audio_capture_latency_ms_p95: a click that makes the game play a sound (digging the ground) to the first
+  loud samples readable from the audio ring, against input_latency_ms_p95 (the same input, seen in frames);
+* audio_pipeline_latency_ms_p95: a click played straight into the game's private sink to its first samples in
+  the ring: our share of the above (the rest is the game's own: its frame, its logic, its sound library);
+* audio_capture_cpu_percent: the sound server and recorder (parec) together, against the game's own CPU.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -123,6 +129,84 @@ def _input_latency(game: Any, trials: int) -> tuple[list[float], list[float]]:
     return latencies, intervals
 
 
+LOUD = 300  # a sample beyond this (of 32767) is the game's sound, not the silence of an idle sink
+
+
+def _audio_latency(game: Any, trials: int) -> list[float]:
+    """Seconds from a dig click to the first loud samples of it readable in the audio ring."""
+    from core.game.pad import Button
+
+    capture = game.sound.capture
+    game.hold(PadState(right_y=-1.0), 0.6)  # look at the ground: a click digs it, and digging sounds at once
+    latencies: list[float] = []
+    for _ in range(trials):
+        game.hold(PadState(), 0.8)  # the last sound fades
+        newest = game.capture.tick_at(time.monotonic())
+        capture.wait_for_tick(newest, 1.0)
+        started = time.monotonic()
+        game.set_pad(PadState(buttons=frozenset({Button.ZR})))
+        try:
+            deadline, looked = started + 1.5, newest
+            while time.monotonic() < deadline:
+                held = capture.ring.ticks_held()
+                if held is None or held[1] <= looked:
+                    capture.wait_for_tick(looked + 1, 0.2)
+                    continue
+                fresh = capture.ring.read(looked + 1, held[1])
+                looked = held[1]
+                if np.abs(fresh).max(initial=0) > LOUD:
+                    latencies.append(time.monotonic() - started)
+                    break
+        finally:
+            game.set_pad(PadState())
+    return latencies
+
+
+def _pipeline_latency(game: Any, trials: int) -> list[float]:
+    """The same measure for a click played straight into the game's private sink (pacat): our share of it."""
+    import subprocess
+
+    server, capture = game.sound.server, game.sound.capture
+    player = subprocess.Popen(["pacat", "--format=s16le", f"--rate={capture.format.rate}",
+                               f"--channels={capture.format.channels}", "--latency-msec=10"],
+                              stdin=subprocess.PIPE, env={**os.environ, "PULSE_SERVER": server.address})
+    assert player.stdin is not None
+    click = np.full((capture.format.rate // 20, capture.format.channels), 8000, np.int16).tobytes()
+    latencies: list[float] = []
+    try:
+        for _ in range(trials):
+            time.sleep(0.4)
+            held = capture.ring.ticks_held()
+            looked = held[1] if held else 0
+            started = time.monotonic()
+            player.stdin.write(click)
+            player.stdin.flush()
+            while time.monotonic() < started + 1.5:
+                held = capture.ring.ticks_held()
+                if held is None or held[1] <= looked:
+                    capture.wait_for_tick(looked + 1, 0.2)
+                    continue
+                fresh = capture.ring.read(looked + 1, held[1])
+                looked = held[1]
+                if np.abs(fresh).max(initial=0) > LOUD:
+                    latencies.append(time.monotonic() - started)
+                    break
+    finally:
+        player.stdin.close()
+        player.wait(5)
+    return latencies
+
+
+def _sound_cpu(game: Any, seconds: float) -> tuple[float, float]:
+    """CPU of the sound server and recorder together, and of the game, while the game runs (% of a core)."""
+    pids = [game.sound.capture.pid] + ([game.sound.server.process.pid] if game.sound.server else [])
+    before, game_before, wall = sum(map(_cpu_seconds, pids)), _cpu_seconds(game.pid), time.perf_counter()
+    game.hold(PadState(left_y=1.0), seconds)  # walking: footsteps keep the sound going
+    wall = time.perf_counter() - wall
+    return (100 * (sum(map(_cpu_seconds, pids)) - before) / wall,
+            100 * (_cpu_seconds(game.pid) - game_before) / wall)
+
+
 def bench_external(args: argparse.Namespace, emit: Emit) -> None:
     frames = max(80, args.frames)
     for width, height in ((640, 360), (1280, 720)):
@@ -152,3 +236,16 @@ def bench_external(args: argparse.Namespace, emit: Emit) -> None:
             emit(args, "input_latency_ms_p50", float(np.median(latencies)) * 1000 if latencies else float("nan"),
                  "ms")
             emit(args, "input_latency_trials_detected", len(latencies), "of 24")
+            if game.sound.format is None:
+                print(f"audio_capture: not measured, the game has no sound: {game.sound.problem}", file=sys.stderr)
+                continue
+            heard = _audio_latency(game, trials=20)
+            emit(args, "audio_capture_latency_ms_p95", _p95(heard) * 1000, "ms", _p95(latencies) * 1000,
+                 "input_latency_ms_p95")
+            if game.sound.server is not None:
+                ours = _pipeline_latency(game, trials=20)
+                emit(args, "audio_pipeline_latency_ms_p95", _p95(ours) * 1000, "ms", _p95(heard) * 1000,
+                     "audio_capture_latency_ms_p95")
+            emit(args, "audio_capture_trials_detected", len(heard), "of 20")
+            sound_cpu, game_cpu = _sound_cpu(game, 4.0)
+            emit(args, "audio_capture_cpu_percent", sound_cpu, "% of a core", game_cpu, "game_cpu_percent")

@@ -27,6 +27,8 @@ from typing import Any, NoReturn
 
 import numpy as np
 
+from core.audio.clip import AudioClip
+from core.game.audio_ring import AudioFormat
 from core.game.connection import Capability, GameInfo, StepResult
 from core.game.errors import (
     GameDiedError,
@@ -41,6 +43,7 @@ from core.game.external import x11
 from core.game.external.attach import find_process
 from core.game.external.capture import open_capture
 from core.game.external.capture_loop import CaptureLoop, CaptureStats
+from core.game.external.game_sound import GameSound
 from core.game.external.guard_client import InputGuard
 from core.game.external.inputs import InputDevice, XTestInput, make_input
 from core.game.external.launcher import Launcher, Started, describe_output
@@ -80,6 +83,7 @@ class ExternalGame:
         self.capture: CaptureLoop | None = None
         self.input: InputDevice | None = None
         self.guard: InputGuard | None = None
+        self.sound = GameSound(spec.audio)
         self.version: str | None = None
         self._closed = False
         self._dead_reason: str | None = None
@@ -110,6 +114,8 @@ class ExternalGame:
             game.guard.say("keys " + " ".join(map(str, keys)))
             game.guard.say("buttons " + " ".join(map(str, buttons)))
             game._check_input_config()
+            game.sound = GameSound.start(spec.audio, game.runtime_dir, spec.frames.fps, game.guard, game.launcher,
+                                         name)
             game._start_process(start_state or spec.default_start)
         except BaseException:
             game.close()
@@ -131,6 +137,7 @@ class ExternalGame:
             keys, buttons = game.input.held_codes()
             game.guard.say("keys " + " ".join(map(str, keys)))
             game.guard.say("buttons " + " ".join(map(str, buttons)))
+            game.sound = GameSound.start(spec.audio, game.runtime_dir, spec.frames.fps, game.guard, None, name)
             game._connect_window(time.monotonic() + 10.0)
         except BaseException:
             game.close()
@@ -196,6 +203,7 @@ class ExternalGame:
         self.capture = CaptureLoop(lambda: open_capture(method, display_name, window_id, frames.window_title,
                                                         frames.crop), self.ring, frames.fps)
         self.capture.wait_started(max(1.0, deadline - time.monotonic()))
+        self.sound.use_clock(self.capture.tick_at)  # a new process, a new clock: its sound is a new epoch
         self.ensure_focus(force=True)
 
     # -- GameConnection -------------------------------------------------------------------
@@ -204,9 +212,26 @@ class ExternalGame:
         capabilities = {Capability.LIVE_INPUT, Capability.TURN_CAMERA}
         if self.launcher is not None and self.spec.start_states:
             capabilities.add(Capability.START_STATES)
+        audio = self.sound.format
+        if audio is not None:
+            capabilities.add(Capability.AUDIO)
         return GameInfo(name=self.name, pid=self.pid, mode="realtime", tick_hz=self.spec.frames.fps,
                         width=self.width, height=self.height, start_states=tuple(self.spec.start_states),
-                        capabilities=frozenset(capabilities))
+                        capabilities=frozenset(capabilities), audio=audio)
+
+    @property
+    def audio_info(self) -> AudioFormat | None:
+        """The captured sound's format; None when the game is silent to us (`sound.problem` says why)."""
+        return self.sound.format
+
+    def audio_ticks(self, first_tick: int, last_tick: int) -> AudioClip:
+        """The sound captured over ticks first_tick..last_tick (the frames' ticks), waiting briefly for the
+        recorder, which runs a few tens of milliseconds behind the game. Raises AudioUnavailableError."""
+        if self.sound.format is None:
+            why = self.sound.problem or (self.sound.capture.problem if self.sound.capture else None) \
+                or "its backend sets no external.audio source"
+            raise UnsupportedCapabilityError(f"{self.name} has no sound to read: {why}")
+        return self.sound.read(int(first_tick), int(last_tick))
 
     @property
     def pid(self) -> int:
@@ -364,6 +389,7 @@ class ExternalGame:
                 with contextlib.suppress(Exception):
                     self.input.close()  # releases everything it holds first
             self._stop_game_process()
+            self.sound.close()
             if self.launcher is not None:
                 self.launcher.close()
             if self.ring is not None:

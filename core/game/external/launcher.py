@@ -119,7 +119,8 @@ class Launcher:
         self.display: str | None = None
         self.subs = Substitutions({"runtime": str(runtime_dir), "backend_dir": str(backend_dir),
                                    "width": str(width), "height": str(height), "home": str(Path.home()),
-                                   "display": "", "port": "0"})
+                                   "display": "", "port": "0", "sound": "false"})
+        self.extra_env: dict[str, str] = {}  # what the harness adds (PULSE_SERVER for a private sound server)
         self.executable = ""
         self.launches = 0
 
@@ -164,7 +165,7 @@ class Launcher:
             log = Path(self.subs.fill(spec.ready.log_file))
             log.parent.mkdir(parents=True, exist_ok=True)
             log.write_text("")  # the game appends; an old "ready" line must not count
-        env = {**os.environ, **{k: self.subs.fill(v) for k, v in spec.env.items()}}
+        env = {**os.environ, **{k: self.subs.fill(v) for k, v in spec.env.items()}, **self.extra_env}
         if self.display is not None:
             env["DISPLAY"] = self.display
         for key in ("HOME", "XDG_CACHE_HOME", "MESA_SHADER_CACHE_DIR"):

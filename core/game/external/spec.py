@@ -117,6 +117,15 @@ class Display(_Model):
     screen: str = Field(default="1024x768x24", pattern=r"^\d+x\d+x\d+$")
 
 
+class GameAudio(_Model):
+    # private: a sound server of our own with one null sink (the game's sound alone, never the user's speakers);
+    # system: the user's own sound server's default output (everything it plays); none: no sound.
+    source: Literal["private", "system", "none"] = "none"
+    rate: int = Field(default=48000, ge=8000, le=192000)
+    channels: Literal[1, 2] = 2
+    latency_ms: int = Field(default=20, ge=5, le=500)  # the recorder's buffer: lower is sooner, costlier
+
+
 class Crop(_Model):
     left: int = Field(default=0, ge=0)
     top: int = Field(default=0, ge=0)
@@ -239,6 +248,7 @@ class ExternalSpec(_Model):
     launch: Launch | None = None
     attach: Attach | None = None
     display: Display = Display()
+    audio: GameAudio = GameAudio()
     frames: Frames
     input: Input
     start_states: dict[str, StartState] = {}

@@ -31,6 +31,7 @@ from core.backends.profile import load_backend
 from core.backends.session import BackendSession
 from core.evaluation.driver import ScriptedDriver
 from core.evaluation.tasks import load_suite, load_task, suite_folder
+from core.game.connection import Capability
 from core.game.pad import PadState
 from core.recording.reader import EpisodeReader
 from core.session.runner import EpisodeRunner, RunOptions
@@ -124,6 +125,29 @@ def test_walking_forward_with_the_mapped_pad_moves_the_player(session, truth):
     forward = (x1 - x0) * -math.sin(math.radians(yaw)) + (y1 - y0) * math.cos(math.radians(yaw))
     sideways = (x1 - x0) * math.cos(math.radians(yaw)) + (y1 - y0) * math.sin(math.radians(yaw))
     assert 3.0 <= forward <= 4.8 and abs(sideways) < 0.3, (forward, sideways)
+
+
+def test_footsteps_are_heard_while_the_player_walks_and_not_while_it_stands(session, truth):
+    """The game's own sound, played into our private sound server and captured by ticks: walking (the log
+    shows the player moving) sounds, standing (the log shows it still) is quiet."""
+    game = session.game
+    assert Capability.AUDIO in game.info.capabilities and game.info.audio.rate == 48000
+    game.hold(PadState(), 1.0)  # whatever sounded before fades
+    start = truth.settled()
+    stood = game.hold(PadState(), 1.5)
+    walked = game.hold(PadState(left_y=1.0), 2.0)
+    moved = truth.settled()
+    rested = game.hold(PadState(), 1.5)
+    still = truth.settled()
+    assert math.dist(start[:2], moved[:2]) > 5.0 and math.dist(moved[:2], still[:2]) < 0.05  # by the log
+
+    def rms(first: int, last: int) -> float:
+        return float(np.sqrt(np.mean(game.audio_ticks(first, last).samples.astype(float) ** 2)))
+
+    standing = rms(stood.tick - 30, stood.tick)
+    walking = rms(walked.tick - 45, walked.tick)  # the last 1.5 s of the walk
+    resting = rms(rested.tick - 30, rested.tick)  # after the last step's sound has faded
+    assert walking > 50 and walking > 10 * max(standing, resting, 1.0), (standing, walking, resting)
 
 
 def test_the_evaluator_tracks_the_position_within_tolerance(session, truth):
