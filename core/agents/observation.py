@@ -11,6 +11,8 @@ from typing import cast
 
 import numpy as np
 
+from core.audio.clip import AudioClip
+
 OBSERVATION_FORMAT_VERSION = 1
 
 
@@ -34,6 +36,10 @@ class Observation:
     left_view: np.ndarray | None = None
     right_view: np.ndarray | None = None
     history: tuple[HistoryEntry, ...] = field(default_factory=tuple)
+    # The sound of the agent's last step (the signal a player heard, never an event list), when the run gives
+    # sound (`--audio clip | spectrogram`); None on the first step. audio_mode says how it is to be given.
+    audio: AudioClip | None = None
+    audio_mode: str = "none"
 
     def __post_init__(self) -> None:
         for name in ("frame", "previous_frame", "left_view", "right_view"):

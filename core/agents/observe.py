@@ -8,7 +8,9 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
+from core.agents.hearing import AUDIO_MODES
 from core.agents.observation import HistoryEntry, Observation
+from core.audio.clip import AudioClip
 from core.game.connection import GameConnection
 from core.game.side_views import SIDE_VIEW_MODES, capture_side_views
 
@@ -22,15 +24,20 @@ class ObservationOptions:
     # How side views are made: "turn" the camera (costs game time, as in an emulator: comparable with emulator
     # results) or "instant" (the built-in world renders other yaws without advancing; not comparable).
     side_view_mode: str = "turn"
+    # What the agent hears of its last step: nothing, the audio itself (models that take audio) or a
+    # spectrogram picture (any VLM). docs/observations.md#sound
+    audio: str = "none"
 
     def __post_init__(self) -> None:
         if self.side_view_mode not in SIDE_VIEW_MODES:
             raise ValueError(f"side_view_mode must be one of {SIDE_VIEW_MODES}, got {self.side_view_mode!r}")
+        if self.audio not in AUDIO_MODES:
+            raise ValueError(f"audio must be one of {', '.join(AUDIO_MODES)}, got {self.audio!r}")
 
     def to_json(self) -> dict[str, object]:
         return {"previous_frame": self.previous_frame, "side_views": self.side_views,
                 "side_view_mode": self.side_view_mode if self.side_views else None,
-                "max_width": self.max_width, "history_length": self.history_length}
+                "max_width": self.max_width, "history_length": self.history_length, "audio": self.audio}
 
 
 def resize_for_model(image: np.ndarray, max_width: int) -> np.ndarray:
@@ -58,7 +65,9 @@ class ObservationBuilder:
     def reset(self) -> None:
         self._previous = None
 
-    def build(self, step: int, instruction: str, history: list[HistoryEntry]) -> Observation:
+    def build(self, step: int, instruction: str, history: list[HistoryEntry],
+              last_sound: AudioClip | None = None) -> Observation:
+        """`last_sound`: what the previous step played (its ticks' audio), given when the run gives sound."""
         width = self.options.max_width
         frame = resize_for_model(self.game.latest_frame().pixels, width)
         left = right = None
@@ -70,5 +79,7 @@ class ObservationBuilder:
         previous = self._previous if self.options.previous_frame else None
         self._previous = frame
         recent = tuple(history[-self.options.history_length:]) if self.options.history_length else ()
+        hears = self.options.audio != "none"
         return Observation(step=step, instruction=instruction, frame=frame, previous_frame=previous,
-                           left_view=left, right_view=right, history=recent)
+                           left_view=left, right_view=right, history=recent,
+                           audio=last_sound if hears else None, audio_mode=self.options.audio)

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from core.agents.actions import ActionSet
+from core.agents.hearing import CLIP_SENTENCE, NOTHING_HEARD, SPECTROGRAM_SENTENCE, clip_wav, spectrogram_picture
 from core.agents.observation import Observation
 from core.paths import ASSETS_DIR
 
@@ -19,6 +20,7 @@ class Prompt:
     system: str
     text: str
     images: list[tuple[str, np.ndarray]]  # (label, RGB image)
+    audio: bytes | None = None            # a WAV of the last step's sound (`--audio clip`)
 
 
 class PromptBook:
@@ -52,6 +54,15 @@ class PromptBook:
             images.insert(0, ("previous view (before your last action)", observation.previous_frame))
         if observation.left_view is not None and observation.right_view is not None:
             images += [("view to your left", observation.left_view), ("view to your right", observation.right_view)]
+        sound, audio = "", None
+        if observation.audio_mode != "none":
+            if observation.audio is None:
+                sound = NOTHING_HEARD
+            elif observation.audio_mode == "spectrogram":
+                images.append(("sound of your last action (a spectrogram)", spectrogram_picture(observation.audio)))
+                sound = SPECTROGRAM_SENTENCE
+            else:
+                audio, sound = clip_wav(observation.audio), CLIP_SENTENCE
         listing = "Images: " + "; ".join(f"image {i + 1} is the {label}" for i, (label, _) in enumerate(images)) + "."
         history = ""
         actions_taken = [h for h in observation.history if h.action != "Hint"]
@@ -63,5 +74,5 @@ class PromptBook:
         memory_text = f"Your notes so far:\n{memory}\n" if memory else ""
         task = self.task_templates[granularity].format(instruction=observation.instruction).strip()
         text = self.turn_template.format(task=task, step=observation.step, images=listing, memory=memory_text,
-                                         history=history, feedback=feedback)
-        return Prompt(system="", text=text, images=images)
+                                         history=history, feedback=feedback, sound=f"{sound}\n" if sound else "")
+        return Prompt(system="", text=text, images=images, audio=audio)

@@ -48,13 +48,13 @@ class VLMAgent:
         memory = self.memory + (f"\nLessons from earlier episodes:\n{self.library.text()}"
                                 if self.library and lessons else "")
         prompt = self.prompts.turn(observation, self.granularity, memory.strip())
-        reply = self.client.complete(system, prompt.text, prompt.images)  # ModelError ends the episode
+        reply = self.client.complete(system, prompt.text, prompt.images, prompt.audio)  # ModelError ends the episode
         usage = reply.usage()
         decision = decision_from_reply(reply.text, self.actions, self.paradigm, started, usage)
         if decision.action is None and self.retry_on_parse_error:
             retry_text = (f"{prompt.text}\n\nYour previous answer could not be used: {decision.parse_error}. "
                           "Answer again with one JSON object.")
-            second = self.client.complete(system, retry_text, prompt.images)
+            second = self.client.complete(system, retry_text, prompt.images, prompt.audio)
             retry_usage = {**second.usage(), "retry_of": usage}
             retried = decision_from_reply(second.text, self.actions, self.paradigm, started, retry_usage)
             decision = replace(retried, raw_reply=f"{reply.text}\n--- retry ---\n{second.text}",

@@ -65,6 +65,7 @@ class ModelConfig:
     max_output_tokens: int = 1024
     usd_per_million_in: float = 0.0
     usd_per_million_out: float = 0.0
+    audio_input: bool | None = None  # whether the model takes audio; None: judged by provider and model id
 
     def describe(self) -> dict[str, Any]:
         """What goes into episode files: everything but the key."""
@@ -113,7 +114,29 @@ class ModelReply:
 class ModelClient(Protocol):
     config: ModelConfig
 
-    def complete(self, system: str, text: str, images: list[tuple[str, np.ndarray]]) -> ModelReply: ...
+    def complete(self, system: str, text: str, images: list[tuple[str, np.ndarray]],
+                 audio: bytes | None = None) -> ModelReply: ...
+
+
+def audio_refusal(config: ModelConfig) -> str | None:
+    """Why this model cannot be given the step's sound as audio (`--audio clip`), or None if it can.
+
+    Gemini models take audio parts; on OpenAI's Chat Completions only the audio models do (gpt-4o-audio-preview,
+    gpt-audio, ...); Anthropic's API takes no audio. An OpenAI-compatible server that does can say so with
+    `audio_input=True` (`--model-audio-input`)."""
+    if config.audio_input is not None:
+        accepted = config.audio_input
+    elif config.provider == "google":
+        accepted = True
+    elif config.provider == "openai":
+        accepted = "audio" in config.model.lower()
+    else:
+        accepted = False
+    if accepted:
+        return None
+    return (f"{config.provider} model {config.model} does not take audio input, so `--audio clip` cannot give it "
+            "the sound; use `--audio spectrogram` (the sound drawn as one more image, for any vision model), or an "
+            "audio model (openai:gpt-4o-audio-preview, any Gemini model)")
 
 
 # Values this short are placeholders ("EMPTY", "none" for a local vLLM server), not secrets; replacing

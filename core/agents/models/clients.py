@@ -5,12 +5,21 @@ The SDKs' own retries are switched off so that every provider retries the same w
 
 from __future__ import annotations
 
+import base64
 import importlib
 from typing import Any
 
 import numpy as np
 
-from core.agents.models.base import ModelClient, ModelConfig, ModelError, ModelReply, RetryableError, with_retries
+from core.agents.models.base import (
+    ModelClient,
+    ModelConfig,
+    ModelError,
+    ModelReply,
+    RetryableError,
+    audio_refusal,
+    with_retries,
+)
 from core.agents.models.rate_limit import RequestLimiter
 from core.agents.observe import encode_image
 
@@ -30,10 +39,14 @@ class OpenAIClient:
         self._client = self._sdk.OpenAI(api_key=config.api_key(), base_url=config.base_url,
                                         timeout=config.timeout_s, max_retries=0)
 
-    def complete(self, system: str, text: str, images: list[tuple[str, np.ndarray]]) -> ModelReply:
+    def complete(self, system: str, text: str, images: list[tuple[str, np.ndarray]],
+                 audio: bytes | None = None) -> ModelReply:
         content: list[dict[str, Any]] = [{"type": "text", "text": text}]
         content += [{"type": "image_url", "image_url": {"url": f"data:image/png;base64,{encode_image(image)}"}}
                     for _, image in images]
+        if audio is not None:  # a WAV file, base64 without a data: prefix (Chat Completions' input_audio part)
+            content.append({"type": "input_audio",
+                            "input_audio": {"data": base64.b64encode(audio).decode("ascii"), "format": "wav"}})
         messages = [{"role": "system", "content": system}, {"role": "user", "content": content}]
         sdk = self._sdk
 
@@ -66,7 +79,10 @@ class AnthropicClient:
         self._client = self._sdk.Anthropic(api_key=config.api_key(), base_url=config.base_url,
                                            timeout=config.timeout_s, max_retries=0)
 
-    def complete(self, system: str, text: str, images: list[tuple[str, np.ndarray]]) -> ModelReply:
+    def complete(self, system: str, text: str, images: list[tuple[str, np.ndarray]],
+                 audio: bytes | None = None) -> ModelReply:
+        if audio is not None:
+            raise ModelError(audio_refusal(self.config) or "the Anthropic API takes no audio input")
         content: list[dict[str, Any]] = [
             {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": encode_image(image)}}
             for _, image in images
@@ -108,12 +124,13 @@ class GeminiClient:
         options = self._types.HttpOptions(base_url=config.base_url, timeout=int(config.timeout_s * 1000))
         self._client = genai.Client(api_key=config.api_key(), http_options=options)
 
-    def complete(self, system: str, text: str, images: list[tuple[str, np.ndarray]]) -> ModelReply:
-        import base64
-
+    def complete(self, system: str, text: str, images: list[tuple[str, np.ndarray]],
+                 audio: bytes | None = None) -> ModelReply:
         types = self._types
         parts = [types.Part.from_bytes(data=base64.b64decode(encode_image(image)), mime_type="image/png")
                  for _, image in images]
+        if audio is not None:  # an inline audio part (a WAV file)
+            parts.append(types.Part.from_bytes(data=audio, mime_type="audio/wav"))
         parts.append(types.Part.from_text(text=text))
         config = types.GenerateContentConfig(system_instruction=system,
                                              max_output_tokens=self.config.max_output_tokens)
