@@ -21,19 +21,21 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import wait as futures_wait
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Protocol, cast
 
 import numpy as np
 from PySide6.QtCore import QObject, Signal
 
 from core.agents.actions import ActionSet
+from core.audio.clip import AudioClip
 from core.backends.profile import BackendProfile, load_backend
 from core.backends.session import BackendSession
 from core.evaluation.client import EvaluatorClient
 from core.evaluation.profile import Profile, load_profile
 from core.evaluation.sample import StateSample
 from core.evaluation.tasks import Task
-from core.game.connection import GameConnection
+from core.game.audio_ring import AudioHeld
+from core.game.connection import GameConnection, GameInfo
 from core.game.errors import GameError
 from core.game.pad import PadState
 from core.session.batch import backend_tasks
@@ -44,6 +46,16 @@ from studio.world_keeper import Outline, WorldKeeper
 log = logging.getLogger("studio.game")
 Drive = Callable[[ObservedGame, EvaluatorClient], None]
 DriveKind = Literal["episode", "human", "job"]
+
+
+class HeardGame(Protocol):
+    """A game whose sound the studio can follow without driving it (the built-in world, an external game with
+    sound): what its audio ring holds, and a read of it. Both read shared memory only."""
+
+    @property
+    def info(self) -> GameInfo: ...
+    def audio_held(self) -> AudioHeld | None: ...
+    def audio_ticks(self, first_tick: int, last_tick: int) -> AudioClip: ...
 
 
 def attach_opener(target: str) -> Callable[..., BackendSession]:
@@ -136,6 +148,14 @@ class GameHost(QObject):
         except GameError:
             return None
         return frame.frame_no, frame.pixels
+
+    def heard_game(self) -> HeardGame | None:
+        """The game, to read its sound from any thread without a drive (the Live speaker's feeder); None while no
+        game with sound runs. Its ring is read-only shared memory: nothing here waits for a drive or holds a pad."""
+        world = self.world
+        if world is None or world.info.audio is None or not hasattr(world, "audio_held"):
+            return None
+        return cast(HeardGame, world)
 
     def new_samples(self) -> list[StateSample]:
         evaluator = self.evaluator

@@ -50,6 +50,15 @@ class AudioFormat:
     samples_per_tick: int
 
 
+@dataclass(frozen=True)
+class AudioHeld:
+    """What a ring holds now: the current epoch, and its first and last tick still there."""
+
+    epoch: int
+    first: int
+    last: int
+
+
 def _data_base(capacity: int) -> int:
     return -(-(_SLOT_BASE + _SLOT_DTYPE.itemsize * capacity) // 64) * 64
 
@@ -181,6 +190,13 @@ class AudioRing:
         table = self._slots.copy()
         ticks = table["tick"][(table["epoch"] == self.epoch) & (table["seq"] > 0) & (table["seq"] % 2 == 0)]
         return (int(ticks.min()), int(ticks.max())) if len(ticks) else None
+
+    def held(self) -> AudioHeld | None:
+        """ticks_held() with the epoch they belong to: a reader that follows the ring (the studio's speaker)
+        sees a reset or restore as a new epoch, not as ticks going back. None while the epoch holds no tick."""
+        epoch = self.epoch
+        span = self.ticks_held()
+        return AudioHeld(epoch, *span) if span is not None and self.epoch == epoch else None
 
     def _missing(self, table: np.ndarray, epoch: int, first_tick: int, last_tick: int) -> str:
         held = table["tick"][(table["epoch"] == epoch) & (table["seq"] > 0)]

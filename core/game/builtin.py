@@ -23,7 +23,7 @@ import numpy as np
 
 from core.audio.clip import AudioClip
 from core.game import child, ipc
-from core.game.audio_ring import AudioFormat, AudioRing
+from core.game.audio_ring import AudioFormat, AudioHeld, AudioRing
 from core.game.connection import Capability, GameInfo, StepResult
 from core.game.errors import (
     GameDiedError,
@@ -167,6 +167,11 @@ class BuiltinWorld:
                                              "`python main.py world --audio off`): it has no audio to read")
         self._check_alive()
         return AudioClip(self._audio.format.rate, self._audio.read(int(first_tick), int(last_tick)))
+
+    def audio_held(self) -> AudioHeld | None:
+        """The epoch and ticks the audio ring holds now (None: none yet, or sound off); reads shared memory only,
+        so any thread may ask while another drives (the studio's speaker follows the ring this way)."""
+        return self._audio.held() if self._audio is not None else None
 
     def hold(self, pad: PadState, seconds: float) -> StepResult:
         return self.hold_ticks(pad, self.ticks_for(seconds))

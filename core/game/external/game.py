@@ -28,7 +28,7 @@ from typing import Any, NoReturn
 import numpy as np
 
 from core.audio.clip import AudioClip
-from core.game.audio_ring import AudioFormat
+from core.game.audio_ring import AudioFormat, AudioHeld
 from core.game.connection import Capability, GameInfo, StepResult
 from core.game.errors import (
     GameDiedError,
@@ -232,6 +232,11 @@ class ExternalGame:
                 or "its backend sets no external.audio source"
             raise UnsupportedCapabilityError(f"{self.name} has no sound to read: {why}")
         return self.sound.read(int(first_tick), int(last_tick))
+
+    def audio_held(self) -> AudioHeld | None:
+        """The epoch and ticks the capture's ring holds now (None: none yet, or no sound); shared memory only."""
+        capture = self.sound.capture
+        return capture.ring.held() if capture is not None and self.sound.format is not None else None
 
     @property
     def pid(self) -> int:
