@@ -16,6 +16,6 @@ from core.episode.model import (
 )
 from core.episode.records import EpisodeResult, InterventionRecord, StepDecision, StepRecord
 
-__all__ = ["AudioAppended", "Episode", "EpisodeEvent", "EpisodeHeader", "EpisodeResult", "FrameAppended", "InterventionRecord",
-           "LabelsChanged", "ResultSet", "SamplesAppended", "StepAppended", "StepDecision", "StepRecord", "StepTotals",
-           "load_episode", "mark_kinds", "read_header"]
+__all__ = ["AudioAppended", "Episode", "EpisodeEvent", "EpisodeHeader", "EpisodeResult", "FrameAppended",
+           "InterventionRecord", "LabelsChanged", "ResultSet", "SamplesAppended", "StepAppended", "StepDecision",
+           "StepRecord", "StepTotals", "load_episode", "mark_kinds", "read_header"]
