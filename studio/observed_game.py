@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, cast
 
+from core.audio.clip import AudioClip
 from core.game.connection import GameConnection, StepResult
 from core.game.errors import GameError
 from core.game.pad import PadState
@@ -82,6 +83,10 @@ class ObservedGame:
 
     def close(self) -> None:
         """The studio's GameHost owns the game: a driver that closes what it drove leaves it running."""
+
+    def audio_ticks(self, first_tick: int, last_tick: int) -> AudioClip:
+        """The wrapped game's sound (what a recording stores with each step); reading it is not a hold."""
+        return self._world.audio_ticks(first_tick, last_tick)
 
     def hold(self, pad: PadState, seconds: float) -> Any:
         return self._observed(pad, lambda: self._paced(pad, seconds))

@@ -33,6 +33,7 @@ SPECTROGRAM_SENTENCE = (
     "the sound came from that side).")
 CLIP_SENTENCE = "The attached audio clip is what you heard during your last action (stereo: left and right ear)."
 NOTHING_HEARD = "You have not heard anything yet: this is your first step."
+NO_SOUND = "No sound reached you from your last action: the game's sound is unavailable."
 
 
 def _mel(hz: np.ndarray) -> np.ndarray:

@@ -8,7 +8,14 @@ from pathlib import Path
 import numpy as np
 
 from core.agents.actions import ActionSet
-from core.agents.hearing import CLIP_SENTENCE, NOTHING_HEARD, SPECTROGRAM_SENTENCE, clip_wav, spectrogram_picture
+from core.agents.hearing import (
+    CLIP_SENTENCE,
+    NO_SOUND,
+    NOTHING_HEARD,
+    SPECTROGRAM_SENTENCE,
+    clip_wav,
+    spectrogram_picture,
+)
 from core.agents.observation import Observation
 from core.paths import ASSETS_DIR
 
@@ -57,7 +64,7 @@ class PromptBook:
         sound, audio = "", None
         if observation.audio_mode != "none":
             if observation.audio is None:
-                sound = NOTHING_HEARD
+                sound = NOTHING_HEARD if observation.step <= 1 else NO_SOUND
             elif observation.audio_mode == "spectrogram":
                 images.append(("sound of your last action (a spectrogram)", spectrogram_picture(observation.audio)))
                 sound = SPECTROGRAM_SENTENCE

@@ -53,7 +53,11 @@ class ReportError(Exception):
 
 
 def agent_of(row: dict[str, Any]) -> str:
-    return str(row["agent_spec"] if "agent_spec" in row else row["agent"])
+    """The agent a row counts for. Runs with sound are another condition (`--audio clip | spectrogram`): the mode
+    is part of the name, so no table ever pools episodes with and without sound into one cell."""
+    name = str(row["agent_spec"] if "agent_spec" in row else row["agent"])
+    mode = row.get("audio_mode") or "none"
+    return name if mode == "none" else f"{name} +audio:{mode}"
 
 
 def load_results(folder: Path) -> tuple[list[dict[str, Any]], list[str]]:

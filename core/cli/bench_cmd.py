@@ -22,7 +22,7 @@ from core.paths import PROJECT_ROOT
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("suite", choices=["world", "scan", "memory", "record", "live", "replay", "parse", "external",
-                                          "rl", "run"],
+                                          "rl", "run", "hearing"],
                         help="what to measure")
     parser.add_argument("--json", action="store_true", help="one JSON object per line")
     parser.add_argument("--steps", type=int, default=60, help="lockstep steps per timed block (default %(default)s)")
@@ -140,6 +140,10 @@ def run(args: argparse.Namespace) -> int:
         from core.cli.bench_external import bench_external
 
         bench_external(args, emit)
+    elif args.suite == "hearing":
+        from core.cli.bench_hearing import bench_hearing
+
+        bench_hearing(args, emit)
     elif args.suite == "rl":
         from core.cli.bench_rl import bench_rl
 

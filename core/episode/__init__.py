@@ -3,6 +3,7 @@ fills, the recorder writes and every view reads (docs/episode-model.md)."""
 
 from core.episode.load import EpisodeHeader, load_episode, read_header
 from core.episode.model import (
+    AudioAppended,
     Episode,
     EpisodeEvent,
     FrameAppended,
@@ -15,6 +16,6 @@ from core.episode.model import (
 )
 from core.episode.records import EpisodeResult, InterventionRecord, StepDecision, StepRecord
 
-__all__ = ["Episode", "EpisodeEvent", "EpisodeHeader", "EpisodeResult", "FrameAppended", "InterventionRecord",
-           "LabelsChanged", "ResultSet", "SamplesAppended", "StepAppended", "StepDecision", "StepRecord", "StepTotals",
-           "load_episode", "mark_kinds", "read_header"]
+__all__ = ["AudioAppended", "Episode", "EpisodeEvent", "EpisodeHeader", "EpisodeResult", "FrameAppended",
+           "InterventionRecord", "LabelsChanged", "ResultSet", "SamplesAppended", "StepAppended", "StepDecision",
+           "StepRecord", "StepTotals", "load_episode", "mark_kinds", "read_header"]

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from core.audio.clip import AudioClip, AudioLayout
 from core.episode.model import Episode
 from core.episode.records import EpisodeResult, Position, StepRecord
 from core.recording.errors import EpisodeFileError
@@ -72,6 +73,7 @@ def load_episode(path: Path) -> Episode:
                 records.append((reader.record(index), ""))
             except EpisodeFileError as exc:
                 records.append(({}, f"damaged record at step {index + 1}: {exc.problem}"))
+        sound = _read_audio(reader, count)
     ticks = np.asarray(table["tick"], dtype=np.int64)
     xy = np.column_stack([table["x"], table["y"]]).astype(float) if len(ticks) else np.zeros((0, 2))
     dialogue = np.asarray(table["dialogue_active"], dtype=bool)
@@ -90,11 +92,48 @@ def load_episode(path: Path) -> Episode:
                                       position_after=_position_at(ticks, xy, int(row["tick_after"])),
                                       dialogue_open=_dialogue_at(ticks, dialogue, int(row["tick_before"])))
         episode.append_step(step)
+    _add_audio(episode, *sound)
     episode.append_sample_table(table)
     episode.append_frame_ticks(frame_ticks)  # ticks only: frames are read on demand (studio/replay/frame_loader.py)
     if result is not None:
         episode.set_result(EpisodeResult.from_json(result))
     return episode
+
+
+_Sound = tuple[AudioLayout | None, dict[int, tuple[AudioClip, int, int]], dict[int, str]]
+
+
+def _read_audio(reader: EpisodeReader, count: int) -> _Sound:
+    """Every step's sound, read eagerly (a 300-step episode at 24 kHz stereo is about 15 MB of PCM): the layout
+    (None: the file has none), the clips with their ticks, and the steps whose sound is damaged. A damaged /audio
+    header costs the sound, never the episode."""
+    try:
+        layout = reader.audio_layout()
+        index = reader.audio_index() if layout is not None else None
+    except EpisodeFileError as exc:
+        return None, {}, {i: f"damaged audio at step {i + 1}: {exc.problem}" for i in range(count)}
+    if layout is None or index is None:
+        return None, {}, {}
+    clips: dict[int, tuple[AudioClip, int, int]] = {}
+    problems: dict[int, str] = {}
+    for position in range(min(count, len(index))):
+        try:
+            samples = reader.step_audio(position)
+        except EpisodeFileError as exc:
+            problems[position] = exc.problem
+            continue
+        if samples is not None:
+            clips[position] = (AudioClip(layout.rate, samples), int(index[position, 2]), int(index[position, 3]))
+    return layout, clips, problems
+
+
+def _add_audio(episode: Episode, layout: AudioLayout | None, clips: dict[int, tuple[AudioClip, int, int]],
+               problems: dict[int, str]) -> None:
+    episode.audio_format = layout
+    for position, (clip, first_tick, last_tick) in clips.items():
+        episode.append_audio(position, clip, first_tick, last_tick)
+    for position, problem in problems.items():
+        episode.set_audio_problem(position, problem)
 
 
 def _source_name(index: int) -> str:

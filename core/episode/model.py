@@ -19,6 +19,7 @@ from typing import Any, cast
 
 import numpy as np
 
+from core.audio.clip import AudioClip, AudioLayout
 from core.episode.metrics import EpisodeMetrics, GoalArea, episode_metrics, next_run_length
 from core.episode.records import EpisodeResult, StepRecord
 from core.evaluation.sample import StateSample
@@ -51,6 +52,16 @@ class FrameAppended:
 
 
 @dataclass(frozen=True)
+class AudioAppended:
+    """The sound of the ticks the step at `index` covered (docs/episode-format.md, /audio)."""
+
+    index: int
+    clip: AudioClip
+    first_tick: int = 0   # the ticks it covers, inclusive (the step's tick_before + 1 .. where it ended)
+    last_tick: int = -1
+
+
+@dataclass(frozen=True)
 class ResultSet:
     result: EpisodeResult
 
@@ -60,7 +71,7 @@ class LabelsChanged:
     labels: Any                # the label document (core/labels), as the label store saved it
 
 
-EpisodeEvent = StepAppended | SamplesAppended | FrameAppended | ResultSet | LabelsChanged
+EpisodeEvent = StepAppended | SamplesAppended | FrameAppended | AudioAppended | ResultSet | LabelsChanged
 Listener = Callable[[EpisodeEvent], None]
 
 
@@ -112,6 +123,11 @@ class Episode:
         self._sample_chunks: list[np.ndarray] = []  # SAMPLE_DTYPE rows (docs/episode-format.md)
         self._sample_table: np.ndarray | None = None  # the chunks joined, until the next append
         self._frame_ticks: list[int] = []
+        # Sound (issue 22): the format it is recorded in (None: none), each step's clip and each damaged step's reason.
+        self.audio_format: AudioLayout | None = None
+        self._audio: dict[int, AudioClip] = {}
+        self._audio_ticks: dict[int, tuple[int, int]] = {}
+        self._audio_problems: dict[int, str] = {}
         self._result: EpisodeResult | None = None
         self._success_step: int | None = None
         self._listeners: list[Listener] = []
@@ -184,6 +200,22 @@ class Episode:
         """Frames known by their ticks only (a loaded file reads the pixels on demand)."""
         with self._lock:
             self._frame_ticks.extend(int(t) for t in np.asarray(ticks).tolist())
+
+    def append_audio(self, index: int, clip: AudioClip, first_tick: int = 0, last_tick: int = -1) -> None:
+        """The sound of the step at position `index` (the runner adds it right after the step; a loaded file
+        has it already). `first_tick`..`last_tick`: the ticks it covers."""
+        with self._lock:
+            if self.audio_format is None:
+                self.audio_format = AudioLayout(int(clip.rate), int(clip.samples.shape[1]) if clip.samples.ndim == 2
+                                                else 1)
+            self._audio[index] = clip
+            self._audio_ticks[index] = (int(first_tick), int(last_tick))
+        self._emit(AudioAppended(index, clip, int(first_tick), int(last_tick)))
+
+    def set_audio_problem(self, index: int, problem: str) -> None:
+        """The step's sound could not be read (a loaded file): `problem` begins "damaged audio at step N"."""
+        with self._lock:
+            self._audio_problems[index] = problem
 
     def set_success_step(self, step: int | None) -> None:
         """The step the evaluator credited with success, known before the result (live views mark it)."""
@@ -308,6 +340,36 @@ class Episode:
             return np.zeros(0, np.int64)
         record = self._steps[index]
         return np.nonzero((ticks > record.tick_before) & (ticks <= record.tick_after))[0]
+
+    # -- sound ------------------------------------------------------------------------------
+    def step_audio(self, index: int) -> AudioClip | None:
+        """The sound of the step at `index`, or None: the step has none (sound off or unavailable, a file from
+        before sound was recorded, a step whose sound was not kept, or damaged: audio_problem says)."""
+        with self._lock:
+            return self._audio.get(index)
+
+    def step_audio_ticks(self, index: int) -> tuple[int, int] | None:
+        """The ticks (first, last, inclusive) the step's sound covers: its tick_before + 1 to where the step, and
+        any push an intervention made after it, ended. None where the step has no sound."""
+        with self._lock:
+            return self._audio_ticks.get(index)
+
+    def audio_problem(self, index: int) -> str | None:
+        """Why the step's recorded sound cannot be played ("damaged audio at step N: ..."), or None."""
+        with self._lock:
+            return self._audio_problems.get(index)
+
+    @property
+    def audio_problems(self) -> dict[int, str]:
+        with self._lock:
+            return dict(self._audio_problems)
+
+    @property
+    def audio_state(self) -> str:
+        """"on" (the sound was recorded), "off" (the user turned the game's sound off) or "unavailable" (the game
+        offers none; also every file recorded before sound was)."""
+        state = self.metadata.get("audio")
+        return state if state in ("on", "off", "unavailable") else "unavailable"
 
     # -- descriptions -----------------------------------------------------------------------
     def marks(self) -> dict[str, list[int]]:

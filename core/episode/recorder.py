@@ -17,7 +17,7 @@ import queue
 import threading
 from typing import Any
 
-from core.episode.model import Episode, EpisodeEvent, FrameAppended, SamplesAppended, StepAppended
+from core.episode.model import AudioAppended, Episode, EpisodeEvent, FrameAppended, SamplesAppended, StepAppended
 from core.episode.records import EpisodeResult
 from core.recording.writer import EpisodeWriter
 
@@ -51,7 +51,7 @@ class EpisodeRecorder:
 
     def _on_event(self, event: EpisodeEvent) -> None:
         self._raise_if_failed()
-        if isinstance(event, StepAppended | SamplesAppended | FrameAppended):
+        if isinstance(event, StepAppended | SamplesAppended | FrameAppended | AudioAppended):
             self._queue.put(event)  # blocks while MAX_PENDING are waiting: back-pressure, never loss
 
     def _write_all(self) -> None:
@@ -75,6 +75,8 @@ class EpisodeRecorder:
             self.writer.add_samples([sample.to_json() for sample in event.samples])
         elif isinstance(event, FrameAppended):
             self.writer.add_frame(event.pixels, event.tick)
+        elif isinstance(event, AudioAppended) and self.writer.records_audio:
+            self.writer.add_audio(event.index, event.clip.samples, event.first_tick, event.last_tick)
 
     def _drain(self) -> None:
         if not self._closed:

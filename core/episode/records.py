@@ -243,6 +243,7 @@ class EpisodeResult:
     seed: int | None = None             # the episode's own seed (derived from the run's: core/session/episodes.py)
     trajectory_digest: str = ""         # a hash of the steps' actions and end positions: equal ones are one trajectory
     undelivered_interventions: tuple[Mapping[str, Any], ...] = ()
+    audio: str = "unavailable"          # on (recorded), off (the user turned it off), unavailable (the game has none)
     # keys written by other versions, kept as they were
     extra: Mapping[str, Any] = field(default_factory=dict[str, Any])
 

@@ -119,6 +119,8 @@ class BuiltinWorld:
             width=header["width"], height=header["height"], start_states=tuple(header["start_states"]),
             capabilities=frozenset(Capability(c) for c in header["capabilities"] if c in KNOWN_CAPABILITIES),
             audio=audio.format if audio is not None else None,
+            # A world that says it has sound, disabled, was started with `--audio off`; an older world says nothing.
+            audio_switched_off=bool(header.get("audio")) and not sound.get("enabled"),
         )
         ring = FrameRing.attach(Path(header["frames_path"]))
         return cls(conn, info, ring, process, runtime_dir, stderr_tail, header.get("camera"), audio)

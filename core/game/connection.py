@@ -12,8 +12,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
+from core.audio.clip import AudioClip
 from core.game.audio_ring import AudioFormat
 from core.game.frames import Frame
 from core.game.pad import Button, PadState
@@ -50,6 +51,20 @@ class GameInfo:
     start_states: tuple[str, ...]
     capabilities: frozenset[Capability]
     audio: AudioFormat | None = None  # the sound's format, or None: the game is silent (or sound is off)
+    # The game can make sound but was started silent on purpose (the built-in world's `audio: off`): the
+    # difference between a recording's audio "off" and "unavailable".
+    audio_switched_off: bool = False
+
+
+# What a recording says of its sound (docs/episode-format.md): recorded, turned off by the user, or not
+# offered by the game at all (an external game with no sound source, or whose sound capture failed).
+AudioState = Literal["on", "off", "unavailable"]
+
+
+def audio_state(info: GameInfo) -> AudioState:
+    if Capability.AUDIO in info.capabilities and info.audio is not None:
+        return "on"
+    return "off" if info.audio_switched_off else "unavailable"
 
 
 @runtime_checkable
@@ -98,6 +113,12 @@ class GameConnection(Protocol):
     def turn_camera(self, degrees: float) -> float:
         """Optional (TURN_CAMERA): turn the camera by `degrees` (positive: right) through the game's own
         controls, as a player would. Returns the game time it cost, in seconds."""
+        ...
+
+    def audio_ticks(self, first_tick: int, last_tick: int) -> AudioClip:
+        """Optional (AUDIO): the sound the game played during ticks first_tick..last_tick (inclusive): a step
+        that went from tick t0 to t1 played t0 + 1..t1. Games without sound raise UnsupportedCapabilityError;
+        ticks the game no longer (or not yet) holds raise AudioUnavailableError (docs/audio-ring.md)."""
         ...
 
     def close(self) -> None: ...

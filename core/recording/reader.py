@@ -18,8 +18,18 @@ from typing import Any, cast
 import h5py
 import numpy as np
 
+from core.audio.clip import AudioLayout
 from core.recording.errors import EpisodeFileError
-from core.recording.writer import EPISODE_FORMAT, EPISODE_FORMAT_VERSION, SAMPLE_FIELDS, SOURCES, STEP_NUMBERS
+from core.recording.writer import (
+    AUDIO_INDEX_COLUMNS,
+    AUDIO_ROW_FRAMES,
+    EPISODE_FORMAT,
+    EPISODE_FORMAT_VERSION,
+    NO_AUDIO,
+    SAMPLE_FIELDS,
+    SOURCES,
+    STEP_NUMBERS,
+)
 
 __all__ = ["REQUIRED_PARTS", "EpisodeFileError", "EpisodeReader", "check_episode", "damaged_part"]
 
@@ -278,6 +288,68 @@ class EpisodeReader:
         with self._part("/samples/table"):
             table = self._file["samples"]["table"][:]
             return {name: table[name] for name, _ in SAMPLE_FIELDS}
+
+    # -- sound (/audio: docs/episode-format.md) ----------------------------------------------
+    def audio_layout(self) -> AudioLayout | None:
+        """The recorded sound's rate and channels, or None: the file has no /audio (recorded without sound, or
+        before sound was recorded)."""
+        with self._part("/audio"):
+            if "audio" not in self._file:
+                return None
+            group = self._file["audio"]
+            rate, channels = _whole_number(group.attrs["rate"]), _whole_number(group.attrs["channels"])
+            pcm, index = group["pcm"], group["steps"]
+            row_frames = pcm.shape[1]
+            pcm_channels, columns = pcm.shape[2], index.shape[1]
+        if rate is None or rate <= 0 or channels is None or channels <= 0 or channels != pcm_channels \
+                or row_frames != AUDIO_ROW_FRAMES or columns != len(AUDIO_INDEX_COLUMNS):
+            raise EpisodeFileError(self.path, "/audio", f"has rate {rate}, {channels} channels, rows of {row_frames} "
+                                   f"frames and {columns} index columns, which do not fit together: the file is "
+                                   "damaged or was not written by PokeGym Studio. The steps, images and samples "
+                                   "still read.")
+        return AudioLayout(rate, channels)
+
+    def audio_index(self) -> np.ndarray:
+        """/audio/steps as stored, (steps with sound written, 4): first_row, frames (NO_AUDIO: none), first_tick,
+        last_tick; empty without /audio."""
+        with self._part("/audio/steps"):
+            if "audio" not in self._file:
+                return np.zeros((0, len(AUDIO_INDEX_COLUMNS)), np.int64)
+            return np.asarray(self._file["audio"]["steps"][:], np.int64).reshape(-1, len(AUDIO_INDEX_COLUMNS))
+
+    def step_audio(self, index: int) -> np.ndarray | None:
+        """The sound of the step at position `index` (0-based): int16 (frames, channels) covering its ticks
+        (audio_index), or None where the step has none (a file without /audio, a step whose sound was not kept,
+        or not written before the file was cut short). Damaged sound raises EpisodeFileError whose problem
+        begins "damaged audio at step N", for that step only."""
+        if self.audio_layout() is None:
+            return None
+        part = f"/audio/pcm at step {index + 1}"
+        with self._audio_damage(part, index):
+            group = self._file["audio"]
+            steps = group["steps"]
+            if not 0 <= index < steps.shape[0]:
+                return None
+            first_row, frames, _, _ = (int(v) for v in steps[index])
+            if frames == NO_AUDIO:
+                return None
+            pcm = group["pcm"]
+            rows = -(-frames // AUDIO_ROW_FRAMES)
+            if frames < 0 or first_row < 0 or first_row + rows > pcm.shape[0]:
+                raise ValueError(f"its index (row {first_row}, {frames} frames) points outside the {pcm.shape[0]} "
+                                 "stored rows")
+            if rows == 0:
+                return np.zeros((0, pcm.shape[2]), np.int16)
+            data = np.asarray(pcm[first_row:first_row + rows], np.int16)
+            return data.reshape(-1, pcm.shape[2])[:frames]
+
+    @contextmanager
+    def _audio_damage(self, part: str, index: int) -> Generator[None, None, None]:
+        try:
+            yield
+        except READ_ERRORS as exc:
+            raise EpisodeFileError(self.path, part, f"damaged audio at step {index + 1}: {_reason(exc)}. The step's "
+                                   "picture, record and every other step's sound still read.", index) from exc
 
     def close(self) -> None:
         self._file.close()

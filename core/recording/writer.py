@@ -19,6 +19,7 @@ from typing import Any
 import h5py
 import numpy as np
 
+from core.audio.clip import AudioLayout
 from core.step_sources import SOURCES
 
 EPISODE_FORMAT = "pokegym-episode"
@@ -31,6 +32,14 @@ STEP_NUMBERS = (("step", "i4"), ("time", "f8"), ("tick_before", "i8"), ("tick_af
 IMAGE_SETS = ("current", "previous", "left", "right")
 STEP_DTYPE = np.dtype(list(STEP_NUMBERS))
 SAMPLE_DTYPE = np.dtype(list(SAMPLE_FIELDS))
+# /audio (docs/episode-format.md): PCM in rows of AUDIO_ROW_FRAMES frames, one HDF5 chunk each, a step taking as
+# many whole rows as it needs (its last one padded with zeros), so no chunk ever holds two steps' sound: damage
+# costs one step's sound. 8192 frames is about a third of a second at 24 kHz, 32 KiB raw in stereo.
+AUDIO_ROW_FRAMES = 8192
+# /audio/steps columns: the step's first row, its frames (NO_AUDIO: none recorded), and the ticks it covers.
+AUDIO_INDEX_COLUMNS = ("first_row", "frames", "first_tick", "last_tick")
+NO_AUDIO = -1
+AUDIO_CHANNEL_LAYOUT = "interleaved int16, frames x channels; 2 channels = left, right"
 # Two fixed slots for the studio's labels (layout: docs/labels-format.md, written by core/labels/store.py).
 LABEL_SLOTS = 2
 LABEL_SLOT_BYTES = 1 << 20
@@ -58,11 +67,20 @@ def _compression() -> dict[str, object]:
 # for lzf, at a similar recording cost, and random seeks stay far under 20 ms.
 COMPRESSION: str | None = "gzip"
 COMPRESSION_LEVEL: int | None = 1
+AUDIO_GZIP_LEVEL = 1  # `bench record` (README): level 6 saved a few percent more at several times the time
+
+
+def audio_chunk_bytes(row: np.ndarray) -> bytes:
+    """One /audio/pcm chunk as HDF5's shuffle + deflate filters store it: the low bytes of every sample, then the
+    high bytes, deflated. Done here because zlib releases the GIL while it compresses (as for the images)."""
+    raw = np.ascontiguousarray(row, "<i2").view(np.uint8).reshape(-1, 2)
+    return zlib.compress(np.ascontiguousarray(raw.T).tobytes(), AUDIO_GZIP_LEVEL)
 
 
 class EpisodeWriter:
     def __init__(self, path: Path, metadata: dict[str, Any], frame_shape: tuple[int, int, int],
-                 image_sets: tuple[str, ...] = ("current",), continuous_frames: bool = False) -> None:
+                 image_sets: tuple[str, ...] = ("current",), continuous_frames: bool = False,
+                 audio: AudioLayout | None = None) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._file = h5py.File(self.path, "w")
@@ -96,10 +114,30 @@ class EpisodeWriter:
         samples = root.create_group("samples")
         samples.create_dataset("table", (0,), maxshape=(None,), dtype=SAMPLE_DTYPE, chunks=(4096,))
         create_label_slots(root.create_group("labels"))  # the studio's annotations
+        if audio is not None:
+            self._create_audio(audio)
+        self._audio_rows = 0
         self._image_sets = image_sets
         self._record_end = 0
         self.steps_written = 0
         self._file.flush()
+
+    def _create_audio(self, layout: AudioLayout) -> None:
+        group = self._file.create_group("audio")
+        group.attrs["rate"] = int(layout.rate)
+        group.attrs["channels"] = int(layout.channels)
+        group.attrs["layout"] = AUDIO_CHANNEL_LAYOUT
+        group.attrs["row_frames"] = AUDIO_ROW_FRAMES
+        # gzip (level 1, as the images) after HDF5's byte shuffle, which puts the high bytes together: quiet
+        # stretches then compress to little. Lossless; any HDF5 reader decodes it.
+        group.create_dataset("pcm", (0, AUDIO_ROW_FRAMES, layout.channels),
+                             maxshape=(None, AUDIO_ROW_FRAMES, layout.channels), dtype="<i2",
+                             chunks=(1, AUDIO_ROW_FRAMES, layout.channels), compression="gzip",
+                             compression_opts=AUDIO_GZIP_LEVEL, shuffle=True)
+        index = group.create_dataset("steps", (0, len(AUDIO_INDEX_COLUMNS)),
+                                     maxshape=(None, len(AUDIO_INDEX_COLUMNS)), dtype="i8",
+                                     chunks=(1024, len(AUDIO_INDEX_COLUMNS)))
+        index.attrs["columns"] = list(AUDIO_INDEX_COLUMNS)
 
     # -- appending --------------------------------------------------------------------------
     @staticmethod
@@ -134,6 +172,41 @@ class EpisodeWriter:
         frames = self._file["frames"]
         self._append_image(frames["pixels"], pixels)
         self._append(frames["tick"], np.array([tick], "i8"))
+
+    @property
+    def records_audio(self) -> bool:
+        return "audio" in self._file
+
+    def add_audio(self, index: int, samples: np.ndarray | None, first_tick: int, last_tick: int) -> None:
+        """The sound of the step at position `index` (int16 (frames, channels)), or None: the step has none (the
+        game no longer held its ticks). Its rows are written before its index row, so a file cut short by a
+        kill -9 never indexes sound it does not hold. Steps skipped before `index` are marked as having none."""
+        if "audio" not in self._file:
+            raise ValueError("this episode file was created without audio (EpisodeWriter(audio=None))")
+        group = self._file["audio"]
+        pcm, steps = group["pcm"], group["steps"]
+        while steps.shape[0] < index:
+            self._append(steps, np.array([[self._audio_rows, NO_AUDIO, 0, -1]], "i8"))
+        if steps.shape[0] > index:
+            raise ValueError(f"the sound of step position {index} was already written")
+        if samples is None:
+            self._append(steps, np.array([[self._audio_rows, NO_AUDIO, first_tick, last_tick]], "i8"))
+            return
+        channels = pcm.shape[2]
+        if samples.ndim != 2 or samples.shape[1] != channels:
+            raise ValueError(f"the sound of step position {index} is shaped {samples.shape}; this file records "
+                             f"(frames, {channels})")
+        data = np.ascontiguousarray(samples, "<i2")
+        rows = -(-len(data) // AUDIO_ROW_FRAMES)
+        first_row = self._audio_rows
+        pcm.resize(first_row + rows, axis=0)
+        for row in range(rows):
+            piece = np.zeros((AUDIO_ROW_FRAMES, channels), "<i2")
+            chunk = data[row * AUDIO_ROW_FRAMES:(row + 1) * AUDIO_ROW_FRAMES]
+            piece[:len(chunk)] = chunk
+            pcm.id.write_direct_chunk((first_row + row, 0, 0), audio_chunk_bytes(piece), filter_mask=0)
+        self._audio_rows += rows
+        self._append(steps, np.array([[first_row, len(data), first_tick, last_tick]], "i8"))
 
     def add_step(self, numbers: dict[str, Any], record: dict[str, Any], images: dict[str, np.ndarray | None],
                  flush: bool = True) -> None:

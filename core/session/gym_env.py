@@ -1,6 +1,9 @@
 """A Gymnasium environment for the built-in world (extra `rl`), with an optional dense reward.
 
-Observations are RGB frames; actions index the profile's discrete action set. The dense reward
+Observations are RGB frames; actions index the profile's discrete action set. With `audio=True` they are a
+`Dict` of the frame ("image") and the sound the step played ("audio": int16 PCM, (frames, channels), padded
+with silence to the longest action's length; `info["audio_frames"]` says how much of it is the step's).
+Without it the world runs silent, which saves the synthesis. The dense reward
 (the paper lists reward design as future work; defined in core/session/reward.py, which the dataset
 exporter shares) is: metres of progress toward the goal point, plus 1 for each success-relevant flag
 that becomes set, plus 10 on success. Reward comes from evaluator samples; the observation never does.
@@ -30,12 +33,15 @@ from core.session.reward import Reading, RewardSpec, step_reward
 EVALUATOR_HZ = 5.0
 
 
-class PokeGymEnv(gym.Env[np.ndarray, np.int64]):
+Observation = np.ndarray | dict[str, np.ndarray]
+
+
+class PokeGymEnv(gym.Env[Observation, np.int64]):
     metadata = {"render_modes": ["rgb_array"], "render_fps": 2}
 
     def __init__(self, task_id: str = "q08_site_navigation", dense_reward: bool = True, width: int = 160,
                  height: int = 90, step_budget: int | None = None, render_mode: str | None = "rgb_array",
-                 evaluator_hz: float = EVALUATOR_HZ, cpu: int | None = None) -> None:
+                 evaluator_hz: float = EVALUATOR_HZ, cpu: int | None = None, audio: bool = False) -> None:
         profile = load_profile(PROFILES_DIR / "builtin_world.yaml")
         self.actions = ActionSet.from_profile_data(profile.actions)
         self.task: Task = load_task(TASKS_DIR / f"{task_id}.yaml", profile.flags)
@@ -44,7 +50,8 @@ class PokeGymEnv(gym.Env[np.ndarray, np.int64]):
         self.reward_spec = RewardSpec.for_task(self.task, profile.flags, dense_reward)
         self.step_budget = step_budget or self.task.step_budget
         self.render_mode = render_mode
-        self.world = BuiltinWorld.launch(width=width, height=height, renderer="software")
+        self.world = BuiltinWorld.launch(width=width, height=height, renderer="software",
+                                         audio="on" if audio else "off")
         self.evaluator = EvaluatorClient.launch(self.world.pid, hz=evaluator_hz)
         self.evaluator.wait_locked()
         if cpu is not None:
@@ -53,23 +60,42 @@ class PokeGymEnv(gym.Env[np.ndarray, np.int64]):
             # After the evaluator found the state block, so that first scan still used every core.
             pin_to_cpu(cpu, [self.world.pid, self.evaluator.pid])
         self.protocol = StepProtocol(self.world, self.evaluator)
-        self.observation_space = gym.spaces.Box(0, 255, (height, width, 3), np.uint8)
+        image = gym.spaces.Box(0, 255, (height, width, 3), np.uint8)
+        self.audio_format = self.world.audio_info if audio else None
+        self.audio_frames = 0
+        if self.audio_format is not None:
+            fmt = self.audio_format
+            longest = max(sum(seconds for _, seconds in self.actions.discrete(name).macro)
+                          for name in self.actions.names)
+            ticks = int(np.ceil(longest * self.world.info.tick_hz - 1e-9)) + 1  # a hold may end one tick late
+            self.audio_frames = ticks * fmt.samples_per_tick
+            self.observation_space: gym.Space[Any] = gym.spaces.Dict({
+                "image": image, "audio": gym.spaces.Box(-32768, 32767, (self.audio_frames, fmt.channels), np.int16)})
+        else:
+            self.observation_space = image
+        self._tick = 0
         self.action_space = gym.spaces.Discrete(len(self.actions.names))
         self._steps = 0
         self._last = Reading(0.0, 0.0, 0)
 
-    def _observe(self) -> np.ndarray:
-        return self.world.latest_frame().pixels
+    def _observe(self, sound: np.ndarray | None = None) -> Observation:
+        pixels = self.world.latest_frame().pixels
+        if self.audio_format is None:
+            return pixels
+        padded = np.zeros((self.audio_frames, self.audio_format.channels), np.int16)
+        if sound is not None:
+            padded[:min(len(sound), self.audio_frames)] = sound[:self.audio_frames]
+        return {"image": pixels, "audio": padded}
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None
-              ) -> tuple[np.ndarray, dict[str, Any]]:
+              ) -> tuple[Observation, dict[str, Any]]:
         super().reset(seed=seed)
-        self.world.reset(self.task.start_for_reset())
+        self._tick = self.world.reset(self.task.start_for_reset()).tick
         self._steps = 0
         self._last = _reading(self.protocol.start(self.task.success.model_dump(exclude_none=True)))
-        return self._observe(), {"step": 0}
+        return self._observe(), {"step": 0, **({"audio_frames": 0} if self.audio_format else {})}
 
-    def step(self, action: int | np.integer[Any]) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+    def step(self, action: int | np.integer[Any]) -> tuple[Observation, float, bool, bool, dict[str, Any]]:
         if not self.action_space.contains(action):
             raise ValueError(f"action must be an integer in [0, {len(self.actions.names)}), got {action!r}")
         chosen = self.actions.discrete(self.actions.names[int(action)])
@@ -83,10 +109,16 @@ class PokeGymEnv(gym.Env[np.ndarray, np.int64]):
         reward = step_reward(self.reward_spec, self._last, after, success)
         self._last = after
         truncated = not success and self._steps >= self.step_budget
-        return self._observe(), float(reward), success, truncated, {"step": self._steps, "action": chosen.name}
+        info: dict[str, Any] = {"step": self._steps, "action": chosen.name}
+        sound = None
+        if self.audio_format is not None and answer is not None:
+            sound = self.world.audio_ticks(self._tick + 1, answer.tick).samples  # the ticks this step played
+            info["audio_frames"] = min(len(sound), self.audio_frames)
+        self._tick = answer.tick if answer is not None else self._tick
+        return self._observe(sound), float(reward), success, truncated, info
 
     def render(self) -> np.ndarray | None:
-        return self._observe() if self.render_mode == "rgb_array" else None
+        return self.world.latest_frame().pixels if self.render_mode == "rgb_array" else None
 
     def close(self) -> None:
         self.evaluator.close()

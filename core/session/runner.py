@@ -19,10 +19,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+import numpy as np
+
 from core.agents.actions import ActionSet
 from core.agents.base import Agent, Decision
 from core.agents.observation import HistoryEntry, Observation
 from core.agents.observe import ObservationBuilder, ObservationOptions, resize_for_model
+from core.audio.clip import AudioClip, AudioLayout
 from core.episode.metrics import (
     AGENT_SOURCES,
     IM_EPSILON_M,
@@ -38,9 +41,10 @@ from core.episode.recorder import EpisodeRecorder
 from core.episode.records import EpisodeResult, InterventionRecord, StepDecision, StepRecord, trajectory_digest
 from core.evaluation.client import EvaluatorClient, EvaluatorError
 from core.evaluation.sample import StateSample
-from core.evaluation.stepping import StepProtocol
+from core.evaluation.stepping import StepProtocol, current_tick
 from core.evaluation.tasks import Task
-from core.game.connection import Capability, GameConnection, StepResult
+from core.game.audio_ring import AudioUnavailableError
+from core.game.connection import Capability, GameConnection, StepResult, audio_state
 from core.game.errors import GameError
 from core.game.motion import MotionCalibration
 from core.game.pad import PadState
@@ -133,6 +137,8 @@ class EpisodeRunner:
         self._goal = GoalArea(goal[0], goal[1], goal[2]) if goal is not None else None
         # What the episode holds so far: views subscribe to it; the recorder writes it (core/episode).
         self.episode = Episode(self._metadata(), record_path, self._image_sets())
+        sound = game.info.audio if self.episode.audio_state == "on" else None
+        self.episode.audio_format = AudioLayout(sound.rate, sound.channels) if sound is not None else None
 
     # -- controls (any thread) --------------------------------------------------------------
     def pause(self) -> None:
@@ -278,10 +284,13 @@ class EpisodeRunner:
                     log.warning("%d evaluator samples before step %d were no longer kept", lost, self.step)
                 record = self._step_record(decision, source, macro, intervention, label, movement, tick_before,
                                            after, before_xy, displacement, pushed_by, threshold, dialogue_open)
+                sound = self._step_sound(tick_before)  # read at once: the game keeps only its last few seconds
                 episode.append_samples(new_samples)
                 if succeeded:
                     episode.set_success_step(self.step)
-                episode.append_step(record, self._images)
+                index = episode.append_step(record, self._images)
+                if sound is not None:
+                    episode.append_audio(index, *sound)
                 history.append(HistoryEntry(self.step, record.action, decision.thought if decision else "",
                                             decision.self_assessment if decision else "", pending_hint))
                 if succeeded:
@@ -336,6 +345,8 @@ class EpisodeRunner:
                     self.task.step_budget, "instruction": self.task.instruction(self.options.granularity),
                     "options": self.options.to_json(), "game": self.game.info.name,
                     "tick_hz": self.game.info.tick_hz,  # turns recorded ticks into seconds (clips)
+                    # on: recorded in /audio; off: the user turned the game's sound off; unavailable: it has none
+                    "audio": audio_state(self.game.info),
                     # Where the task ends, for the Execution Failure rule; never part of an observation.
                     "goal_area": self._goal.to_json() if self._goal is not None else None}
         metadata["versions"] = _versions()
@@ -344,6 +355,23 @@ class EpisodeRunner:
             # Footprints for the replay view's map; geometry only, and never part of an observation.
             metadata["map_outline"] = [{"kind": kind, "points": points.round(2).tolist()} for kind, points in outline()]
         return metadata
+
+    def _step_sound(self, tick_before: int) -> tuple[AudioClip, int, int] | None:
+        """What the step played: the ticks after its tick_before up to where the game is now (the step's end, or
+        the end of the push an intervention made after it), with those ticks. None when the episode records no
+        sound, or the game no longer holds those ticks (a warning; the step is recorded without sound)."""
+        layout = self.episode.audio_format
+        if layout is None:
+            return None
+        last = current_tick(self.game)
+        first = tick_before + 1
+        if last < first:  # the step took no game time
+            return AudioClip(layout.rate, np.zeros((0, layout.channels), np.int16)), first, last
+        try:
+            return self.game.audio_ticks(first, last), first, last
+        except AudioUnavailableError as exc:
+            log.warning("step %d is recorded without its sound: %s", self.step, exc)
+            return None
 
     def _image_sets(self) -> list[str]:
         obs = self.options.observation
@@ -358,7 +386,7 @@ class EpisodeRunner:
         height = round(shape[0] * width / shape[1])
         writer = EpisodeWriter(self.record_path, self.episode.metadata, (height, width, 3),
                                image_sets=tuple(self.episode.image_sets),
-                               continuous_frames=self.options.frame_every_ticks > 0)
+                               continuous_frames=self.options.frame_every_ticks > 0, audio=self.episode.audio_format)
         return EpisodeRecorder(self.episode, writer)
 
     def _next_action(self, builder: ObservationBuilder, instruction: str, history: list[HistoryEntry],
@@ -550,4 +578,4 @@ class EpisodeRunner:
             privileged=self.options.privileged, reached_goal_area=reached_goal,
             # "instant" side views are a built-in-world shortcut no emulator has: such results are not comparable.
             side_views=self.options.observation.side_view_mode if self.options.observation.side_views else None,
-            game=self.game.info.name, undelivered_interventions=tuple(undelivered))
+            game=self.game.info.name, undelivered_interventions=tuple(undelivered), audio=self.episode.audio_state)

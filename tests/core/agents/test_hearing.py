@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from core.agents.actions import ActionSet
-from core.agents.hearing import NOTHING_HEARD, SPECTROGRAM_SENTENCE, spectrogram_picture
+from core.agents.hearing import NO_SOUND, NOTHING_HEARD, SPECTROGRAM_SENTENCE, spectrogram_picture
 from core.agents.models.base import ModelError, audio_refusal, config_for
 from core.agents.models.clients import make_client
 from core.agents.observation import Observation
@@ -98,6 +98,13 @@ def test_the_first_step_says_nothing_was_heard_yet_and_sends_no_audio(server):
     body = server.requests[0]["body"]
     assert NOTHING_HEARD in body["messages"][1]["content"][0]["text"]
     assert "input_audio" not in str(body)
+
+
+def test_a_game_without_sound_is_said_to_be_silent_not_given_silence(server):
+    server.replies.append(Scripted(200, openai_body(REPLY)))
+    _agent("openai:gpt-4o-audio-preview", server, "/v1").decide(_observation("clip", None, step=7))
+    body = server.requests[0]["body"]
+    assert NO_SOUND in body["messages"][1]["content"][0]["text"] and "input_audio" not in str(body)
 
 
 def test_models_that_cannot_take_audio_are_refused_with_the_alternative_named():

@@ -141,3 +141,18 @@ def test_a_broken_task_is_reported_apart_from_infrastructure_errors(tmp_path):
     text = errors_text(report["infrastructure_errors"])
     assert "1 episode(s) ended in an infrastructure error" in text
     assert "1 episode(s) could not run because their task is broken" in text and "not retried" in text
+
+
+def test_runs_with_and_without_sound_are_set_side_by_side_never_pooled(tmp_path):
+    heard = [{**row("q01_a", success=True, source="agent", spans=(span(True),), digest="h1"),
+              "audio_mode": "spectrogram", "audio": "on"},
+             {**row("q01_a", digest="h2"), "audio_mode": "spectrogram", "audio": "on"}]
+    deaf = [{**row("q01_a", spans=(span(False, 1), span(False, 5)), digest="d1"), "audio_mode": "none"},
+            row("q01_a", digest="d2")]  # a row from before audio_mode: no sound
+    report = build_report(folder_with(tmp_path, heard + deaf))
+    rates = {r["agent"]: (r["overall"], r["episodes"]) for r in report["sr"]}
+    assert rates == {"random": (0.0, 2), "random +audio:spectrogram": (0.5, 2)}
+    spans = {r["agent"]: (r["spans_aware"], r["recovery_rate_pooled"]) for r in report["metrics"]}
+    assert spans == {"random": (2, 0.0), "random +audio:spectrogram": (1, 1.0)}
+    text = write_report(tmp_path, report)
+    assert "random +audio:spectrogram" in text

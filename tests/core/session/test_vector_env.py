@@ -67,3 +67,17 @@ def test_two_async_envs_are_two_worlds_stepped_in_parallel_and_seeding_is_reprod
     finally:
         envs.close()
     assert not _worlds_of(owners)  # closing ends every world
+
+
+def test_vector_envs_with_audio_give_each_world_its_own_sound():
+    envs = make_vector_env(2, audio=True, step_budget=5)
+    try:
+        observations, _ = envs.reset(seed=3)
+        assert set(observations) == {"image", "audio"} and observations["audio"].shape[0] == 2
+        forward = np.array([0, 0])  # MoveForward in both
+        observations, _, _, _, infos = envs.step(forward)
+        assert observations["audio"].dtype == np.int16 and observations["image"].shape[0] == 2
+        assert all(frames > 0 for frames in infos["audio_frames"])
+        assert all(np.abs(observations["audio"][i]).max() > 100 for i in range(2))  # both worlds made sound
+    finally:
+        envs.close()
