@@ -22,10 +22,11 @@ import cv2
 import numpy as np
 from PySide6.QtCore import QObject, QTimer, Signal, Slot
 
-from core.episode import Episode, LabelsChanged, ResultSet, StepAppended, StepRecord, mark_kinds
+from core.episode import AudioAppended, Episode, LabelsChanged, ResultSet, StepAppended, StepRecord, mark_kinds
 from core.episode.model import MARK_KINDS
 from core.step_sources import AGENT_SOURCES
 from studio.episode_cursor import EpisodeCursor
+from studio.sound_marks import bump_positions, step_has_bump
 from widgets.frame_view import FrameView
 from widgets.metrics_bar import MetricsBar
 from widgets.observation_strip import ObservationStrip
@@ -75,7 +76,7 @@ class EpisodePanes(QObject):
         self.label_spans: Sequence[Any] | None = None  # the labels' spans, once given: they replace suggestions
         self.selected_span: int | None = None
         self._trajectory_spans: list[tuple[int, int]] = []
-        self._marks: dict[str, list[int]] = {kind: [] for kind in MARK_KINDS}
+        self._marks: dict[str, list[int]] = {kind: [] for kind in (*MARK_KINDS, "bump")}
         self._frames: OrderedDict[int, np.ndarray] = OrderedDict()
         self._bridge = EpisodeBridge()
         self._bridge.sig_event.connect(self._on_event)
@@ -85,9 +86,12 @@ class EpisodePanes(QObject):
         cursor.sig_moved.connect(self._on_cursor)
 
     # -- the episode --------------------------------------------------------------------------
-    def set_episode(self, episode: Episode | None, budget: int = 0, draw_trajectory: bool = True) -> None:
+    def set_episode(self, episode: Episode | None, budget: int = 0, draw_trajectory: bool = True,
+                    bumps: Sequence[int] | None = None) -> None:
         """Show `episode` (None: none), with its steps so far; later steps arrive as events. `draw_trajectory`
-        False: the view calls `draw_trajectory()` itself, in a later turn of the event loop (a long file's map)."""
+        False: the view calls `draw_trajectory()` itself, in a later turn of the event loop (a long file's map).
+        `bumps`: the steps whose sound holds a bump, found already (Replay, on its opening thread); else they are
+        looked for here (a live episode has few steps so far)."""
         self._bridge.attach(None)
         self.episode, self.label_spans, self.selected_span = episode, None, None
         self._frames.clear()
@@ -99,12 +103,13 @@ class EpisodePanes(QObject):
         numbers = episode.step_numbers if episode is not None else np.zeros(0, np.int64)
         self.timeline.set_episode(count, numbers.tolist())
         self.timeline.set_spans([])
-        self._marks = {kind: [] for kind in MARK_KINDS}
+        self._marks = {kind: [] for kind in (*MARK_KINDS, "bump")}
         if episode is not None:
             if self.reasoning is not None:
                 for record in episode.steps(0, count):
                     self.reasoning.add_step(record)
             self._marks = {kind: [episode.index_of(step) for step in steps] for kind, steps in episode.marks().items()}
+            self._marks["bump"] = list(bumps) if bumps is not None else bump_positions(episode)
             self._bridge.attach(episode)  # before the cursor moves: nothing appended from now on is missed
         self.timeline.set_marks(self._marks)
         if draw_trajectory:
@@ -144,6 +149,8 @@ class EpisodePanes(QObject):
             self.timeline.set_marks(self._marks)
             self.refresh_spans(event.result.metrics.get("deadlocks"))
             self.metrics.set_outcome(bool(event.result.success), event.result.end_reason)
+        elif isinstance(event, AudioAppended):
+            self._heard_step(episode, event.index)
         elif isinstance(event, LabelsChanged):
             self.label_spans = list(event.labels or [])
             self.refresh_spans()
@@ -172,6 +179,20 @@ class EpisodePanes(QObject):
         if not self._spans_timer.isActive():
             self._spans_timer.start(SPANS_REFRESH_MS)
         self.cursor.grown(len(episode))
+
+    def _heard_step(self, episode: Episode, index: int) -> None:
+        """A step's sound was recorded (Live): mark it on the timeline if it holds a bump."""
+        clip = episode.step_audio(index)
+        if clip is None or not len(clip.samples) or index in self._marks["bump"]:
+            return
+        if step_has_bump(clip, episode.step_audio(index - 1) if index > 0 else None):
+            self._marks["bump"].append(index)
+            self.timeline.set_marks(self._marks)
+
+    @property
+    def bump_marks(self) -> list[int]:
+        """The step positions marked for a bump heard in their sound."""
+        return list(self._marks["bump"])
 
     # -- spans, keyed by step number --------------------------------------------------------------
     @Slot()

@@ -23,17 +23,20 @@ from PySide6.QtWidgets import (
 from core.backends.profile import BackendProfile
 from core.session.interventions import InterventionProgress
 from studio import live_map
+from studio.audio_feeder import AudioFeeder, audio_output_problem
 from studio.authoring_panel import AuthoringPanel
 from studio.episode_cursor import EpisodeCursor
 from studio.episode_messages import EpisodeEnd, EpisodeStart, describe_end, describe_intervention
 from studio.episode_panes import EpisodePanes
 from studio.human_control import HumanDriver, describe_pad, is_driving_key
 from studio.instruction_bar import InstructionBar
+from studio.live_audio import LiveRingSource
 from studio.live_controls import GRANULARITIES, LiveControls
 from studio.live_session import LiveSession
 from studio.live_timeline import KEEP_STEPS, LiveTimeline
 from studio.live_toolbar import build_toolbar
 from studio.recording_bar import RecordingBar
+from studio.sound_settings import restore_sound, save_sound
 from studio.status_messages import StatusLine, describe_error, describe_evaluator
 from studio.task_list import TaskList
 from widgets.elided_label import ElidedLabel
@@ -41,12 +44,14 @@ from widgets.frame_view import FrameView
 from widgets.metrics_bar import MetricsBar
 from widgets.observation_strip import ObservationStrip
 from widgets.reasoning_panel import ReasoningPanel
+from widgets.sound_pane import SoundPane
 from widgets.trajectory_plot import TrajectoryPlot
 
 log = logging.getLogger("studio.live")
 FRAME_POLL_MS = 15    # faster than the game's 30 fps, so no produced frame falls between two polls
 SAMPLE_POLL_MS = 100
 SOURCE_POLL_MS = 1000
+SOUND_POLL_MS = 40    # the sound pane's new columns and levels (made on the feeder thread)
 Control = Literal["agent", "human"]
 
 
@@ -76,6 +81,12 @@ class LiveView(QMainWindow):
         self.metrics = MetricsBar()
         self.tasks = TaskList(host.tasks)
         self.authoring = AuthoringPanel(host, self.trajectory)
+        # The game's sound: played and drawn from its audio ring by a feeder thread (studio/audio_feeder.py).
+        self.sound = SoundPane()
+        output_problem = audio_output_problem()
+        self.speaker = AudioFeeder("live", with_output=output_problem is None)
+        self.sound_source = LiveRingSource(host)
+        self._sound_problem_said: str | None = None
         # The episode's panes: the runner's episode at a cursor that follows the newest step until a step is picked.
         self.step_cursor = EpisodeCursor(follows_newest=True)
         self.panes = EpisodePanes(self.step_cursor, self.timeline.timeline, self.trajectory, self.metrics,
@@ -97,6 +108,10 @@ class LiveView(QMainWindow):
         self.source = ElidedLabel()  # the game, its capture rate and the input device
         self.source.setObjectName("source-status")
         self.statusBar().addPermanentWidget(self.source, 1)
+        self.sound_status = QLabel("")  # "no audio output", said once and kept
+        self.sound_status.setStyleSheet("color: #8a5a00; padding: 0 4px")
+        self.sound_status.hide()
+        self.statusBar().addPermanentWidget(self.sound_status)
         self.statusBar().addPermanentWidget(self.metrics)
         self.driver = HumanDriver(session.human_input, lambda: session.human_inputs_waiting,
                                   session.cancel_human_inputs)
@@ -119,6 +134,8 @@ class LiveView(QMainWindow):
         self.source_timer = QTimer(self)
         self.source_timer.timeout.connect(self._pull_source)
         self.source_timer.start(SOURCE_POLL_MS)
+        self.sound_timer = QTimer(self)
+        self.sound_timer.timeout.connect(self._pull_sound)
         self._connect_signals()
         self._show_planned()
 
@@ -126,6 +143,7 @@ class LiveView(QMainWindow):
         episode_dock = self._dock("Episode", self.controls, Qt.DockWidgetArea.LeftDockWidgetArea)
         self._dock("Reasoning", self.reasoning, Qt.DockWidgetArea.RightDockWidgetArea)
         trajectory_dock = self._dock("Trajectory", self.trajectory, Qt.DockWidgetArea.RightDockWidgetArea)
+        self._dock("Sound", self.sound, Qt.DockWidgetArea.RightDockWidgetArea)
         tasks_dock = self._dock("Tasks", self.tasks, Qt.DockWidgetArea.LeftDockWidgetArea)
         authoring_dock = self._dock("Author task", self.authoring, Qt.DockWidgetArea.LeftDockWidgetArea)
         self.tabifyDockWidget(episode_dock, authoring_dock)
@@ -157,6 +175,8 @@ class LiveView(QMainWindow):
         self.controls.budget.valueChanged.connect(self._show_planned)
         self.controls.sig_clock_changed.connect(self._clock_changed)
         self.controls.sig_pace_changed.connect(session.set_pace)
+        self.sound.sig_muted.connect(self.speaker.set_muted)
+        self.sound.sig_volume.connect(self.speaker.set_volume)
 
     def _dock(self, title: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
         dock = QDockWidget(title, self)
@@ -170,9 +190,14 @@ class LiveView(QMainWindow):
         if self.host.world is None and self.host.keeper.state == "idle":
             self.say("Starting the built-in world…")
         self.host.connect()  # the first time the view is shown (a no-op once running or starting)
+        self.speaker.start()
+        self.speaker.set_source(self.sound_source)  # heard while the view is shown
+        self.sound_timer.start(SOUND_POLL_MS)
 
     def hideEvent(self, event: Any) -> None:
         self.driver.release_all()  # key-up events will not reach a hidden view
+        self.speaker.set_source(None)
+        self.sound_timer.stop()
         super().hideEvent(event)
 
     # -- commands ---------------------------------------------------------------------------------
@@ -414,6 +439,26 @@ class LiveView(QMainWindow):
         last = samples[-1]
         self.trajectory.set_position(last.x, last.y, last.facing)
 
+    @Slot()
+    def _pull_sound(self) -> None:
+        """The spectrogram columns and levels the feeder made since the last pull, and its problem, said once."""
+        columns = self.speaker.take_columns()
+        if columns is not None:
+            self.sound.push_columns(columns)
+        self.sound.set_levels(self.speaker.levels)
+        problem = self.speaker.problem
+        if problem is not None and problem != self._sound_problem_said:
+            self._sound_problem_said = problem
+            self.sound_status.setText(problem)
+            self.sound_status.setToolTip(f"{problem}: the game's sound is drawn in the Sound pane, not played")
+            self.sound_status.show()
+            self.sound.set_caption(f"{problem}: drawn, not played")
+            log.info("sound: %s", problem)
+        elif problem is None and self.host.heard_game() is None and self.host.world is not None:
+            self.sound.set_caption(f"{self.host.backend.title} gives no sound")
+        elif problem is None:
+            self.sound.set_caption("")
+
     # -- session signals ----------------------------------------------------------------------------
     @Slot(str)
     def _on_ready(self, description: str) -> None:
@@ -483,9 +528,11 @@ class LiveView(QMainWindow):
     def save_settings(self, settings: QSettings) -> None:
         self.controls.save(settings)
         settings.setValue("live/state", self.saveState())
+        save_sound(settings, "live", self.sound)
 
     def restore_settings(self, settings: QSettings) -> None:
         self.controls.restore(settings)
+        restore_sound(settings, "live", self.sound)
         state = settings.value("live/state")
         if isinstance(state, QByteArray):
             self.restoreState(state)
@@ -496,6 +543,8 @@ class LiveView(QMainWindow):
         self.frame_timer.stop()
         self.plot_timer.stop()
         self.source_timer.stop()
+        self.sound_timer.stop()
+        self.speaker.close()
         self.panes.close()
         self.driver.stop()
         self.session.close()

@@ -86,9 +86,9 @@ class SoundPane(QWidget):
         self.images: list[pg.ImageItem] = []
         self.views: list[pg.PlotItem] = []
         for row, name in enumerate(("left", "right")):
-            plot = self.plots.addPlot(row=row, col=0)
+            plot = self.plots.ci.addPlot(row=row, col=0)
             plot.setMenuEnabled(False)
-            plot.setMouseEnabled(x=False, y=False)
+            plot.getViewBox().setMouseEnabled(x=False, y=False)
             plot.hideButtons()
             plot.setLabel("left", name)
             plot.getAxis("bottom").setStyle(showValues=row == 1)
@@ -177,7 +177,7 @@ class SoundPane(QWidget):
         ticks = [(float(np.searchsorted(self.row_hz, hz)), f"{hz // 1000}k" if hz >= 1000 else str(hz))
                  for hz in TICK_HZ if self.row_hz[0] <= hz <= self.row_hz[-1]]
         for plot in self.views:
-            plot.setXRange(-span, 0, padding=0)
-            plot.setYRange(0, rows, padding=0)
+            plot.getViewBox().setXRange(-span, 0, padding=0)
+            plot.getViewBox().setYRange(0, rows, padding=0)
             plot.getAxis("left").setTicks([ticks, []])
             plot.getAxis("left").setWidth(44)

@@ -15,7 +15,8 @@ from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPaintEvent, QPen, QWhe
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
 MARK_COLORS = {"success": QColor(30, 160, 60), "intervention": QColor(200, 0, 150), "human": QColor(0, 150, 170),
-               "parse_error": QColor(70, 70, 70)}  # dark grey: apart from the Unaware span's red
+               "parse_error": QColor(70, 70, 70),  # dark grey: apart from the Unaware span's red
+               "bump": QColor(150, 90, 0)}  # a loud onset in the step's sound: drawn last, over a human mark
 SPAN_COLORS = {"suggested": QColor(255, 170, 170, 150), "aware": QColor(255, 150, 0, 200),
                "unaware": QColor(200, 30, 30, 200), "unclassified": QColor(120, 120, 200, 200),
                "rejected": QColor(170, 170, 170, 90)}
@@ -28,6 +29,7 @@ _LEGEND_TOP = 18 + _ROW + 4 + _ROW + 6 + 6
 _LEGEND_LINE = 15
 _LEGEND = (("success", MARK_COLORS["success"]), ("intervention", MARK_COLORS["intervention"]),
            ("human", MARK_COLORS["human"]), ("parse error", MARK_COLORS["parse_error"]),
+           ("bump heard", MARK_COLORS["bump"]),
            ("suggested", SPAN_COLORS["suggested"]), ("Aware", SPAN_COLORS["aware"]),
            ("Unaware", SPAN_COLORS["unaware"]), ("unclassified", SPAN_COLORS["unclassified"]),
            ("selected (Shift+drag)", QColor(40, 110, 230, 110)))
@@ -213,6 +215,11 @@ class Timeline(QWidget):
             painter.setPen(QPen(color, 2))
             for position in self.marks.get(kind, []):
                 x = self._x(position + 0.5)
+                if kind == "bump":  # a small triangle on the tick's lower half: a human tick shows above it
+                    painter.setBrush(color)
+                    painter.drawPolygon([QPointF(x - 3, top + _ROW - 1), QPointF(x + 3, top + _ROW - 1),
+                                         QPointF(x, top + _ROW - 7)])
+                    continue
                 painter.drawLine(QPointF(x, top), QPointF(x, top + _ROW - 2))
         painter.setPen(QColor(120, 120, 120))
 

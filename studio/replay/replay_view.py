@@ -26,8 +26,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from core.audio.columns import levels
 from core.episode import Episode
 from core.labels.model import SpanKind
+from studio.audio_feeder import AudioFeeder, ClipSource, audio_output_problem
 from studio.episode_cursor import EpisodeCursor
 from studio.episode_panes import EpisodePanes
 from studio.replay.episode_list import EpisodeList
@@ -38,11 +40,14 @@ from studio.replay.label_panel import LabelPanel
 from studio.replay.label_session import LabelSession
 from studio.replay.open_check import load_for_view
 from studio.replay.playback import PlaybackPlan
+from studio.sound_marks import StepColumns, bump_positions, playable_stretch
+from studio.sound_settings import restore_sound, save_sound
 from widgets.elided_label import ElidedLabel
 from widgets.frame_view import FrameView
 from widgets.message_banner import MessageBanner
 from widgets.metrics_bar import MetricsBar
 from widgets.observation_strip import ObservationStrip
+from widgets.sound_pane import KEEP_COLUMNS, SoundPane
 from widgets.step_details import StepDetails
 from widgets.timeline import Timeline
 from widgets.trajectory_plot import TrajectoryPlot
@@ -52,6 +57,7 @@ SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
 PLAY_TICK_MS = 15
 MAP_AFTER_MS = 1  # the map of a newly opened episode is drawn in a later turn of the event loop
 PANES_FALLBACK_MS = 60  # if the image is slow (or unreadable), update the other panes anyway
+SNIPPET_S = 0.5  # of a single step's sound, played when the cursor moves to it
 
 
 class ReplayView(QMainWindow):
@@ -93,6 +99,10 @@ class ReplayView(QMainWindow):
         self.details = StepDetails()
         self.trajectory = TrajectoryPlot()
         self.metrics = MetricsBar()
+        self.sound = SoundPane()
+        self.speaker = AudioFeeder("replay", spectrum=False, with_output=audio_output_problem() is None)
+        self.sound_columns: StepColumns | None = None
+        self.audio_played = 0  # stretches handed to the speaker (tests: 1× plays, other speeds do not)
         self.episodes = EpisodeList()
         self.labels = LabelSession()
         self.label_panel = LabelPanel(self.labels)
@@ -104,6 +114,7 @@ class ReplayView(QMainWindow):
         for title, widget, area in (("Episodes", self.episodes, Qt.DockWidgetArea.LeftDockWidgetArea),
                                     ("Step", self.details, Qt.DockWidgetArea.RightDockWidgetArea),
                                     ("Trajectory", self.trajectory, Qt.DockWidgetArea.RightDockWidgetArea),
+                                    ("Sound", self.sound, Qt.DockWidgetArea.RightDockWidgetArea),
                                     ("Labels", self.label_panel, Qt.DockWidgetArea.LeftDockWidgetArea)):
             dock = QDockWidget(title, self)
             dock.setObjectName(f"replay-dock-{title}")
@@ -116,6 +127,10 @@ class ReplayView(QMainWindow):
         self.status_message = ElidedLabel(mode=Qt.TextElideMode.ElideRight)
         self.statusBar().addWidget(self.status_message, 1)
         self.statusBar().addPermanentWidget(self.metrics)
+        self.sound_status = QLabel(self.speaker.problem or "")  # "no audio output", said once and kept
+        self.sound_status.setStyleSheet("color: #8a5a00; padding: 0 4px")
+        self.sound_status.setVisible(self.speaker.problem is not None)
+        self.statusBar().addPermanentWidget(self.sound_status)
         self.key_actions: dict[str, QAction] = {}
         self._install_keys(load_keys(QSettings("PokeGym", "Studio")))
         self.play_timer = QTimer(self)
@@ -165,6 +180,8 @@ class ReplayView(QMainWindow):
         self.timeline.sig_span_edge_moved.connect(self._span_dragged)
         self.trajectory.sig_step_clicked.connect(self.seek_step)
         self.play_button.clicked.connect(self.toggle_play)
+        self.sound.sig_muted.connect(self.speaker.set_muted)
+        self.sound.sig_volume.connect(self.speaker.set_volume)
         self.export_button.clicked.connect(self.open_export_clip)
         export = QAction("Export clip…", self)
         export.setShortcut("Ctrl+Shift+E")
@@ -229,21 +246,23 @@ class ReplayView(QMainWindow):
 
     def _load(self, request: int, path: Path) -> None:
         loaded, error = load_for_view(path)
-        self._sig_loaded.emit(request, loaded, str(path), error)
+        # the steps whose sound holds a bump, found here rather than on the GUI thread (a few ms per 100 steps)
+        bumps = bump_positions(loaded[0]) if loaded is not None else []
+        self._sig_loaded.emit(request, (loaded, bumps) if loaded is not None else None, str(path), error)
 
     @Slot(int, object, str, str)
-    def _on_loaded(self, request: int, loaded: tuple[Episode, Any, np.ndarray, str] | None, path: str,
-                   error: str) -> None:
+    def _on_loaded(self, request: int, opened: tuple[tuple[Episode, Any, np.ndarray, str], list[int]] | None,
+                   path: str, error: str) -> None:
         """The episode on screen, in two turns of the event loop (the frame, timeline and labels; then the
         map), so that neither holds the GUI thread long."""
         if request != self._open_request:
             return  # an older open finishing late
-        if loaded is None:
+        if opened is None:
             self.message.setText(f"Cannot open {path}: {error.removeprefix(f'{path}: ')}")
             self.message.show()
             self.sig_open_failed.emit(error)
             return
-        episode, labels, self._map_path, blocker = loaded
+        (episode, labels, self._map_path, blocker), bumps = opened
         self.labels.close()  # queues the save of unsaved labels; never waits for it
         if self.loader is not None:
             self.loader.close()  # it stops on its own thread; its late images are ignored
@@ -258,10 +277,16 @@ class ReplayView(QMainWindow):
         self.setWindowTitle(episode.title)
         self.trajectory.clear_episode()
         budget = int(episode.metadata.get("step_budget") or len(episode))
-        self.panes.set_episode(episode, budget, draw_trajectory=False)  # the map follows in a later turn
+        self.panes.set_episode(episode, budget, draw_trajectory=False, bumps=bumps)  # the map follows in a later turn
+        self.sound_columns = StepColumns(episode)
+        if self.sound_columns.maker is not None:
+            self.sound.set_scale(self.sound_columns.maker.columns_per_second, self.sound_columns.maker.row_hz)
+        self.sound.clear()
+        self.sound.set_caption({"on": "", "off": "recorded with the game's sound off",
+                                "unavailable": "no sound recorded"}.get(episode.audio_state, ""))
         self.label_blocker = blocker
         self._open_labels(labels)
-        self.seek(0)
+        self.seek(0, audible=False)
         # A timer, not a posted call: the event loop paints the frame and serves other timers in between.
         QTimer.singleShot(MAP_AFTER_MS, self, lambda: self._show_map(request))
 
@@ -310,11 +335,14 @@ class ReplayView(QMainWindow):
         return self.panes.current_step
 
     @Slot(int)
-    def seek(self, index: int) -> None:
+    def seek(self, index: int, audible: bool = True) -> None:
         """Move the cursor. The image is asked for at once; the other panes follow when it has been
-        painted (or after PANES_FALLBACK_MS), so the frame is never queued behind their repaint."""
+        painted (or after PANES_FALLBACK_MS), so the frame is never queued behind their repaint. A move by the
+        user while not playing plays a short snippet of the step's sound (`audible`)."""
         if self.episode is None:
             return
+        if audible and not self.play_timer.isActive() and 0 <= index < len(self.episode):
+            self._play_snippet(index)
         self.step_cursor.move_to(index)  # the timeline follows at once; the slower panes in _update_panes
         step = self.episode.step(self.cursor).step
         self.position_label.setText(f"Step {step}  ({self.cursor + 1} of {len(self.episode)})")
@@ -333,6 +361,7 @@ class ReplayView(QMainWindow):
         self._panes_due = False
         episode, cursor = self.episode, self.cursor
         self.panes.show_details()
+        self._show_sound(cursor)
         between = episode.frames_between(cursor)
         self.sub_frames.blockSignals(True)
         self.sub_frames.setRange(0, len(between))
@@ -363,15 +392,20 @@ class ReplayView(QMainWindow):
         self._update_panes()
 
     def _show_damage(self, index: int, loaded: StepImages) -> None:
-        """Mark a step whose images (or record) are damaged on the frame and in the status bar."""
+        """Mark a step whose images (or record) are damaged on the frame and in the status bar; a step whose
+        sound is damaged in the status bar (its pictures are fine, and every other step plays)."""
         assert self.episode is not None
         overlay, detail = damage_note(self.episode.step(index).step, loaded,
                                       self.episode.damaged_records.get(index, ""))
         self.frame_view.set_overlay("top_left", overlay)
+        sound_problem = self.episode.audio_problem(index)
         if overlay:
             said = overlay.replace("\n", ", ")
             self.say(f"{said} — {detail}. The other steps are unaffected.")
             self.sig_image_damaged.emit(index, detail)
+        elif sound_problem is not None:
+            self.say(f"{sound_problem.rstrip('.')}. This step plays silent; the other steps play.")
+            overlay = sound_problem
         elif self._damage_said:
             self.say("")  # that was the previous step's damage
         self._damage_said = bool(overlay)
@@ -408,20 +442,60 @@ class ReplayView(QMainWindow):
             self.stop_playing()
         elif self.episode is not None:
             if self.cursor >= self._last():
-                self.seek(0)
-            self._restart_clock()
+                self.seek(0, audible=False)
             self.play_timer.start(PLAY_TICK_MS)
+            self._restart_clock()
             self.play_button.setText("Pause")
 
     def stop_playing(self) -> None:
         self.play_timer.stop()
         self.play_button.setText("Play")
+        self.speaker.set_source(None)
 
     @Slot()
     def _restart_clock(self) -> None:
-        """Play on from the cursor: a plan of the rest of the episode by its ticks, timed from now."""
+        """Play on from the cursor: a plan of the rest of the episode by its ticks, timed from now, with its
+        sound at 1× (silent at other speeds)."""
         self._play_origin = (time.perf_counter(), self.cursor)
         self._plan = PlaybackPlan.for_episode(self.episode, self.cursor) if self.episode is not None else None
+        if self.play_timer.isActive():
+            self._play_sound_from(self.cursor if self.speed_factor == 1.0 else None)
+
+    # -- sound ---------------------------------------------------------------------------------------
+    def _play_sound_from(self, index: int | None) -> None:
+        """The recorded sound from the step at `index` to the end, timed like playback (None: silence)."""
+        episode = self.episode
+        stretch = playable_stretch(episode, index, len(episode) - 1) if episode is not None and index is not None \
+            else None
+        if stretch is None or not len(stretch[1]):
+            self.speaker.set_source(None)
+            return
+        self.speaker.start()
+        self.speaker.set_source(ClipSource(*stretch))
+        self.audio_played += 1
+
+    def _play_snippet(self, index: int) -> None:
+        """One step's sound, at most SNIPPET_S of it: what the cursor moved to sounds like."""
+        episode = self.episode
+        clip = episode.step_audio(index) if episode is not None else None
+        if clip is None or not len(clip.samples):
+            self.speaker.set_source(None)
+            return
+        self.speaker.start()
+        self.speaker.set_source(ClipSource(clip.rate, clip.samples[:int(SNIPPET_S * clip.rate)]))
+        self.audio_played += 1
+
+    def _show_sound(self, index: int) -> None:
+        """The sound pane: the spectrogram of the seconds up to the end of the step, and the step's levels."""
+        columns = self.sound_columns.up_to(index, KEEP_COLUMNS) if self.sound_columns is not None else None
+        if columns is None:
+            self.sound.clear()
+            return
+        self.sound.show_columns(columns)
+        clip = self.episode.step_audio(index) if self.episode is not None else None
+        self.sound.set_levels(levels(clip.samples) if clip is not None else None)
+        problem = self.episode.audio_problem(index) if self.episode is not None else None
+        self.sound.set_caption(problem or "")
 
     def _change_speed(self, direction: int) -> None:
         self.speed.setCurrentIndex(max(0, min(len(SPEEDS) - 1, self.speed.currentIndex() + direction)))
@@ -438,7 +512,7 @@ class ReplayView(QMainWindow):
         shot = plan.shot_at((time.perf_counter() - started) * self.speed_factor)
         if shot is None:
             self.stop_playing()
-            self.seek(self._last())
+            self.seek(self._last(), audible=False)
             return
         if shot.step != self.cursor:
             self._ticking = True
@@ -533,12 +607,14 @@ class ReplayView(QMainWindow):
     # -- settings and shutdown -------------------------------------------------------------------------
     def save_settings(self, settings: QSettings) -> None:
         settings.setValue("replay/state", self.saveState())
+        save_sound(settings, "replay", self.sound)
         settings.setValue("replay/speed", self.speed_factor)  # the factor, not its caption
 
     def restore_settings(self, settings: QSettings) -> None:
         state = settings.value("replay/state")
         if isinstance(state, QByteArray):
             self.restoreState(state)
+        restore_sound(settings, "replay", self.sound)
         speed = settings.value("replay/speed")
         try:
             self.speed.setCurrentIndex(SPEEDS.index(float(speed)))
@@ -554,6 +630,7 @@ class ReplayView(QMainWindow):
     def shut_down(self) -> None:
         """The application is closing: unsaved labels are written and the workers stop (bounded waits)."""
         self.stop_playing()
+        self.speaker.close()
         self.panes.close()
         if self.clip_dialog is not None:
             self.clip_dialog.shut_down()
