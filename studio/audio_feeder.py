@@ -28,7 +28,7 @@ from typing import Protocol
 
 import numpy as np
 from PySide6.QtCore import QEventLoop, QIODevice, Qt, QTimer
-from PySide6.QtMultimedia import QAudio, QAudioFormat, QAudioSink, QMediaDevices
+from PySide6.QtMultimedia import QAudioFormat, QAudioSink, QMediaDevices, QtAudio
 
 from core.audio.columns import ColumnMaker, Levels, levels
 
@@ -36,6 +36,8 @@ log = logging.getLogger("studio.sound")
 FEED_MS = 5
 SINK_BUFFER_S = 0.06       # what the sink itself holds: enough to ride over a busy moment of this thread
 MAX_BACKLOG_S = 0.3        # live sound waiting for the sink, at most (a lockstep step's 0.25 s plays whole)
+STEADY_BACKLOG_S = 0.03    # live sound that has waited this long all through CATCH_UP_S is cut back to it
+CATCH_UP_S = 0.5           # (a stall of the sound server leaves a backlog real-time sound would never drain)
 KEEP_COLUMNS_S = 4.0       # spectrogram columns kept for a pane that has not pulled them yet
 NO_OUTPUT = "no audio output"
 
@@ -199,7 +201,7 @@ class AudioFeeder:
         if self.muted:
             state.pending.clear()
         if source.live:
-            self.dropped_frames += state.cap_backlog(MAX_BACKLOG_S)
+            self.dropped_frames += state.cap_backlog(MAX_BACKLOG_S) + state.catch_up(STEADY_BACKLOG_S, CATCH_UP_S)
         if state.sink is not None:
             state.apply_volume(self.volume)
             self.played_frames += state.write(self.latencies_ms)
@@ -230,6 +232,8 @@ class _FeedState:
         self.offset = 0  # bytes of pending[0] already written
         self.volume = -1.0
         self.failed = False
+        self.window_start = time.monotonic()  # catch_up's window, and the least that waited in it (frames)
+        self.window_least: int | None = None
 
     @property
     def bytes_per_frame(self) -> int:
@@ -250,7 +254,7 @@ class _FeedState:
         self.sink.setBufferSize(int(SINK_BUFFER_S * rate) * 2 * channels)
         self.device = self.sink.start()
         self.volume = -1.0
-        if self.sink.error() != QAudio.Error.NoError:
+        if self.sink.error() != QtAudio.Error.NoError:  # (QAudio.Error is an older enum: never equal)
             problem = f"the audio output {device.description()} failed to start ({self.sink.error().name})"
             self.close_sink()
             return problem
@@ -275,12 +279,31 @@ class _FeedState:
             self.sink.setVolume(volume)
             self.volume = volume
 
+    def waiting(self) -> int:
+        """Frames waiting for the sink."""
+        return sum(len(c.pcm) for c in self.pending) - self.offset // self.bytes_per_frame
+
+    def catch_up(self, seconds: float, window_s: float) -> int:
+        """Where at least `seconds` of sound has waited all through the last `window_s` (live sound arrives as fast
+        as it plays, so such a backlog never drains), drop the oldest of it down to `seconds`. A lockstep step's
+        burst drains between steps, so it is never cut. Returns the frames dropped."""
+        if self.fmt is None:
+            return 0
+        waiting = self.waiting()
+        self.window_least = waiting if self.window_least is None else min(self.window_least, waiting)
+        now = time.monotonic()
+        if now - self.window_start < window_s:
+            return 0
+        least, self.window_start, self.window_least = self.window_least, now, None
+        keep = int(seconds * self.fmt[0])
+        return self.cap_backlog((waiting - (least - keep)) / self.fmt[0]) if least > keep else 0
+
     def cap_backlog(self, seconds: float) -> int:
         """Drop the oldest waiting sound beyond `seconds`; returns the frames dropped."""
         if self.fmt is None:
             return 0
         limit = int(seconds * self.fmt[0])
-        waiting = sum(len(c.pcm) for c in self.pending) - self.offset // self.bytes_per_frame
+        waiting = self.waiting()
         dropped = 0
         while waiting > limit and self.pending:
             first = self.pending[0]

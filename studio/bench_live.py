@@ -81,8 +81,28 @@ class StallProbe:
                 np.maximum(np.asarray(self.own[1:] or [0.0]), 0.0), np.asarray(self.cpu[1:] or [0.0]))
 
 
+def _sound_server() -> None:
+    """A machine with no sound server of the user's (CI, a server): a private PulseAudio with a null sink for the
+    measurement, so the Live speaker has a real output to play into (set before Qt first looks for one)."""
+    if os.environ.get("PULSE_SERVER") or Path(os.environ.get("XDG_RUNTIME_DIR", "/nonexistent"), "pulse").exists() \
+            or not shutil.which("pulseaudio"):
+        return
+    from core.game.external.sound_server import PrivateSoundServer, SoundServerError
+
+    folder = Path(tempfile.mkdtemp(prefix="pokegym-bench-sound-"))
+    try:
+        server = PrivateSoundServer.start(folder, 48000, 2)
+    except SoundServerError:
+        shutil.rmtree(folder, ignore_errors=True)
+        return  # measured without an output: the latency figures are then absent
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    atexit.register(server.stop)
+    os.environ["PULSE_SERVER"] = server.address
+
+
 def bench_live(args: argparse.Namespace, emit: Emit) -> None:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    _sound_server()
     from PySide6.QtWidgets import QApplication
 
     from studio import live_session
@@ -110,6 +130,12 @@ def bench_live(args: argparse.Namespace, emit: Emit) -> None:
     session.start_episode(LiveChoices("q10_market_mixed", budget=10_000))
     spin_until(lambda: False, 2.0)  # let the episode get going
     probe = StallProbe()
+    speaker = window.live.speaker
+    # Measured once the speaker has played two seconds: a sound server's start (a null sink's first stream waits
+    # up to 2 s) is no latency of the studio's.
+    spin_until(lambda: speaker.problem is not None or speaker.played_frames > 2 * 24000, 20.0)
+    speaker.latencies_ms.clear()
+    dropped_start = speaker.dropped_frames
     produced_start = session.host.world.latest_frame().frame_no if session.host.world else 0
     shown_start = window.live.frame_view.frames_shown
     started = time.perf_counter()
@@ -126,6 +152,16 @@ def bench_live(args: argparse.Namespace, emit: Emit) -> None:
     emit(args, "ui_own_stall_ms_p99", float(np.percentile(own, 99)), "ms")
     emit(args, "ui_cpu_ms_max", float(cpu.max()), "ms")
     emit(args, "steps_recorded", float(window.live.reasoning.count), "steps")
+    # From a tick's arrival in the audio ring (seen by the feeder, which looks every 5 ms) to its last byte
+    # accepted by the sink, plus what the sink held before it: the studio's share of the way to the speaker.
+    latencies = np.asarray(speaker.latencies_ms)
+    if len(latencies):
+        emit(args, "live_audio_latency_ms_p50", float(np.percentile(latencies, 50)), "ms")
+        emit(args, "live_audio_latency_ms_p95", float(np.percentile(latencies, 95)), "ms")
+        emit(args, "live_audio_latency_ms_max", float(latencies.max()), "ms")
+        sound = session.host.world.info.audio if session.host.world is not None else None
+        rate = sound.rate if sound is not None else 24000
+        emit(args, "live_audio_dropped_s", (speaker.dropped_frames - dropped_start) / rate, "s")
 
     for name, (stalls, own, cpu) in (("restart", _across_restart(window, probe, spin_until)),
                                      ("replay_switch", _across_replay_switch(window, probe, spin_until, args))):

@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QSizePolicy, QWidget
 
 MARK_COLORS = {"success": QColor(30, 160, 60), "intervention": QColor(200, 0, 150), "human": QColor(0, 150, 170),
                "parse_error": QColor(70, 70, 70),  # dark grey: apart from the Unaware span's red
-               "bump": QColor(150, 90, 0)}  # a loud onset in the step's sound: drawn last, over a human mark
+               "bump": QColor(20, 60, 200)}  # a loud onset in the step's sound: drawn last, over a human mark
 SPAN_COLORS = {"suggested": QColor(255, 170, 170, 150), "aware": QColor(255, 150, 0, 200),
                "unaware": QColor(200, 30, 30, 200), "unclassified": QColor(120, 120, 200, 200),
                "rejected": QColor(170, 170, 170, 90)}

@@ -66,6 +66,22 @@ def test_live_sound_never_waits_longer_than_the_backlog():
     assert sum(len(c.pcm) for c in state.pending) - state.offset // 4 == int(0.3 * RATE)
 
 
+def test_a_backlog_that_never_drains_is_cut_back_but_a_steps_burst_is_not():
+    state = _FeedState()
+    state.fmt = (RATE, 2)
+    state.pending.append(Chunk(np.zeros((RATE // 4, 2), np.int16)))  # a lockstep step's burst...
+    state.catch_up(0.03, window_s=1.0)
+    state.pending.clear()  # ...drains before the window closes: nothing is cut
+    state.catch_up(0.03, window_s=1.0)
+    state.window_start -= 2.0
+    assert state.catch_up(0.03, window_s=1.0) == 0
+    state.pending.append(Chunk(np.zeros((RATE // 5, 2), np.int16)))  # 0.2 s that stays all through a window
+    state.catch_up(0.03, window_s=1.0)
+    state.window_start -= 2.0
+    assert state.catch_up(0.03, window_s=1.0) == RATE // 5 - int(0.03 * RATE)
+    assert state.waiting() == int(0.03 * RATE)
+
+
 def test_live_draws_the_worlds_sound_and_says_once_there_is_no_audio_output(live_window, qtbot):
     live = live_window.live
     for _ in range(4):  # lockstep: the world sounds only while it steps; walk for a second
