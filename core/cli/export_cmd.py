@@ -60,6 +60,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     dataset.add_argument("--jpeg", action="store_true", help="store observations JPEG-encoded (smaller, lossy)")
     dataset.add_argument("--tasks-dir", type=Path, action="append", default=[],
                          help="another folder of task YAML files (for episodes of tasks authored elsewhere)")
+    dataset.add_argument("--audio", action="store_true",
+                         help="observations also carry the sound before each picture (key \"audio\"; episodes "
+                              "without sound are left out)")
+    dataset.add_argument("--audio-seconds", type=float, default=1.0,
+                         help="with --audio: the last this many seconds of the step before each picture (default 1)")
     dataset.add_argument("--author", help="the dataset's author (Minari metadata)")
     dataset.add_argument("--author-email", help="the author's contact (Minari metadata)")
     dataset.set_defaults(kind_handler=_dataset)
@@ -104,7 +109,8 @@ def _dataset(args: argparse.Namespace) -> int:
     from core.export.dataset import DatasetOptions, export_dataset, parse_size
 
     options = DatasetOptions(parse_size(args.size), args.include_privileged, args.name, args.jpeg,
-                             not args.sparse_reward, tuple(args.tasks_dir), args.author, args.author_email)
+                             not args.sparse_reward, tuple(args.tasks_dir), args.author, args.author_email, args.audio,
+                             args.audio_seconds)
 
     def progress(done: int, total: int, path: str) -> None:
         print(f"  {done}/{total} {path}", file=sys.stderr, flush=True)
