@@ -175,3 +175,16 @@ def test_the_sound_survives_a_kill_minus_nine(tmp_path):
         clip = episode.step_audio(index)
         assert clip is not None and clip.samples.shape == (12000, 2) and (clip.samples == index).all()
     assert not episode.audio_problems
+
+
+def test_a_recordings_audio_state_says_whether_the_game_could_make_sound():
+    from core.game.audio_ring import AudioFormat
+    from core.game.connection import Capability, GameInfo, audio_state
+
+    def info(audio: AudioFormat | None, capabilities: set, switched_off: bool = False) -> GameInfo:
+        return GameInfo("g", 1, "lockstep", 30.0, 64, 36, (), frozenset(capabilities), audio, switched_off)
+
+    heard = AudioFormat(24000, 2, 800)
+    assert audio_state(info(heard, {Capability.AUDIO})) == "on"
+    assert audio_state(info(None, set(), switched_off=True)) == "off"  # the built-in world with `--audio off`
+    assert audio_state(info(None, set())) == "unavailable"  # an external game without a sound source
