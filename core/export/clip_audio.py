@@ -33,8 +33,14 @@ class TickSound:
     def __init__(self, steps: Sequence[StepSound], channels: int) -> None:
         self.steps = sorted(steps, key=lambda s: s.first_tick)
         self.channels = channels
+        # Steps' sounds follow each other without overlapping, so their last ticks rise too: found by bisection.
+        self._last_ticks = np.fromiter((s.last_tick for s in self.steps), np.int64, len(self.steps))
+        self._per_tick = self._frames_per_tick()
 
     def per_tick(self) -> float:
+        return self._per_tick
+
+    def _frames_per_tick(self) -> float:
         """Frames per tick (the built-in world: 800 at 24 kHz and 30 ticks/s)."""
         for step in self.steps:
             ticks = step.last_tick - step.first_tick + 1
@@ -47,7 +53,10 @@ class TickSound:
         per_tick = self.per_tick()
         count = max(0, last - first + 1)
         out = np.zeros((round(count * per_tick), self.channels), np.int16)
-        for step in self.steps:
+        for at_step in range(int(np.searchsorted(self._last_ticks, first, side="left")), len(self.steps)):
+            step = self.steps[at_step]
+            if step.first_tick > last:
+                break
             low, high = max(first, step.first_tick), min(last, step.last_tick)
             if low > high:
                 continue
