@@ -325,3 +325,26 @@ def test_no_audio_and_other_speeds(episode, tmp_path):
     steps = tmp_path / "steps.mp4"  # step images, 0.5 s each, whatever each step's own length: sound fitted to them
     result = export_clip(episode, "5-8", steps, ClipOptions(OverlayOptions(frozenset(), 320), use_frames=False))
     assert abs(decoded_sound(steps)[2] - result.seconds) <= 1 / 30 and result.seconds == pytest.approx(2.0)
+
+
+def test_a_step_with_damaged_sound_is_silent_in_the_clip_and_the_rest_plays(episode, tmp_path):
+    from tests.damaged_files import flip_chunk
+
+    pytest.importorskip("av", reason="MP4 clips need PyAV: install the export extra")
+    damaged = tmp_path / "damaged.h5"
+    shutil.copyfile(episode, damaged)
+    with EpisodeReader(damaged) as reader:
+        index, numbers = reader.audio_index(), reader.step_numbers()
+    flip_chunk(damaged, "audio/pcm", (int(index[5, 0]), 0, 0))  # its first row: the whole step's sound is lost
+    out = tmp_path / "clip.mp4"
+    result = export_clip(damaged, "5-8", out, ClipOptions(OverlayOptions(frozenset(), 320)))
+    assert result.audio and any(note.startswith("damaged audio at step 6") for note in result.notes)
+    heard, rate, duration = decoded_sound(out)
+    assert abs(duration - result.seconds) <= 1 / 30
+    start = int(numbers["tick_before"][4])
+    begins, ends = ((int(t) - start) / TICK_HZ for t in (index[5, 2] - 1, index[5, 3]))
+    margin = 0.05  # AAC's frames smear an edge by a few tens of milliseconds
+    inside = heard[round((begins + margin) * rate):round((ends - margin) * rate)]
+    before = heard[:round((begins - margin) * rate)]
+    assert len(inside) and np.abs(inside).max() < 1e-3  # step 6 is silent
+    assert np.abs(before).max() > 0.01  # step 5 plays

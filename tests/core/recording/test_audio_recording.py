@@ -188,3 +188,16 @@ def test_a_recordings_audio_state_says_whether_the_game_could_make_sound():
     assert audio_state(info(heard, {Capability.AUDIO})) == "on"
     assert audio_state(info(None, set(), switched_off=True)) == "off"  # the built-in world with `--audio off`
     assert audio_state(info(None, set())) == "unavailable"  # an external game without a sound source
+
+
+def test_a_damaged_audio_header_costs_the_sound_not_the_episode(recorded, tmp_path):
+    path, _ = recorded
+    damaged = Path(shutil.copyfile(path, tmp_path / "header.h5"))
+    with h5py.File(damaged, "r+") as file:
+        file["audio"].attrs["channels"] = 7  # does not fit the stored rows
+    with EpisodeReader(damaged) as reader, pytest.raises(EpisodeFileError, match="do not fit together") as caught:
+        reader.audio_layout()
+    assert caught.value.part == "/audio"
+    episode = load_episode(damaged)
+    assert len(episode) == STEPS and episode.audio_format is None
+    assert all(episode.audio_problem(i).startswith(f"damaged audio at step {i + 1}") for i in range(STEPS))
