@@ -29,6 +29,7 @@ GRANULARITIES = {"Visual-guided": "visual_guided", "Step-guided": "step_guided",
 PACES = {"as fast as it runs": None, "0.5× real time": 0.5, "1× real time": 1.0, "2× real time": 2.0,
          "4× real time": 4.0}
 DEFAULT_PACE = "1× real time"
+HEARING = {"hears nothing": "none", "hears: spectrogram picture": "spectrogram", "hears: audio clip": "clip"}
 CLOCKS = {"Lockstep (the game waits for the agent)": "lockstep", "Real time (30 fps, like an emulator)": "realtime"}
 
 
@@ -41,6 +42,7 @@ class LiveChoices:
     paradigm: str = "discrete"
     previous_frame: bool = False
     side_views: bool = False
+    audio: str = "none"  # what the agent hears of its last step: none, clip or spectrogram (docs/observations.md)
     reflection_every: int = 0  # 0 = off
     intervention: Mode = "none"
     intervention_after: int = 3
@@ -52,7 +54,7 @@ class LiveChoices:
 
 def available_agents() -> tuple[list[str], list[str]]:
     """Agent specs that can run now, and a line per model preset that needs a key first."""
-    ready, missing = ["random"], []
+    ready, missing = ["random", "random+listen"], []
     for name, preset in PRESETS.items():
         if any(os.environ.get(env) for env in preset.key_env):
             ready.append(f"model:{name}")
@@ -82,9 +84,15 @@ class LiveControls(QWidget):
         self.paradigm.addItems(["discrete", "continuous"])
         self.previous_frame = QCheckBox("previous frame")
         self.side_views = QCheckBox("left and right views")
+        self.hearing = QComboBox()
+        self.hearing.addItems(list(HEARING))
+        self.hearing.setToolTip("What the agent hears of its last step (docs/observations.md):\n"
+                                "a picture of the sound (any vision model), or the sound itself (models that\n"
+                                "take audio: Gemini, OpenAI's audio models; others are refused at Start).")
         observation = QVBoxLayout()
         observation.addWidget(self.previous_frame)
         observation.addWidget(self.side_views)
+        observation.addWidget(self.hearing)
         self.reflection = QCheckBox("every")
         self.reflection_every = QSpinBox()
         self.reflection_every.setRange(1, 50)
@@ -180,7 +188,7 @@ class LiveControls(QWidget):
             task_id=self.task.currentText(), granularity=GRANULARITIES[self.granularity.currentText()],
             agent_spec=self.agent.currentText(), model_id=self.model_id.text().strip() or None,
             paradigm=self.paradigm.currentText(), previous_frame=self.previous_frame.isChecked(),
-            side_views=self.side_views.isChecked(),
+            side_views=self.side_views.isChecked(), audio=HEARING[self.hearing.currentText()],
             reflection_every=self.reflection_every.value() if self.reflection.isChecked() else 0,
             intervention=cast(Mode, self.intervention.currentText()),  # the combo lists the modes
             intervention_after=self.intervention_after.value(),
@@ -214,12 +222,12 @@ class LiveControls(QWidget):
 
     def _boxes(self) -> dict[str, QComboBox]:
         return {"task": self.task, "granularity": self.granularity, "agent": self.agent, "paradigm": self.paradigm,
-                "intervention": self.intervention, "clock": self.clock, "pace": self.pace}
+                "intervention": self.intervention, "clock": self.clock, "pace": self.pace, "hearing": self.hearing}
 
     @staticmethod
     def _values(key: str) -> Mapping[str, object]:
         """A box's caption -> value, for the boxes whose captions are not their values."""
-        return {"granularity": GRANULARITIES, "clock": CLOCKS, "pace": PACES}.get(key, {})
+        return {"granularity": GRANULARITIES, "clock": CLOCKS, "pace": PACES, "hearing": HEARING}.get(key, {})
 
     def _checks(self) -> dict[str, QCheckBox]:
         return {"previous_frame": self.previous_frame, "side_views": self.side_views, "reflection": self.reflection,

@@ -28,7 +28,7 @@ from core.game.connection import GameConnection
 from core.game.errors import GameError
 from core.game.pad import PadState
 from core.paths import RECORDINGS_DIR
-from core.session.batch import BatchError, make_agent
+from core.session.batch import BatchError, check_sound, make_agent
 from core.session.interventions import InterventionPolicy, Kind
 from core.session.runner import EpisodeRunner, RunOptions
 from studio.episode_messages import EpisodeEnd, EpisodeStart
@@ -103,7 +103,7 @@ class LiveSession(QObject):
         options = RunOptions(
             granularity=choices.granularity, paradigm=choices.paradigm,
             observation=ObservationOptions(previous_frame=choices.previous_frame, side_views=choices.side_views,
-                                           side_view_mode=host.backend.side_views.default),
+                                           side_view_mode=host.backend.side_views.default, audio=choices.audio),
             interventions=InterventionPolicy(choices.intervention, k=choices.intervention_after),
             step_budget=choices.budget, frame_every_ticks=choices.frames_every_ticks, seed=seed,
             settle_s=host.backend.step_settle_s, motion=host.backend.continuous_motion)
@@ -111,6 +111,7 @@ class LiveSession(QObject):
                          "reflection_every": choices.reflection_every}
         try:
             agent = make_agent(choices.agent_spec, host.actions, seed, choices.paradigm, agent_options)
+            check_sound(choices.audio, agent, host.backend)
         except BatchError as exc:
             self.report(str(exc))
             return

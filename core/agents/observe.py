@@ -67,7 +67,8 @@ class ObservationBuilder:
 
     def build(self, step: int, instruction: str, history: list[HistoryEntry],
               last_sound: AudioClip | None = None) -> Observation:
-        """`last_sound`: what the previous step played (its ticks' audio), given when the run gives sound."""
+        """`last_sound`: what the previous step played (its ticks' audio), when the run gives the agent sound
+        (the runner decides: `--audio clip | spectrogram`, or an agent that listens by itself)."""
         width = self.options.max_width
         frame = resize_for_model(self.game.latest_frame().pixels, width)
         left = right = None
@@ -79,7 +80,6 @@ class ObservationBuilder:
         previous = self._previous if self.options.previous_frame else None
         self._previous = frame
         recent = tuple(history[-self.options.history_length:]) if self.options.history_length else ()
-        hears = self.options.audio != "none"
         return Observation(step=step, instruction=instruction, frame=frame, previous_frame=previous,
-                           left_view=left, right_view=right, history=recent,
-                           audio=last_sound if hears else None, audio_mode=self.options.audio)
+                           left_view=left, right_view=right, history=recent, audio=last_sound,
+                           audio_mode=self.options.audio)

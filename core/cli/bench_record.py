@@ -1,4 +1,5 @@
-"""`python main.py bench record`: episode recording speed, size and seek latency, against plain writes."""
+"""`python main.py bench record`: episode recording speed, size and seek latency, against plain writes, and
+what the sound (/audio) adds to a recording: its compressed bytes per step, audio on against off in one run."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import argparse
 import random
 import tempfile
 import time
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -14,7 +16,7 @@ import numpy as np
 
 from core.recording import writer as writer_module
 from core.recording.reader import EpisodeReader
-from core.recording.writer import EpisodeWriter
+from core.recording.writer import AUDIO_ROW_FRAMES, EpisodeWriter, audio_chunk_bytes
 
 Emit = Callable[..., None]
 
@@ -107,11 +109,46 @@ def bench_record(args: argparse.Namespace, emit: Emit) -> None:
                 _record(big, frames, args.seek_steps, chosen)
                 emit(args, "random_seek_ms_p95", _seek_p95(big, args.seek_steps), "ms")
                 emit(args, "seek_file_steps", args.seek_steps, "steps")
-        emit(args, "harness_overhead_ms_per_step", _harness_overhead(base) * 1000, "ms")
+        # The same episode (same agent seed) with the world's sound on (recorded) and off: what sound costs a step.
+        heard, silent = base / "harness.h5", base / "silent.h5"
+        emit(args, "harness_overhead_ms_per_step", _harness_overhead(heard, "on") * 1000, "ms",
+             _harness_overhead(silent, "off") * 1000, "harness_overhead_ms_per_step_audio_off")
+        _audio_sizes(args, emit, heard, silent)
 
 
-def _harness_overhead(folder: Path) -> float:
-    """Per-step time of a recorded random-agent episode, minus the time spent inside the game's hold calls."""
+def _audio_sizes(args: argparse.Namespace, emit: Emit, heard: Path, silent: Path) -> None:
+    """/audio's bytes on disk per step, in the harness episode (the world's sound on), against the raw PCM; and the
+    whole file against the same episode (same agent seed) recorded with the world's sound off."""
+    import h5py
+
+    with h5py.File(heard, "r") as file:
+        group = file["audio"]
+        steps = group["steps"].shape[0]
+        stored = sum(group[name].id.get_storage_size() for name in ("pcm", "steps"))
+        index = group["steps"][:]
+        channels = group["pcm"].shape[2]
+        pcm = [np.asarray(group["pcm"][int(row[0]):int(row[0]) - (-int(row[1]) // AUDIO_ROW_FRAMES)])
+               for row in index if row[1] > 0]
+    raw = float(sum(int(row[1]) for row in index if row[1] > 0) * channels * 2)
+    emit(args, "audio_bytes_per_step", stored / steps, "bytes", raw / steps, "raw_pcm_bytes_per_step")
+    with h5py.File(silent, "r") as file:
+        silent_steps = file["steps"]["table"].shape[0]
+    emit(args, "episode_bytes_per_step_audio_on", heard.stat().st_size / steps, "bytes",
+         silent.stat().st_size / silent_steps, "episode_bytes_per_step_audio_off")
+    rows = [row for block in pcm for row in block]
+    for level in (1, 6):  # the level recordings use (writer.AUDIO_GZIP_LEVEL) against zlib's default
+        started = time.perf_counter()
+        size = sum(len(zlib.compress(audio_chunk_bytes(row, raw=True), level)) for row in rows)
+        emit(args, f"audio_gzip{level}_bytes_per_step", size / steps, "bytes", raw / steps, "raw_pcm_bytes_per_step")
+        emit(args, f"audio_gzip{level}_ms_per_step", (time.perf_counter() - started) * 1000 / steps, "ms")
+
+
+HARNESS_STEPS = 60
+
+
+def _random_episode(path: Path, steps: int, audio: str = "on", timed: list[float] | None = None) -> float:
+    """Record a random agent's episode on the built-in world; returns its seconds. `timed` collects the seconds
+    spent inside the game's hold calls."""
     from core.agents.actions import ActionSet
     from core.agents.base import RandomAgent
     from core.evaluation.client import EvaluatorClient
@@ -124,9 +161,9 @@ def _harness_overhead(folder: Path) -> float:
     profile = load_profile(PROFILES_DIR / "builtin_world.yaml")
     actions = ActionSet.from_profile_data(profile.actions)
     task = load_task(TASKS_DIR / "q08_site_navigation.yaml", profile.flags)
-    with BuiltinWorld.launch(renderer="software") as world, EvaluatorClient.launch(world.pid) as evaluator:
+    with BuiltinWorld.launch(renderer="software", audio=audio) as world, \
+            EvaluatorClient.launch(world.pid) as evaluator:
         evaluator.wait_locked()
-        in_game = [0.0]
         hold = world.hold
 
         def timed_hold(pad: Any, seconds: float) -> Any:
@@ -134,12 +171,19 @@ def _harness_overhead(folder: Path) -> float:
             try:
                 return hold(pad, seconds)
             finally:
-                in_game[0] += time.perf_counter() - started
+                if timed is not None:
+                    timed[0] += time.perf_counter() - started
 
         world.hold = timed_hold
-        steps = 60
         started = time.perf_counter()
         EpisodeRunner(world, evaluator, RandomAgent(actions, seed=2), actions, task, RunOptions(step_budget=steps),
-                      folder / "harness.h5").run()
-        total = time.perf_counter() - started
-    return (total - in_game[0]) / steps
+                      path).run()
+        return time.perf_counter() - started
+
+
+def _harness_overhead(path: Path, audio: str) -> float:
+    """Per-step time of a recorded random-agent episode (with the world's sound on, it is recorded too), minus the
+    time spent inside the game's hold calls."""
+    in_game = [0.0]
+    total = _random_episode(path, HARNESS_STEPS, audio=audio, timed=in_game)
+    return (total - in_game[0]) / HARNESS_STEPS

@@ -40,6 +40,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                                               "frames were recorded")
     clip.add_argument("--tick-hz", type=float, help="the game's ticks per second, for files that do not record it")
     clip.add_argument("--annotator", help="show only this annotator's labels (default: every annotator's)")
+    clip.add_argument("--no-audio", action="store_true",
+                      help="leave the recording's sound out of an MP4 (a GIF never has sound)")
     clip.set_defaults(kind_handler=_clip)
     dataset = kinds.add_parser("dataset", help="a run's episodes as a training dataset (Minari)",
                                description="Write a run's episodes as a Minari dataset: frames the agent saw, its "
@@ -58,6 +60,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     dataset.add_argument("--jpeg", action="store_true", help="store observations JPEG-encoded (smaller, lossy)")
     dataset.add_argument("--tasks-dir", type=Path, action="append", default=[],
                          help="another folder of task YAML files (for episodes of tasks authored elsewhere)")
+    dataset.add_argument("--audio", action="store_true",
+                         help="observations also carry the sound before each picture (key \"audio\"; episodes "
+                              "without sound are left out)")
+    dataset.add_argument("--audio-seconds", type=float, default=1.0,
+                         help="with --audio: the last this many seconds of the step before each picture (default 1)")
     dataset.add_argument("--author", help="the dataset's author (Minari metadata)")
     dataset.add_argument("--author-email", help="the author's contact (Minari metadata)")
     dataset.set_defaults(kind_handler=_dataset)
@@ -77,7 +84,8 @@ def _clip(args: argparse.Namespace) -> int:
 
     width = args.width or (480 if args.out.suffix.lower() == ".gif" else 960)
     options = ClipOptions(OverlayOptions(parse_overlays(args.overlays), width, args.thought_lines), args.fps,
-                          args.step_seconds, args.speed, not args.no_frames, args.tick_hz, args.annotator)
+                          args.step_seconds, args.speed, not args.no_frames, args.tick_hz, args.annotator,
+                          not args.no_audio)
     started = time.perf_counter()
     last_report = [0.0]
 
@@ -92,8 +100,8 @@ def _clip(args: argparse.Namespace) -> int:
         print(f"note: {note}", file=sys.stderr)
     source = "continuous frames at the game's rate" if result.continuous else "step images"
     print(f"wrote {result.path}: steps {result.first_step}-{result.last_step}, {result.seconds:.1f} s, "
-          f"{result.size[0]}x{result.size[1]}, {result.pictures} pictures from {source} "
-          f"({time.perf_counter() - started:.1f} s)")
+          f"{result.size[0]}x{result.size[1]}, {result.pictures} pictures from {source}"
+          f"{', with sound (AAC)' if result.audio else ''} ({time.perf_counter() - started:.1f} s)")
     return 0
 
 
@@ -101,7 +109,8 @@ def _dataset(args: argparse.Namespace) -> int:
     from core.export.dataset import DatasetOptions, export_dataset, parse_size
 
     options = DatasetOptions(parse_size(args.size), args.include_privileged, args.name, args.jpeg,
-                             not args.sparse_reward, tuple(args.tasks_dir), args.author, args.author_email)
+                             not args.sparse_reward, tuple(args.tasks_dir), args.author, args.author_email, args.audio,
+                             args.audio_seconds)
 
     def progress(done: int, total: int, path: str) -> None:
         print(f"  {done}/{total} {path}", file=sys.stderr, flush=True)

@@ -54,7 +54,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tasks", help="all (default), suite, task ids or globs, quests, category:NAME (comma list)")
     parser.add_argument("--granularity", help="visual, step, goal (default) or all")
     parser.add_argument("--agent", default="random",
-                        help="random[:SEED], replay:EPISODE.h5, or model:PRESET (claude-sonnet-4.6, gpt-5.2, "
+                        help="random[:SEED], random+listen[:SEED] (random, but turns away when its last step's sound "
+                             "held a bump), replay:EPISODE.h5, or model:PRESET (claude-sonnet-4.6, gpt-5.2, "
                              "gemini-3-pro, provider:model-id); keys come from the environment")
     parser.add_argument("--model-id", help="override the preset's model id")
     parser.add_argument("--base-url", help="an OpenAI-compatible server (vLLM, Ollama, LM Studio) or a proxy")
@@ -83,6 +84,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="also show the agent left and right views: by turning the camera (turn: costs game "
                              "time, comparable with emulator runs; the backend's default) or instant (built-in "
                              "world only, marked in the results)")
+    parser.add_argument("--audio", choices=["none", "clip", "spectrogram"], default="none",
+                        help="give the agent the sound of its last step: clip (the audio itself, for models that "
+                             "take audio) or spectrogram (a picture of it, for any vision model); docs/observations.md")
     parser.add_argument("--intervention", choices=["none", "text", "physical"], default="none")
     parser.add_argument("--intervention-k", type=int, default=3, help="consecutive ineffective moves (default 3)")
     parser.add_argument("--budget", type=int, help="override every task's step budget")
@@ -275,7 +279,7 @@ def run(args: argparse.Namespace) -> int:
     mode = backend.side_views.default if args.side_views in (None, "default") else args.side_views
     options = RunOptions(
         paradigm=args.paradigm, observation=ObservationOptions(args.previous_frame, args.side_views is not None,
-                                                               side_view_mode=mode),
+                                                               side_view_mode=mode, audio=args.audio),
         interventions=InterventionPolicy(args.intervention, args.intervention_k), step_budget=args.budget,
         seed=args.seed, frame_every_ticks=args.frames_every,
     )

@@ -244,6 +244,7 @@ class EpisodeResult:
     trajectory_digest: str = ""         # a hash of the steps' actions and end positions: equal ones are one trajectory
     undelivered_interventions: tuple[Mapping[str, Any], ...] = ()
     audio: str = "unavailable"          # on (recorded), off (the user turned it off), unavailable (the game has none)
+    audio_mode: str = "none"            # what the agent was given of it: none, clip or spectrogram (`run --audio`)
     # keys written by other versions, kept as they were
     extra: Mapping[str, Any] = field(default_factory=dict[str, Any])
 

@@ -1,5 +1,5 @@
 """A long synthetic episode for `bench replay` and tests: the real writer, a wandering path with
-stuck spells (deadlock suggestions), interventions and parse errors, and the given frames."""
+stuck spells (deadlock suggestions), interventions and parse errors, the given frames and, if asked, sound."""
 
 from __future__ import annotations
 
@@ -10,20 +10,35 @@ from typing import Any
 
 import numpy as np
 
+from core.audio.clip import AudioLayout
 from core.episode.metrics import StepFacts, episode_metrics
 from core.recording.writer import EpisodeWriter
 
 TICKS_PER_STEP = 30
+SOUND = AudioLayout(24000, 2)  # the built-in world's: 800 frames a tick at 30 ticks/s
+
+
+def synthetic_step_sound(stuck: bool, seed: int) -> np.ndarray:
+    """One step's sound: quiet noise, and on a stuck step a loud low thud (100 Hz, decaying) at its start, as the
+    built-in world's bump sounds."""
+    frames = TICKS_PER_STEP * SOUND.rate // 30
+    rng = np.random.default_rng(seed)
+    pcm = rng.normal(0, 60, (frames, SOUND.channels))
+    if stuck:
+        t = np.arange(frames) / SOUND.rate
+        pcm += (12000 * np.sin(2 * np.pi * 100 * t) * np.exp(-t / 0.08))[:, None]
+    return np.clip(np.round(pcm), -32768, 32767).astype(np.int16)
 
 
 def write_long_episode(path: Path, steps: int, frames: list[np.ndarray], seed: int = 0,
-                       frames_per_step: int = 0) -> Path:
+                       frames_per_step: int = 0, sound: bool = False) -> Path:
     """`frames_per_step` continuous frames are recorded during each step, all of brightness 250, so
-    that a test can tell them from the step images."""
+    that a test can tell them from the step images. `sound`: each step's sound too (synthetic_step_sound)."""
     rng = random.Random(seed)
     metadata = {"task_id": "synthetic_long", "granularity": "goal_only", "category": "navigation",
-                "agent": "synthetic", "step_budget": steps}
-    writer = EpisodeWriter(path, metadata, frames[0].shape, continuous_frames=frames_per_step > 0)
+                "agent": "synthetic", "step_budget": steps, "audio": "on" if sound else "unavailable"}
+    writer = EpisodeWriter(path, metadata, frames[0].shape, continuous_frames=frames_per_step > 0,
+                           audio=SOUND if sound else None)
     between = np.full(frames[0].shape, 250, np.uint8)
     x = y = heading = 0.0
     stuck_left = 0
@@ -61,6 +76,9 @@ def write_long_episode(path: Path, steps: int, frames: list[np.ndarray], seed: i
         for piece in range(1, frames_per_step + 1):
             writer.add_frame(between, index * TICKS_PER_STEP + piece * TICKS_PER_STEP // (frames_per_step + 1))
         writer.add_step(numbers, record, {"current": frames[index % len(frames)]})
+        if sound:
+            writer.add_audio(index, synthetic_step_sound(not moving, seed * 100_003 + index),
+                             index * TICKS_PER_STEP + 1, (index + 1) * TICKS_PER_STEP)
     metrics = episode_metrics(facts, False)
     writer.finish({"success": False, "success_step": None, "steps_used": steps, "end_reason": "budget",
                    "error": None, "failure_category_suggestion": metrics.failure_category,

@@ -17,7 +17,9 @@ from pathlib import Path
 
 import numpy as np
 
+from core.audio.clip import AudioLayout
 from core.export import ExportCancelled, ExportError
+from core.export.clip_audio import Soundtrack, StepSound, TickSound
 from core.export.clip_data import ClipEpisode, load_clip_episode
 from core.export.clip_plan import ClipPlan, parse_step_range, plan_clip, step_positions, tick_rate
 from core.export.overlay import OverlayOptions, OverlayRenderer
@@ -36,6 +38,7 @@ class ClipOptions:
     use_frames: bool = True          # use continuous frames where they were recorded
     tick_hz: float | None = None     # override the recorded tick rate
     annotator: str | None = None     # show only this annotator's labels (default: every annotator's)
+    audio: bool = True               # an MP4 carries the recording's sound (AAC) where it has some; a GIF never
 
 
 @dataclass(frozen=True)
@@ -48,6 +51,7 @@ class ClipResult:
     size: tuple[int, int]  # width, height
     continuous: bool       # continuous frames were used
     notes: tuple[str, ...] = ()
+    audio: bool = False    # the clip carries the recording's sound
 
 
 def check_output(out: Path) -> None:
@@ -78,9 +82,12 @@ def export_clip(episode: Path | ClipEpisode, steps: str | tuple[int, int], out: 
     except OSError as exc:
         raise ExportError(f"cannot create the folder {out.parent}: {exc}") from None
     partial = out.with_name(f".{out.stem}.partial{out.suffix}")
+    sound_notes: list[str] = []
     try:
         with EpisodeReader(data.path) as reader:
-            size = _write(reader, data, plan, partial, options, progress, cancel)
+            soundtrack = _soundtrack(reader, data, plan, options, sound_notes) \
+                if options.audio and out.suffix.lower() == ".mp4" else None
+            size = _write(reader, data, plan, partial, options, progress, cancel, soundtrack)
         os.replace(partial, out)
     except EpisodeFileError as exc:
         raise ExportError(str(exc)) from None
@@ -93,14 +100,42 @@ def export_clip(episode: Path | ClipEpisode, steps: str | tuple[int, int], out: 
         with contextlib.suppress(FileNotFoundError):
             partial.unlink()
     return ClipResult(out, int(data.steps[first]), int(data.steps[last]), len(plan.shots), plan.seconds, size,
-                      plan.continuous, notes)
+                      plan.continuous, (*notes, *sound_notes), soundtrack is not None)
+
+
+def _soundtrack(reader: EpisodeReader, data: ClipEpisode, plan: ClipPlan, options: ClipOptions,
+                notes: list[str]) -> Soundtrack | None:
+    """The clip's sound (core/export/clip_audio.py), or None (with a note) when the recording has none."""
+    try:
+        layout: AudioLayout | None = reader.audio_layout()
+        index = reader.audio_index() if layout is not None else None
+    except EpisodeFileError as exc:
+        notes.append(f"the recording's sound cannot be read ({exc.problem}); the clip is silent")
+        return None
+    if layout is None or index is None:
+        state = data.metadata.get("audio")
+        why = {"off": "its game's sound was turned off", "unavailable": "its game offers no sound"}.get(
+            str(state), "it was recorded without sound")
+        notes.append(f"the recording has no sound ({why}); the clip is silent")
+        return None
+    steps: list[StepSound] = []
+    for position in range(plan.first, min(plan.last + 1, len(index))):
+        try:
+            samples = reader.step_audio(position)
+        except EpisodeFileError as exc:
+            notes.append(f"{exc.problem.split(':')[0]}: that step is silent in the clip")
+            continue
+        if samples is not None:
+            steps.append(StepSound(samples, int(index[position, 2]), int(index[position, 3])))
+    return Soundtrack(plan, TickSound(steps, layout.channels), layout.rate, options.speed)
 
 
 def _write(reader: EpisodeReader, data: ClipEpisode, plan: ClipPlan, path: Path, options: ClipOptions,
-           progress: Progress | None, cancel: threading.Event | None) -> tuple[int, int]:
+           progress: Progress | None, cancel: threading.Event | None, soundtrack: Soundtrack | None) -> tuple[int, int]:
     first_picture = reader.image("current", plan.first)
     renderer = OverlayRenderer(data, plan.first, plan.last, options.overlays, first_picture.shape)
-    writer = open_writer(path, renderer.size, options.fps)
+    layout = AudioLayout(soundtrack.rate, soundtrack.sound.channels) if soundtrack is not None else None
+    writer = open_writer(path, renderer.size, options.fps, layout)
     shown: np.ndarray | None = None
     total = len(plan.shots)
     try:
@@ -112,6 +147,8 @@ def _write(reader: EpisodeReader, data: ClipEpisode, plan: ClipPlan, path: Path,
                 picture = shown if shown is not None else np.full_like(first_picture, 40)
             shown = picture
             writer.write(renderer.render(picture, shot.step, shot.tick), shot.seconds)
+            if soundtrack is not None:
+                writer.write_audio(soundtrack.next(shot))
             if progress is not None:
                 progress(done + 1, total)
         writer.close()

@@ -28,6 +28,7 @@ class Shot:
     step: int                       # position of the step whose overlays go with it
     tick: int
     seconds: float                  # how long it stays on screen
+    end_tick: int = 0               # the game time it stands for: ticks tick + 1 .. end_tick (its sound)
 
 
 @dataclass(frozen=True)
@@ -78,7 +79,8 @@ def plan_clip(tick_before: np.ndarray, tick_after: np.ndarray, frame_ticks: np.n
     if not continuous:
         shots = [Shot("step", i, i, int(tick_before[i]),
                       (step_seconds if step_seconds is not None else _game_seconds(tick_before[i], tick_after[i],
-                                                                                   tick_hz)) / speed)
+                                                                                   tick_hz)) / speed,
+                      int(tick_after[i]))
                  for i in range(first, last + 1)]
         return ClipPlan(tuple(shots), first, last, False, tick_hz)
     timed: list[tuple[int, Literal["step", "frame"], int, int]] = []  # (tick, kind, index, step)
@@ -90,13 +92,11 @@ def plan_clip(tick_before: np.ndarray, tick_after: np.ndarray, frame_ticks: np.n
     end_tick = int(tick_after[last])
     shots: list[Shot] = []
     for k, (tick, kind, index, step) in enumerate(timed):
-        if k + 1 < len(timed):
-            seconds = (timed[k + 1][0] - tick) / tick_hz
-        else:
-            seconds = max((end_tick - tick) / tick_hz, END_HOLD_S)
+        until = timed[k + 1][0] if k + 1 < len(timed) else end_tick
+        seconds = (until - tick) / tick_hz if k + 1 < len(timed) else max((end_tick - tick) / tick_hz, END_HOLD_S)
         if seconds <= 0:
             continue  # the same moment as the next picture (a step's image is its previous step's last frame)
-        shots.append(Shot(kind, index, step, tick, seconds / speed))
+        shots.append(Shot(kind, index, step, tick, seconds / speed, until))
     return ClipPlan(tuple(shots), first, last, True, tick_hz)
 
 

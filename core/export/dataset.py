@@ -26,6 +26,7 @@ import numpy as np
 
 from core.agents.actions import ActionSet
 from core.analysis.report import ReportError, load_results
+from core.audio.clip import AudioLayout
 from core.episode import read_header
 from core.evaluation.profile import load_profile
 from core.evaluation.tasks import TaskFileError, load_task, task_files
@@ -33,6 +34,7 @@ from core.export import ExportCancelled, ExportError
 from core.export.trajectory import CONTINUOUS_FIELDS, NOOP, Segment, episode_segments
 from core.paths import PROFILES_DIR, TASKS_DIR
 from core.recording.errors import EpisodeFileError
+from core.recording.reader import EpisodeReader
 from core.session.reward import RewardSpec
 from core.session.run_folder import ERROR, is_error
 
@@ -59,6 +61,8 @@ class DatasetOptions:
     task_dirs: tuple[Path, ...] = ()           # where else to look for task files (TASKS_DIR always)
     author: str | None = None                  # Minari's dataset metadata
     author_email: str | None = None
+    audio: bool = False                        # observations also carry the sound before them ("audio" key)
+    audio_seconds: float = 1.0                 # how much of it: the last this many seconds of the previous step
 
 
 @dataclass
@@ -151,7 +155,13 @@ def _check_id(dataset_id: str) -> None:
                           f"got {dataset_id!r}")
 
 
-def _select(files: list[Path], options: DatasetOptions, skipped: list[str]) -> tuple[list[Path], set[str], set[str]]:
+def _sound_of(path: Path) -> AudioLayout | None:
+    with EpisodeReader(path) as reader:
+        return reader.audio_layout()
+
+
+def _select(files: list[Path], options: DatasetOptions, skipped: list[str],
+            layouts: set[AudioLayout] | None = None) -> tuple[list[Path], set[str], set[str]]:
     kept: list[Path] = []
     paradigms: set[str] = set()
     agents: set[str] = set()
@@ -159,6 +169,7 @@ def _select(files: list[Path], options: DatasetOptions, skipped: list[str]) -> t
         try:
             header = read_header(path)
             metadata, result = header.metadata, header.result
+            layout = _sound_of(path) if options.audio else None
         except EpisodeFileError as exc:
             skipped.append(f"{path}: {exc}")
             continue
@@ -174,7 +185,12 @@ def _select(files: list[Path], options: DatasetOptions, skipped: list[str]) -> t
         elif metadata.get("game", BUILTIN_GAME) != BUILTIN_GAME:
             skipped.append(f"{path}: recorded on {metadata.get('game')}; only the built-in world's action set and "
                            "tasks are known to the exporter")
+        elif options.audio and layout is None:
+            skipped.append(f"{path}: recorded without sound (audio: {metadata.get('audio', 'unavailable')}), and "
+                           "--audio asks for it")
         else:
+            if layout is not None and layouts is not None:
+                layouts.add(layout)
             kept.append(path)
             options_used: dict[str, Any] = metadata.get("options") or {}
             paradigms.add(str(options_used.get("paradigm", "discrete")))
@@ -199,10 +215,17 @@ def export_dataset(folder: Path, out: Path, fmt: str = "minari", options: Datase
     if target.exists():
         raise ExportError(f"{target} already exists; Minari never overwrites a dataset: choose another --name "
                           "(or a higher version, -v1) or delete that folder")
+    if options.audio and not 0 < options.audio_seconds <= 60:
+        raise ExportError(f"--audio-seconds must be in (0, 60], got {options.audio_seconds:g}")
     files, skipped = episode_files(folder)
-    files, paradigms, agents = _select(files, options, skipped)
+    layouts: set[AudioLayout] = set()
+    files, paradigms, agents = _select(files, options, skipped, layouts)
     if not files:
         raise ExportError(f"no episode in {folder} can go into a dataset: " + "; ".join(skipped[:5]))
+    if len(layouts) > 1:
+        found = ", ".join(f"{layout.rate} Hz x {layout.channels}" for layout in sorted(layouts, key=str))
+        raise ExportError(f"{folder} mixes sound formats ({found}), which cannot share the \"audio\" observation; "
+                          "export them from separate folders, or without --audio")
     if len(paradigms) > 1:
         raise ExportError(f"{folder} mixes discrete and continuous-control episodes, which need different action "
                           "spaces; export them from separate folders")
@@ -213,7 +236,7 @@ def export_dataset(folder: Path, out: Path, fmt: str = "minari", options: Datase
     try:
         with _datasets_root(out):
             return _write(files, dataset_id, out, target, paradigm, actions, tasks, options, skipped, progress, cancel,
-                          ", ".join(sorted(agents)))
+                          ", ".join(sorted(agents)), layouts.pop() if layouts else None)
     except BaseException:
         shutil.rmtree(target, ignore_errors=True)  # no half-written dataset
         raise
@@ -221,13 +244,19 @@ def export_dataset(folder: Path, out: Path, fmt: str = "minari", options: Datase
 
 def _write(files: list[Path], dataset_id: str, out: Path, target: Path, paradigm: str, actions: ActionSet,
            tasks: _Tasks, options: DatasetOptions, skipped: list[str], progress: Progress | None,
-           cancel: threading.Event | None, agents: str) -> DatasetResult:
+           cancel: threading.Event | None, agents: str, sound: AudioLayout | None) -> DatasetResult:
     import gymnasium as gym
     import minari
     from minari.data_collector import EpisodeBuffer
 
     width, height = options.size
-    observation_space = gym.spaces.Box(0, 255, (height, width, 3), np.uint8)
+    observation_space: gym.Space[Any] = gym.spaces.Box(0, 255, (height, width, 3), np.uint8)
+    audio_frames = round(options.audio_seconds * sound.rate) if sound is not None else None
+    if sound is not None and audio_frames is not None:
+        # Sound before each picture: observations become {"image", "audio"} (docs/export.md).
+        observation_space = gym.spaces.Dict({
+            "image": observation_space,
+            "audio": gym.spaces.Box(-32768, 32767, (audio_frames, sound.channels), np.int16)})
     action_space: gym.Space[Any] = gym.spaces.Discrete(len(actions.names) + 1) if paradigm == "discrete" else \
         gym.spaces.Box(np.array([-1, -1, -1, -1, 0] + [0] * (len(CONTINUOUS_FIELDS) - 5), np.float32),
                        np.array([1, 1, 1, 1, 10] + [1] * (len(CONTINUOUS_FIELDS) - 5), np.float32))
@@ -246,7 +275,7 @@ def _write(files: list[Path], dataset_id: str, out: Path, target: Path, paradigm
             raise ExportError(f"{path} is an episode of task {task_id!r}, which is in none of {searched}; its reward "
                               "needs the task's goal and flags: pass --tasks-dir FOLDER with its YAML")
         try:
-            segments = episode_segments(path, reward, actions, options.size)
+            segments = episode_segments(path, reward, actions, options.size, audio_frames)
         except EpisodeFileError as exc:
             raise ExportError(f"{exc}; the file was left unchanged. Move it out of the folder to export the "
                               "others") from None
@@ -261,8 +290,9 @@ def _write(files: list[Path], dataset_id: str, out: Path, target: Path, paradigm
                     dataset = minari.create_dataset_from_buffers(
                         dataset_id, [buffer], observation_space=observation_space, action_space=action_space,
                         algorithm_name=agents, author=options.author, author_email=options.author_email,
-                        description="PokeGym episodes: RGB frames the agent saw, its actions, the dense reward "
-                                    "(docs/export.md)", data_format="hdf5", jpeg_encoding=options.jpeg)
+                        description="PokeGym episodes: RGB frames the agent saw" + (
+                            " and the sound before each" if sound is not None else "") + ", its actions, the dense "
+                        "reward (docs/export.md)", data_format="hdf5", jpeg_encoding=options.jpeg)
             else:
                 dataset.update_dataset_from_buffer([buffer])
             steps += len(segment.rewards)
@@ -282,10 +312,16 @@ def _write(files: list[Path], dataset_id: str, out: Path, target: Path, paradigm
         "action_names": [*actions.names, NOOP] if paradigm == "discrete" else list(CONTINUOUS_FIELDS),
         "reward": "dense" if options.dense_reward else "success only",
         "privileged_included": options.include_privileged,
-        "gymnasium_env": "PokeGym/Harborvale-v0 (import core.session.gym_env); its action i is action_names[i]"}})
+        "gymnasium_env": "PokeGym/Harborvale-v0 (import core.session.gym_env); its action i is action_names[i]",
+        "audio": None if sound is None else {
+            "rate": sound.rate, "channels": sound.channels, "frames": audio_frames,
+            "content": "observations['audio'][k]: the last frames of the sound of the step before observation k, "
+                       "int16, right-aligned, zero-padded at the start; infos['audio_frames'][k] of them are real"}}})
     return DatasetResult(dataset_id, out, target, len(files), len(episode_metadata), steps, skipped)
 
 
 def _buffer(buffer_type: type[EpisodeBuffer], segment: Segment) -> EpisodeBuffer:
-    return buffer_type(observations=segment.observations, actions=segment.actions, rewards=segment.rewards,
+    observations: Any = segment.observations if segment.audio is None else \
+        {"image": segment.observations, "audio": segment.audio}
+    return buffer_type(observations=observations, actions=segment.actions, rewards=segment.rewards,
                        terminations=segment.terminations, truncations=segment.truncations, infos=segment.infos)

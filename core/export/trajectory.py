@@ -8,6 +8,10 @@ truncations, cut where someone other than the policy acted. Format-free; dataset
   after the last step is the next step's image where there is one, else the continuous frame taken when
   the step ended, else a copy of the last observation (the episode file holds no later picture); each
   segment says which (`final_observation`).
+* With sound (`export dataset --audio`), each observation also carries the sound that led to it: the last
+  `audio_frames` frames of the previous step's sound (the step whose end the image shows), right-aligned and
+  zero-padded at the start when the step was shorter; `infos["audio_frames"]` says how many are real (0: none
+  known: the segment's first step had no step before it, or that sound was not kept or is damaged).
 * The reward is core/session/reward.py's, from the evaluator samples at the step's first and last tick,
   so an automatic push-back between steps is never credited to the agent. `intervention` marks the
   transitions after which one acted.
@@ -24,7 +28,7 @@ import cv2
 import numpy as np
 
 from core.agents.actions import ActionSet
-from core.episode import StepRecord, load_episode
+from core.episode import Episode, StepRecord, load_episode
 from core.export import ExportError
 from core.game.pad import Button
 from core.recording.errors import EpisodeFileError
@@ -45,6 +49,7 @@ class Segment:
     truncations: np.ndarray           # (T,) bool
     infos: dict[str, np.ndarray]      # each (T + 1,)
     metadata: dict[str, Any] = field(default_factory=dict[str, Any])
+    audio: np.ndarray | None = None   # (T + 1, audio_frames, channels) int16, with --audio
 
 
 def resize(image: np.ndarray, size: tuple[int, int]) -> np.ndarray:
@@ -88,10 +93,28 @@ def _segments_of(sources: list[str]) -> list[tuple[int, int]]:
     return runs
 
 
-def episode_segments(path: Path, reward: RewardSpec, actions: ActionSet, size: tuple[int, int]) -> list[Segment]:
+def heard_before(episode: Episode, index: int, frames: int, channels: int) -> tuple[np.ndarray, int]:
+    """The sound that led to the observation at step position `index`: the last `frames` of step index - 1's sound,
+    right-aligned in a zero (frames, channels) block, and how many frames are real."""
+    out = np.zeros((frames, channels), np.int16)
+    clip = episode.step_audio(index - 1) if index >= 1 else None
+    if clip is None or frames == 0:
+        return out, 0
+    tail = clip.samples[-frames:]
+    out[frames - len(tail):] = tail
+    return out, len(tail)
+
+
+def episode_segments(path: Path, reward: RewardSpec, actions: ActionSet, size: tuple[int, int],
+                     audio_frames: int | None = None) -> list[Segment]:
     """Every segment of one episode file. Raises EpisodeFileError or ExportError. The steps come from
-    load_episode; images are read one at a time as each observation is made."""
+    load_episode; images are read one at a time as each observation is made. `audio_frames`: also the sound
+    before each observation, that many frames of it (the episode must have sound)."""
     episode = load_episode(path)
+    layout = episode.audio_format
+    if audio_frames is not None and layout is None:
+        raise ExportError(f"{path} has no sound (audio: {episode.audio_state}); export without --audio, or leave "
+                          "it out")
     if episode.damaged_records:  # a step whose action is unknown would enter the data as a wrong action
         first = min(episode.damaged_records)
         raise EpisodeFileError(path, f"step record at step {first + 1}", episode.damaged_records[first], first)
@@ -146,6 +169,13 @@ def episode_segments(path: Path, reward: RewardSpec, actions: ActionSet, size: t
                     distance[0] = reward.goal_distance(before) if reward.goal is not None else np.nan
                 distance[k + 1] = reward.goal_distance(after) if reward.goal is not None else np.nan
             observations[count], final = final_observation(last, observations[count - 1])
+            sound: np.ndarray | None = None
+            heard = np.zeros(0, np.int32)
+            if audio_frames is not None and layout is not None:
+                sound = np.zeros((count + 1, audio_frames, layout.channels), np.int16)
+                heard = np.zeros(count + 1, np.int32)
+                for k, i in enumerate(range(first, last + 2)):  # the last: after the segment's last step
+                    sound[k], heard[k] = heard_before(episode, i, audio_frames, layout.channels)
             terminated = np.zeros(count, bool)
             terminated[-1] = success_step is not None and steps[last] == success_step
             truncated = np.zeros(count, bool)
@@ -155,12 +185,12 @@ def episode_segments(path: Path, reward: RewardSpec, actions: ActionSet, size: t
             segments.append(Segment(
                 observations, np.asarray(acts), rewards, terminated, truncated,
                 {"step": step_of_observation.astype(np.int32), "invalid_action": invalid, "intervention": pushed,
-                 "goal_distance": distance},
+                 "goal_distance": distance, **({"audio_frames": heard} if sound is not None else {})},
                 {"source_file": str(path), "first_step": int(steps[first]), "last_step": int(steps[last]),
                  "start_reading": "recorded" if len(sample_ticks) and sample_ticks[0] <= tick_before[first]
                  else "missing: the first step's progress is measured from its first sample",
                  "final_observation": final, "paradigm": paradigm,
                  "ended_by": "success" if terminated[-1] else ("a person or intervention" if last + 1 < len(records)
                                                                else result.end_reason if result is not None
-                                                               else "cut short")}))
+                                                               else "cut short")}, sound))
     return segments

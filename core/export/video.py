@@ -8,6 +8,9 @@ players all open, at tens of frames/s. PyAV is the optional `export` extra; GIF 
 
 Each writer takes (picture, seconds on screen). MP4 is written at a constant frame rate (pictures
 repeat; x264 stores a repeat in a few bytes), so clocks stay exact however irregular the ticks were.
+An MP4 may carry sound: AAC (FFmpeg's native encoder, in every PyAV wheel) at 48 kHz, fed the recording's
+int16 PCM as it comes (PyAV converts the rate and sample format); `write_audio` follows each picture with
+its sound (core/export/clip_audio.py). A GIF has no sound.
 """
 
 from __future__ import annotations
@@ -20,14 +23,20 @@ from typing import Protocol
 import numpy as np
 from PIL import Image
 
+from core.audio.clip import AudioLayout
 from core.export import ExportError
 
 CLIP_SUFFIXES = (".mp4", ".gif")
 GIF_MIN_FRAME_MS = 20  # browsers show shorter GIF delays as 100 ms
 
 
+AAC_RATE = 48000  # AAC's usual rate: its 1024-sample frames are 21 ms, under one video frame at 30 fps
+AAC_BIT_RATE = 128_000
+
+
 class ClipWriter(Protocol):
     def write(self, picture: np.ndarray, seconds: float) -> None: ...
+    def write_audio(self, samples: np.ndarray) -> None: ...
     def close(self) -> None: ...
     def abort(self) -> None: ...
 
@@ -41,7 +50,8 @@ MP4_NEEDS_PYAV = ("writing an MP4 (H.264, which browsers play) needs PyAV: pip i
 
 
 class Mp4Writer:
-    def __init__(self, path: Path, size: tuple[int, int], fps: float, crf: int = 20) -> None:
+    def __init__(self, path: Path, size: tuple[int, int], fps: float, crf: int = 20,
+                 audio: AudioLayout | None = None) -> None:
         if not mp4_available():
             raise ExportError(MP4_NEEDS_PYAV)
         import av
@@ -56,6 +66,16 @@ class Mp4Writer:
         self._seconds = 0.0
         self.frames = 0
         self._frame_type = av.VideoFrame
+        self._audio_type = av.AudioFrame
+        self._audio = audio
+        self.audio_frames = 0  # at the recording's rate
+        if audio is not None:
+            if audio.channels not in (1, 2):
+                raise ExportError(f"the recording's sound has {audio.channels} channels; a clip carries mono or "
+                                  "stereo: export it with --no-audio")
+            self._sound = self._container.add_stream("aac", rate=AAC_RATE)  # pyright: ignore[reportUnknownMemberType]  # PyAV: **kwargs unannotated
+            self._sound.layout = "stereo" if audio.channels == 2 else "mono"
+            self._sound.bit_rate = AAC_BIT_RATE
 
     def write(self, picture: np.ndarray, seconds: float) -> None:
         self._seconds += seconds
@@ -69,9 +89,26 @@ class Mp4Writer:
                 self._container.mux(packet)  # pyright: ignore[reportUnknownMemberType]  # PyAV: Packet's type argument is unknown
             self.frames += 1
 
+    def write_audio(self, samples: np.ndarray) -> None:
+        """Append int16 (frames, channels) PCM at the recording's rate (ignored by a writer made without sound)."""
+        if self._audio is None or len(samples) == 0:
+            return
+        layout = "stereo" if self._audio.channels == 2 else "mono"
+        frame = self._audio_type.from_ndarray(np.ascontiguousarray(samples, np.int16).reshape(1, -1), format="s16",
+                                              layout=layout)
+        frame.sample_rate = self._audio.rate
+        frame.time_base = Fraction(1, self._audio.rate)
+        frame.pts = self.audio_frames
+        self.audio_frames += len(samples)
+        for packet in self._sound.encode(frame):  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]  # PyAV: Packet's type argument is unknown
+            self._container.mux(packet)  # pyright: ignore[reportUnknownMemberType]  # PyAV: Packet's type argument is unknown
+
     def close(self) -> None:
         for packet in self._stream.encode():  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]  # PyAV: Packet's type argument is unknown
             self._container.mux(packet)  # pyright: ignore[reportUnknownMemberType]  # PyAV: Packet's type argument is unknown
+        if self._audio is not None:
+            for packet in self._sound.encode():  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]  # PyAV: Packet's type argument is unknown
+                self._container.mux(packet)  # pyright: ignore[reportUnknownMemberType]  # PyAV: Packet's type argument is unknown
         self._container.close()
 
     def abort(self) -> None:
@@ -101,6 +138,9 @@ class GifWriter:
             self._frames.append(image)
             self._starts.append(start)
 
+    def write_audio(self, samples: np.ndarray) -> None:
+        """A GIF has no sound."""
+
     @property
     def frames(self) -> int:
         return len(self._frames)
@@ -118,10 +158,11 @@ class GifWriter:
         self._frames.clear()
 
 
-def open_writer(path: Path, size: tuple[int, int], fps: float) -> ClipWriter:
+def open_writer(path: Path, size: tuple[int, int], fps: float, audio: AudioLayout | None = None) -> ClipWriter:
+    """`audio`: the sound's layout, for an MP4 that carries it (a GIF never does)."""
     suffix = path.suffix.lower()
     if suffix == ".mp4":
-        return Mp4Writer(path, size, fps)
+        return Mp4Writer(path, size, fps, audio=audio)
     if suffix == ".gif":
         return GifWriter(path, size)
     raise ExportError(f"cannot write {path.name}: a clip is .mp4 (H.264) or .gif")

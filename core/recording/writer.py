@@ -67,14 +67,16 @@ def _compression() -> dict[str, object]:
 # for lzf, at a similar recording cost, and random seeks stay far under 20 ms.
 COMPRESSION: str | None = "gzip"
 COMPRESSION_LEVEL: int | None = 1
-AUDIO_GZIP_LEVEL = 1  # `bench record` (README): level 6 saved a few percent more at several times the time
+AUDIO_GZIP_LEVEL = 1  # `bench record` (README): level 6 saves 5% more at twice the time
 
 
-def audio_chunk_bytes(row: np.ndarray) -> bytes:
+def audio_chunk_bytes(row: np.ndarray, raw: bool = False) -> bytes:
     """One /audio/pcm chunk as HDF5's shuffle + deflate filters store it: the low bytes of every sample, then the
-    high bytes, deflated. Done here because zlib releases the GIL while it compresses (as for the images)."""
-    raw = np.ascontiguousarray(row, "<i2").view(np.uint8).reshape(-1, 2)
-    return zlib.compress(np.ascontiguousarray(raw.T).tobytes(), AUDIO_GZIP_LEVEL)
+    high bytes, deflated. Done here because zlib releases the GIL while it compresses (as for the images).
+    `raw`: shuffled only (for `bench record`'s comparison of levels)."""
+    pairs = np.ascontiguousarray(row, "<i2").view(np.uint8).reshape(-1, 2)
+    shuffled = np.ascontiguousarray(pairs.T).tobytes()
+    return shuffled if raw else zlib.compress(shuffled, AUDIO_GZIP_LEVEL)
 
 
 class EpisodeWriter:

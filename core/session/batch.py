@@ -89,9 +89,33 @@ def check_run(task_selector: str, granularity: str, agent_spec: str, trials: int
     if not specs:
         raise BatchError("nothing to run: --trials must be at least 1")
     replies = tuple(replay_replies(agent_spec.partition(":")[2])) if agent_spec.startswith("replay:") else None
-    make_agent(agent_spec, actions, options.seed, options.paradigm,
-               {**agent_options, "granularity": specs[0].granularity, "replies": replies})
+    agent = make_agent(agent_spec, actions, options.seed, options.paradigm,
+                       {**agent_options, "granularity": specs[0].granularity, "replies": replies})
+    check_sound(options.observation.audio, agent, backend)
     return specs, replies
+
+
+def check_sound(mode: str, agent: Any, backend: BackendProfile) -> None:
+    """Refuse, before anything starts, a run that would give an agent sound it cannot have: a game that is
+    silent by its backend file, or a model that takes no audio (`--audio clip`). A sound server that fails
+    once the game runs is said in the results instead (`audio: unavailable`)."""
+    listens = bool(getattr(agent, "needs_audio", False))
+    if mode == "none" and not listens:
+        return
+    asking = f"--audio {mode}" if mode != "none" else f"the {agent.name} agent"
+    silent = (backend.builtin_spec.audio == "off" if backend.kind == "builtin"
+              else backend.external is not None and backend.external.audio.source == "none")
+    if silent:
+        where = "builtin.audio: off" if backend.kind == "builtin" else "external.audio.source: none"
+        raise BatchError(f"{asking} needs the game's sound, but the {backend.name} backend makes none ({where} in "
+                         f"{backend.path}); turn it on there, or run without sound")
+    config = getattr(getattr(agent, "client", None), "config", None)
+    if mode == "clip" and config is not None:
+        from core.agents.models.base import audio_refusal
+
+        refusal = audio_refusal(config)
+        if refusal is not None:
+            raise BatchError(refusal)
 
 
 def run_batch(task_selector: str, granularity: str, agent_spec: str, trials: int, workers: int, out: Path,

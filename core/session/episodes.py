@@ -101,6 +101,11 @@ def make_agent(spec: str, actions: ActionSet, seed: int, paradigm: str,
     if name == "random":
         # `seed` is the episode's own (EpisodeSpec.seed); a fixed SEED shifts it, so every episode still differs
         return RandomAgent(actions, seed=(int(argument) + seed) % 2**32 if argument else seed, paradigm=paradigm)
+    if name == "random+listen":
+        from core.agents.listening import ListeningRandomAgent
+
+        return ListeningRandomAgent(actions, seed=(int(argument) + seed) % 2**32 if argument else seed,
+                                    paradigm=paradigm)
     if name == "replay":
         replies = options.get("replies")
         return ReplayAgent(actions, list(replies) if replies is not None else replay_replies(argument), paradigm,
@@ -121,8 +126,8 @@ def make_agent(spec: str, actions: ActionSet, seed: int, paradigm: str,
             library = ExperienceLibrary()  # never an earlier run's lessons unless the caller names them
         return VLMAgent(client, actions, options.get("granularity", "goal_only"), paradigm,
                         reflection_every=reflection, library=library)
-    raise BatchError(f"unknown agent {spec!r}; use random[:SEED], replay:EPISODE.h5 or model:PRESET "
-                     "(claude-sonnet-4.6, gpt-5.2, gemini-3-pro, or provider:model-id)")
+    raise BatchError(f"unknown agent {spec!r}; use random[:SEED], random+listen[:SEED], replay:EPISODE.h5 or "
+                     "model:PRESET (claude-sonnet-4.6, gpt-5.2, gemini-3-pro, or provider:model-id)")
 
 
 def plan_episodes(task_selector: str, granularity: str, agent_spec: str, trials: int,

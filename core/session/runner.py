@@ -23,6 +23,7 @@ import numpy as np
 
 from core.agents.actions import ActionSet
 from core.agents.base import Agent, Decision
+from core.agents.hearing import spectrogram_picture
 from core.agents.observation import HistoryEntry, Observation
 from core.agents.observe import ObservationBuilder, ObservationOptions, resize_for_model
 from core.audio.clip import AudioClip, AudioLayout
@@ -132,6 +133,9 @@ class EpisodeRunner:
         self._paused_before_takeover = False
         self.step = 0
         self._images: dict[str, Any] = {}
+        # The sound of the last step, which the agent hears at its next decision (`--audio`, or a listening agent)
+        self._last_sound: AudioClip | None = None
+        self._hears = self.options.observation.audio != "none" or bool(getattr(agent, "needs_audio", False))
         self._side_view_s = 0.0  # game time the current step's side views cost (turning the camera)
         goal = task.goal_point()
         self._goal = GoalArea(goal[0], goal[1], goal[2]) if goal is not None else None
@@ -285,6 +289,7 @@ class EpisodeRunner:
                 record = self._step_record(decision, source, macro, intervention, label, movement, tick_before,
                                            after, before_xy, displacement, pushed_by, threshold, dialogue_open)
                 sound = self._step_sound(tick_before)  # read at once: the game keeps only its last few seconds
+                self._last_sound = sound[0] if sound is not None else None
                 episode.append_samples(new_samples)
                 if succeeded:
                     episode.set_success_step(self.step)
@@ -376,7 +381,10 @@ class EpisodeRunner:
     def _image_sets(self) -> list[str]:
         obs = self.options.observation
         sets = ["current"] + (["previous"] if obs.previous_frame else [])
-        return sets + (["left", "right"] if obs.side_views else [])
+        # "hearing": the spectrogram picture the agent was shown (`--audio spectrogram`); with `--audio clip` what
+        # it was given is exactly the previous step's /audio
+        return sets + (["left", "right"] if obs.side_views else []) + (["hearing"] if obs.audio == "spectrogram"
+                                                                        else [])
 
     def _open_recorder(self) -> EpisodeRecorder:
         """The episode's file, written as the episode grows (core/episode/recorder.py)."""
@@ -424,10 +432,14 @@ class EpisodeRunner:
                 self._single_step = False
                 self._paused = True  # one agent step, then paused again
             entries = history + ([HistoryEntry(self.step, "Hint", "", "", hint)] if hint else [])
-            observation = builder.build(self.step + 1, instruction, entries)
+            observation = builder.build(self.step + 1, instruction, entries,
+                                        self._last_sound if self._hears else None)
             self._side_view_s = builder.side_view_seconds
             self._images = {"current": observation.frame, "previous": observation.previous_frame,
                             "left": observation.left_view, "right": observation.right_view}
+            if observation.audio_mode == "spectrogram" and observation.audio is not None:
+                height, width = observation.frame.shape[:2]  # as core/agents/prompts.py draws it for the model
+                self._images["hearing"] = spectrogram_picture(observation.audio, width, height)
             self.events.sig_observation.emit(self.step + 1, dict(self._images))
             try:
                 decision = self._decide(observation)
@@ -578,4 +590,5 @@ class EpisodeRunner:
             privileged=self.options.privileged, reached_goal_area=reached_goal,
             # "instant" side views are a built-in-world shortcut no emulator has: such results are not comparable.
             side_views=self.options.observation.side_view_mode if self.options.observation.side_views else None,
-            game=self.game.info.name, undelivered_interventions=tuple(undelivered), audio=self.episode.audio_state)
+            game=self.game.info.name, undelivered_interventions=tuple(undelivered), audio=self.episode.audio_state,
+            audio_mode=self.options.observation.audio)

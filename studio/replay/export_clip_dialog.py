@@ -66,6 +66,8 @@ class ExportClipDialog(QDialog):
         for box in self.overlays.values():
             box.setChecked(True)
         self.use_frames = QCheckBox("Continuous frames at the game's rate")
+        self.with_sound = QCheckBox("With sound")
+        self.with_sound.setToolTip("The recording's sound, as AAC in the MP4 (a GIF has no sound)")
         self.path = QLineEdit()
         self.choose = QPushButton("Choose…")
         self.progress = QProgressBar()
@@ -80,6 +82,7 @@ class ExportClipDialog(QDialog):
         self.close_button = QPushButton("Close")
         self._last_written: Path | None = None
         self._has_frames = False
+        self._has_audio = False
         self._layout()
         self._format_changed()
         self.job.sig_progress.connect(self._on_progress)
@@ -108,6 +111,7 @@ class ExportClipDialog(QDialog):
             overlays.addWidget(box)
         form.addRow("Overlays", overlays)
         form.addRow("", self.use_frames)
+        form.addRow("", self.with_sound)
         where = QHBoxLayout()
         where.addWidget(self.path, 1)
         where.addWidget(self.choose)
@@ -140,12 +144,15 @@ class ExportClipDialog(QDialog):
             first, last = editor.spans[selected].start, editor.spans[selected].end
         else:
             first, last = int(steps[view.cursor]), int(steps[min(view.cursor + 19, len(steps) - 1)])
-        self.set_episode(episode.path, steps, len(episode.frame_ticks) > 0, first, last)
+        self.set_episode(episode.path, steps, len(episode.frame_ticks) > 0, first, last,
+                         has_audio=episode.audio_format is not None)
         self.show()
         self.raise_()
 
-    def set_episode(self, path: Path, steps: np.ndarray, has_frames: bool, first_step: int, last_step: int) -> None:
-        """Prefill for an episode; the step range is in step numbers."""
+    def set_episode(self, path: Path, steps: np.ndarray, has_frames: bool, first_step: int, last_step: int,
+                    has_audio: bool = False) -> None:
+        """Prefill for an episode; the step range is in step numbers. `has_audio`: the recording holds sound, so
+        an MP4 carries it unless the user unticks "With sound"."""
         if self.job.running:
             return  # the range of the running export stays on screen until it ends
         self.episode = Path(path)
@@ -156,6 +163,9 @@ class ExportClipDialog(QDialog):
         self._has_frames = has_frames
         self.use_frames.setEnabled(has_frames)
         self.use_frames.setChecked(has_frames)
+        self._has_audio = has_audio
+        self.with_sound.setChecked(has_audio)
+        self._sound_enabled()
         self._suggest_path()
         self.progress.setValue(0)
         self.status.setText("")
@@ -175,6 +185,14 @@ class ExportClipDialog(QDialog):
         text = self.path.text().strip()
         if text:
             self.path.setText(str(Path(text).with_suffix(self.suffix)))
+        self._sound_enabled()
+
+    def _sound_enabled(self, running: bool = False) -> None:
+        """Sound is offered for an MP4 of a recording that has some."""
+        self.with_sound.setEnabled(not running and self._has_audio and self.suffix == ".mp4")
+        tip = ("The recording's sound, as AAC in the MP4" if self._has_audio else "This recording has no sound") \
+            if self.suffix == ".mp4" else "A GIF has no sound"
+        self.with_sound.setToolTip(tip)
 
     @Slot()
     def _choose(self) -> None:
@@ -189,7 +207,8 @@ class ExportClipDialog(QDialog):
     # -- exporting ------------------------------------------------------------------------------------
     def options(self) -> ClipOptions:
         shown = frozenset(name for name, box in self.overlays.items() if box.isChecked())
-        return ClipOptions(OverlayOptions(shown, self.width_box.value()), use_frames=self.use_frames.isChecked())
+        return ClipOptions(OverlayOptions(shown, self.width_box.value()), use_frames=self.use_frames.isChecked(),
+                           audio=self.with_sound.isChecked() and self._has_audio and self.suffix == ".mp4")
 
     @Slot()
     def export(self) -> None:
@@ -214,6 +233,7 @@ class ExportClipDialog(QDialog):
                        *self.overlays.values()):
             widget.setEnabled(not running)
         self.use_frames.setEnabled(not running and self._has_frames)
+        self._sound_enabled(running)
         self.cancel_button.setEnabled(running)
         self.show_button.setEnabled(not running and self._last_written is not None)
 
@@ -229,7 +249,8 @@ class ExportClipDialog(QDialog):
         source = "continuous frames at the game's rate" if result.continuous else "step images"
         notes = "".join(f"\nNote: {note}" for note in result.notes)
         self.status.setText(f"Wrote {result.path.name}: steps {result.first_step}-{result.last_step}, "
-                            f"{result.seconds:.1f} s, {result.size[0]}×{result.size[1]}, from {source}.{notes}")
+                            f"{result.seconds:.1f} s, {result.size[0]}×{result.size[1]}, from {source}"
+                            f"{', with sound' if result.audio else ''}.{notes}")
         self.status.setToolTip(str(result.path))
         self.show_button.setEnabled(True)
         self.sig_exported.emit(str(result.path))

@@ -64,7 +64,7 @@ def test_model_agents_are_offered_only_when_their_key_is_set(qtbot, settings_dir
         monkeypatch.delenv(name, raising=False)
     without = LiveControls(["t"])
     qtbot.addWidget(without)
-    assert [without.agent.itemText(i) for i in range(without.agent.count())] == ["random"]
+    assert [without.agent.itemText(i) for i in range(without.agent.count())] == ["random", "random+listen"]
     assert "ANTHROPIC_API_KEY" in without.agent.toolTip()
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
     with_key = LiveControls(["t"])

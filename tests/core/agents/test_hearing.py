@@ -24,7 +24,7 @@ from tests.loopback import LoopbackProvider, Scripted, anthropic_body, gemini_bo
 
 KEY = "sk-test-SECRET-0123456789"
 REPLY = '{"thought": "I heard a thud", "self_assessment": "stuck", "action": "RotateLeft"}'
-FRAME = np.full((36, 64, 3), 90, np.uint8)
+FRAME = np.full((360, 640, 3), 90, np.uint8)
 RATE, WALK = read_wav(PROJECT_ROOT / "docs" / "sounds" / "walk.wav")  # the town's own sound, recorded
 STEP_SOUND = AudioClip(RATE, WALK[RATE // 2: RATE // 2 + 12 * 800])  # one step: 12 ticks of 800 samples
 
@@ -86,7 +86,7 @@ def test_any_vlm_gets_the_spectrogram_as_one_more_image_and_a_sentence_saying_wh
     images = [part["source"]["data"] for part in content if part["type"] == "image"]
     assert len(images) == 2  # the frame, then the sound
     sent = cv2.imdecode(np.frombuffer(base64.b64decode(images[1]), np.uint8), cv2.IMREAD_COLOR)[..., ::-1]
-    assert np.array_equal(sent, spectrogram_picture(STEP_SOUND))  # PNG: exactly the picture drawn
+    assert np.array_equal(sent, spectrogram_picture(STEP_SOUND, 640, 360))  # PNG: exactly the picture, frame-sized
     text = content[-1]["text"]
     assert SPECTROGRAM_SENTENCE in text and "image 2 is the sound of your last action" in text
     assert "input_audio" not in str(server.requests[0]["body"])

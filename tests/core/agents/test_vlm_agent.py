@@ -81,3 +81,69 @@ def test_a_model_episode_is_prompted_parsed_reflected_and_recorded(world, builti
         assert not re.search(r"\b(x|y|z|tick|flags?|coordinates?|map_id)\b\s*[:=]", text, re.I)
         leaked = [n for n in numbers if n in text]
         assert not leaked, f"ground truth {leaked} reached a prompt"
+
+
+def test_with_audio_clip_each_prompt_carries_the_previous_steps_recorded_sound(world, builtin_profile, server,
+                                                                                tmp_path):
+    import base64
+    import io
+    import wave
+
+    import numpy as np
+
+    from core.agents.observe import ObservationOptions
+    from core.episode.load import load_episode
+
+    actions = ActionSet.from_profile_data(builtin_profile.actions)
+    task = load_task(TASKS_DIR / "q03_pier_navigation.yaml", builtin_profile.flags)
+    server.replies.extend([reply("MoveForward"), reply("MoveForward"), reply("RotateLeft")])
+    client = make_client(config_for("openai:gpt-4o-audio-preview", base_url=f"http://127.0.0.1:{server.port}/v1",
+                                    backoff_s=0.01))
+    agent = VLMAgent(client, actions, "goal_only")
+    options = RunOptions("goal_only", step_budget=3, observation=ObservationOptions(audio="clip"))
+    with EvaluatorClient.launch(world.pid) as evaluator:
+        evaluator.wait_locked()
+        result = EpisodeRunner(world, evaluator, agent, actions, task, options, tmp_path / "heard.h5").run()
+    assert result.audio == "on" and result.audio_mode == "clip"
+    episode = load_episode(tmp_path / "heard.h5")
+    sent: list[np.ndarray | None] = []
+    for request in server.requests:
+        parts = [p for p in request["body"]["messages"][1]["content"] if p["type"] == "input_audio"]
+        if not parts:
+            sent.append(None)
+            continue
+        with wave.open(io.BytesIO(base64.b64decode(parts[0]["input_audio"]["data"]))) as wav:
+            sent.append(np.frombuffer(wav.readframes(wav.getnframes()), "<i2").reshape(-1, wav.getnchannels()))
+    assert sent[0] is None  # the first step: nothing heard yet
+    for step in (1, 2):  # the prompt of step n+1 carried exactly the recorded sound of step n
+        recorded = episode.step_audio(step - 1)
+        assert recorded is not None and len(recorded.samples) > 0
+        assert np.array_equal(sent[step], recorded.samples)
+
+
+def test_with_audio_spectrogram_the_picture_sent_is_the_picture_recorded(world, builtin_profile, server, tmp_path):
+    import base64
+
+    import cv2
+    import numpy as np
+
+    from core.agents.observe import ObservationOptions
+
+    actions = ActionSet.from_profile_data(builtin_profile.actions)
+    task = load_task(TASKS_DIR / "q03_pier_navigation.yaml", builtin_profile.flags)
+    server.replies.extend([reply("MoveForward"), reply("MoveForward")])
+    client = make_client(config_for("gpt-5.2", base_url=f"http://127.0.0.1:{server.port}/v1", backoff_s=0.01))
+    options = RunOptions("goal_only", step_budget=2, observation=ObservationOptions(audio="spectrogram"))
+    with EvaluatorClient.launch(world.pid) as evaluator:
+        evaluator.wait_locked()
+        EpisodeRunner(world, evaluator, VLMAgent(client, actions, "goal_only"), actions, task, options,
+                      tmp_path / "seen.h5").run()
+    images = [p["image_url"]["url"] for p in server.requests[1]["body"]["messages"][1]["content"]
+              if p["type"] == "image_url"]
+    assert len(images) == 2  # the frame, then the sound of step 1
+    sent = cv2.imdecode(np.frombuffer(base64.b64decode(images[1].partition(",")[2]), np.uint8), cv2.IMREAD_COLOR)
+    with EpisodeReader(tmp_path / "seen.h5") as episode:
+        assert "hearing" in episode.image_sets()
+        assert episode.step_image("hearing", 0) is None  # step 1 heard nothing yet
+        recorded = episode.step_image("hearing", 1)
+    assert recorded is not None and np.array_equal(recorded, sent[..., ::-1])

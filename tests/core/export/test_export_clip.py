@@ -256,3 +256,95 @@ def test_the_trajectory_inset_leaves_the_bottom_to_an_open_dialogue_box(episode)
     assert changed(renderer.render(picture, 5, tick)) == (True, False)  # walking: the inset at the bottom
     data.records[6] = dataclasses.replace(data.records[6], dialogue_open=True)  # step 6 opened a dialogue
     assert changed(renderer.render(picture, 5, tick)) == (False, True)  # the box's words stay readable
+
+
+# -- sound (issue 22.4) ----------------------------------------------------------------------------------------
+def decoded_sound(path) -> tuple[np.ndarray, int, float]:
+    """The MP4's audio as float (frames, channels), its rate and its stream's duration in seconds; empty without one."""
+    import av
+
+    with av.open(str(path)) as container:
+        if not container.streams.audio:
+            return np.zeros((0, 2)), 0, 0.0
+        stream = container.streams.audio[0]
+        assert stream.codec_context.name == "aac"
+        duration = float(stream.duration * stream.time_base)
+        pieces = [frame.to_ndarray() for frame in container.decode(audio=0)]  # planar float: (channels, n)
+        return np.concatenate(pieces, axis=1).T, stream.rate, duration
+
+
+def rms_per_tick(pcm: np.ndarray, rate: int, ticks: int) -> np.ndarray:
+    per_tick = rate // TICK_HZ
+    return np.sqrt((pcm[:ticks * per_tick].astype(float) ** 2).reshape(ticks, per_tick * pcm.shape[1]).mean(axis=1))
+
+
+def test_an_mp4_clip_carries_the_recorded_sound_in_step_with_its_pictures(episode, tmp_path):
+    from core.audio.onsets import detect_bumps
+    from core.export.clip_audio import StepSound, TickSound
+
+    pytest.importorskip("av", reason="MP4 clips need PyAV: install the export extra")
+    out = tmp_path / "clip.mp4"
+    result = export_clip(episode, "5-16", out, ClipOptions(OverlayOptions(frozenset(), 480)))
+    assert result.audio and result.continuous
+    with EpisodeReader(episode) as reader:
+        numbers, index = reader.step_numbers(), reader.audio_index()
+        start, end = int(numbers["tick_before"][4]), int(numbers["tick_after"][15])
+        sound = TickSound([StepSound(reader.step_audio(i), int(index[i, 2]), int(index[i, 3])) for i in range(18)], 2)
+    recorded = sound.ticks(start + 1, end)
+    heard, rate, duration = decoded_sound(out)
+    with __import__("av").open(str(out)) as container:
+        video = container.streams.video[0]
+        video_seconds = float(video.duration * video.time_base)
+    assert abs(duration - video_seconds) <= 1 / 30  # the sound lasts as long as the pictures, to a frame
+    assert abs(duration - result.seconds) <= 1 / 30
+    # The same sound at the same moments: the loudness per tick (1/30 s) of the clip follows the recording's.
+    ticks = end - start
+    mine = rms_per_tick(recorded.astype(float) / 32768, 24000, ticks)
+    theirs = rms_per_tick(heard, rate, ticks)
+    assert np.corrcoef(mine, theirs)[0, 1] > 0.9
+    bumps = detect_bumps(recorded, 24000)  # walking into the park fence
+    assert bumps, "the recording should hold the bumps of the fence"
+    in_clip = detect_bumps((np.clip(heard, -1, 1) * 32767).astype(np.int16), rate)
+    for bump in bumps:  # each one heard in the clip where the recording has it (AAC's priming: a few ms)
+        assert any(abs(found.time_s - bump.time_s) < 0.06 for found in in_clip), (bump, in_clip)
+    for bump in bumps:  # as loud in the clip as in the recording around each bump, not silent
+        near = slice(max(0, int(bump.time_s * TICK_HZ) - 3), int(bump.time_s * TICK_HZ) + 4)
+        assert theirs[near].max() > 0.7 * mine[near].max() > 0.01
+
+
+def test_no_audio_and_other_speeds(episode, tmp_path):
+    pytest.importorskip("av", reason="MP4 clips need PyAV: install the export extra")
+    silent = tmp_path / "silent.mp4"
+    assert main.main(["export", "clip", str(episode), "--steps", "5-8", "--out", str(silent), "--overlays", "none",
+                      "--width", "320", "--no-audio"]) == 0
+    assert decoded_sound(silent)[2] == 0.0  # no audio stream at all
+    fast = tmp_path / "fast.mp4"
+    result = export_clip(episode, "5-8", fast, ClipOptions(OverlayOptions(frozenset(), 320), speed=2.0))
+    heard, _, duration = decoded_sound(fast)
+    assert abs(duration - result.seconds) <= 1 / 30 and np.abs(heard).max() > 0.01
+    steps = tmp_path / "steps.mp4"  # step images, 0.5 s each, whatever each step's own length: sound fitted to them
+    result = export_clip(episode, "5-8", steps, ClipOptions(OverlayOptions(frozenset(), 320), use_frames=False))
+    assert abs(decoded_sound(steps)[2] - result.seconds) <= 1 / 30 and result.seconds == pytest.approx(2.0)
+
+
+def test_a_step_with_damaged_sound_is_silent_in_the_clip_and_the_rest_plays(episode, tmp_path):
+    from tests.damaged_files import flip_chunk
+
+    pytest.importorskip("av", reason="MP4 clips need PyAV: install the export extra")
+    damaged = tmp_path / "damaged.h5"
+    shutil.copyfile(episode, damaged)
+    with EpisodeReader(damaged) as reader:
+        index, numbers = reader.audio_index(), reader.step_numbers()
+    flip_chunk(damaged, "audio/pcm", (int(index[5, 0]), 0, 0))  # its first row: the whole step's sound is lost
+    out = tmp_path / "clip.mp4"
+    result = export_clip(damaged, "5-8", out, ClipOptions(OverlayOptions(frozenset(), 320)))
+    assert result.audio and any(note.startswith("damaged audio at step 6") for note in result.notes)
+    heard, rate, duration = decoded_sound(out)
+    assert abs(duration - result.seconds) <= 1 / 30
+    start = int(numbers["tick_before"][4])
+    begins, ends = ((int(t) - start) / TICK_HZ for t in (index[5, 2] - 1, index[5, 3]))
+    margin = 0.05  # AAC's frames smear an edge by a few tens of milliseconds
+    inside = heard[round((begins + margin) * rate):round((ends - margin) * rate)]
+    before = heard[:round((begins - margin) * rate)]
+    assert len(inside) and np.abs(inside).max() < 1e-3  # step 6 is silent
+    assert np.abs(before).max() > 0.01  # step 5 plays

@@ -181,3 +181,49 @@ def test_a_damaged_episode_is_named_and_no_dataset_is_left(run, tmp_path, capsys
     assert "b_stuck.h5" in message and "left unchanged" in message
     assert not (out / "pokegym" / "d-v0").exists()
     assert (damaged / "b_stuck.h5").read_bytes() == bytes(data)
+
+
+def test_audio_is_an_observation_key_holding_the_sound_before_each_picture(run, tmp_path, monkeypatch, capsys):
+    from core.episode import load_episode
+
+    out = tmp_path / "datasets"
+    assert export(run, out, "--name", "pokegym/heard-v0", "--audio", "--audio-seconds", "0.25") == 0
+    capsys.readouterr()
+    monkeypatch.setenv("MINARI_DATASETS_PATH", str(out))
+    dataset = minari.load_dataset("pokegym/heard-v0")
+    space = dataset.observation_space
+    assert set(space.spaces) == {"image", "audio"} and space["audio"].shape == (6000, 2)  # 0.25 s at 24 kHz
+    assert space["audio"].dtype == np.int16 and space["image"].shape == (90, 160, 3)
+    assert dataset.storage.metadata["pokegym"]["audio"]["rate"] == 24000
+    pieces = sorted(by_file(dataset)["b_stuck.h5"], key=lambda item: item[1]["first_step"])
+    recorded = load_episode(run / "run" / "b_stuck.h5")
+    for piece, meta in pieces:
+        sound, real = piece.observations["audio"], piece.infos["audio_frames"]
+        assert sound.shape == (len(piece.actions) + 1, 6000, 2)
+        for k in range(len(sound)):
+            position = meta["first_step"] - 1 + k  # the observation of this step position: after the step before it
+            before = recorded.step_audio(position - 1) if position >= 1 else None
+            if before is None:
+                assert real[k] == 0 and not sound[k].any()
+                continue
+            tail = before.samples[-6000:]
+            assert real[k] == len(tail) and np.array_equal(sound[k][6000 - len(tail):], tail)
+    first, _ = pieces[0]
+    assert first.infos["audio_frames"][0] == 0 and first.infos["audio_frames"][1] == 6000  # nothing before step 1
+    assert np.abs(np.concatenate(list(first.observations["audio"]))).max() > 1000  # the world's sound, not silence
+
+
+def test_audio_leaves_out_episodes_recorded_without_sound(run, tmp_path, capsys):
+    import shutil
+
+    folder = tmp_path / "mixed"
+    (folder / "run").mkdir(parents=True)
+    shutil.copytree(run / "tasks", folder / "tasks")
+    for name in ("a_success.h5", "b_stuck.h5"):
+        shutil.copyfile(run / "run" / name, folder / "run" / name)
+    with h5py.File(folder / "run" / "a_success.h5", "r+") as file:  # as a world with its sound off writes it
+        del file["audio"]
+    assert export(folder, tmp_path / "datasets", "--name", "pokegym/some-v0", "--audio") == 0
+    assert "a_success.h5: recorded without sound" in capsys.readouterr().err
+    assert export(folder, tmp_path / "datasets", "--name", "pokegym/bad-v0", "--audio", "--audio-seconds", "0") == 2
+    assert "--audio-seconds must be in (0, 60]" in capsys.readouterr().err

@@ -175,3 +175,29 @@ def test_the_sound_survives_a_kill_minus_nine(tmp_path):
         clip = episode.step_audio(index)
         assert clip is not None and clip.samples.shape == (12000, 2) and (clip.samples == index).all()
     assert not episode.audio_problems
+
+
+def test_a_recordings_audio_state_says_whether_the_game_could_make_sound():
+    from core.game.audio_ring import AudioFormat
+    from core.game.connection import Capability, GameInfo, audio_state
+
+    def info(audio: AudioFormat | None, capabilities: set, switched_off: bool = False) -> GameInfo:
+        return GameInfo("g", 1, "lockstep", 30.0, 64, 36, (), frozenset(capabilities), audio, switched_off)
+
+    heard = AudioFormat(24000, 2, 800)
+    assert audio_state(info(heard, {Capability.AUDIO})) == "on"
+    assert audio_state(info(None, set(), switched_off=True)) == "off"  # the built-in world with `--audio off`
+    assert audio_state(info(None, set())) == "unavailable"  # an external game without a sound source
+
+
+def test_a_damaged_audio_header_costs_the_sound_not_the_episode(recorded, tmp_path):
+    path, _ = recorded
+    damaged = Path(shutil.copyfile(path, tmp_path / "header.h5"))
+    with h5py.File(damaged, "r+") as file:
+        file["audio"].attrs["channels"] = 7  # does not fit the stored rows
+    with EpisodeReader(damaged) as reader, pytest.raises(EpisodeFileError, match="do not fit together") as caught:
+        reader.audio_layout()
+    assert caught.value.part == "/audio"
+    episode = load_episode(damaged)
+    assert len(episode) == STEPS and episode.audio_format is None
+    assert all(episode.audio_problem(i).startswith(f"damaged audio at step {i + 1}") for i in range(STEPS))

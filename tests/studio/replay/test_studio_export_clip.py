@@ -137,3 +137,39 @@ def test_closing_the_studio_mid_export_stops_the_thread(opened, qtbot, tmp_path,
     qtbot.waitUntil(lambda: dialog.progress.value() > 0, timeout=30_000)
     window.close()  # shut_down cancels and waits; the no_leaks fixture checks no thread is left
     assert not dialog.job.running and not Path(tmp_path / "long.gif").exists()
+
+
+def test_with_sound_is_offered_for_an_mp4_of_a_recording_with_sound(window, qtbot, tmp_path):
+    av = pytest.importorskip("av", reason="MP4 clips need PyAV: install the export extra")
+    frames = [np.full((72, 128, 3), 10 + 3 * i, np.uint8) for i in range(20)]
+    path = write_long_episode(tmp_path / "heard.h5", 20, frames, seed=5, sound=True)
+    with qtbot.waitSignal(window.replay.sig_opened, timeout=20_000):
+        window.open_path(str(path))
+    replay = window.replay
+    replay.timeline.set_selection(0, 9)
+    replay.open_export_clip()
+    dialog = replay.clip_dialog
+    dialog.format.setCurrentIndex(dialog.format.findData(".mp4"))
+    assert dialog.with_sound.isEnabled() and dialog.with_sound.isChecked()  # on by default: the recording has sound
+    dialog.width_box.setValue(320)
+    for name, ticked in (("heard.mp4", True), ("silent.mp4", False)):
+        dialog.with_sound.setChecked(ticked)
+        out = tmp_path / name
+        dialog.path.setText(str(out))
+        with qtbot.waitSignal(dialog.sig_exported, timeout=60_000):
+            qtbot.mouseClick(dialog.export_button, Qt.MouseButton.LeftButton)
+        with av.open(str(out)) as container:
+            assert len(container.streams.audio) == (1 if ticked else 0), name
+        assert ("with sound" in dialog.status.text()) == ticked
+    dialog.format.setCurrentIndex(dialog.format.findData(".gif"))
+    assert not dialog.with_sound.isEnabled()  # a GIF has no sound
+    dialog.close()
+
+
+def test_with_sound_is_not_offered_for_a_recording_without_sound(opened):
+    opened.open_export_clip()
+    dialog = opened.clip_dialog
+    dialog.format.setCurrentIndex(dialog.format.findData(".mp4"))
+    assert not dialog.with_sound.isEnabled() and not dialog.with_sound.isChecked()
+    assert dialog.with_sound.toolTip() == "This recording has no sound"
+    dialog.close()
