@@ -25,6 +25,7 @@ from core.session.interventions import InterventionProgress
 from studio import live_map
 from studio.audio_feeder import AudioFeeder, audio_output_problem
 from studio.authoring_panel import AuthoringPanel
+from studio.dock_layout import share_on_small_screens
 from studio.episode_cursor import EpisodeCursor
 from studio.episode_messages import EpisodeEnd, EpisodeStart, describe_end, describe_intervention
 from studio.episode_panes import EpisodePanes
@@ -143,12 +144,13 @@ class LiveView(QMainWindow):
         episode_dock = self._dock("Episode", self.controls, Qt.DockWidgetArea.LeftDockWidgetArea)
         self._dock("Reasoning", self.reasoning, Qt.DockWidgetArea.RightDockWidgetArea)
         trajectory_dock = self._dock("Trajectory", self.trajectory, Qt.DockWidgetArea.RightDockWidgetArea)
-        self._dock("Sound", self.sound, Qt.DockWidgetArea.RightDockWidgetArea)
+        sound_dock = self._dock("Sound", self.sound, Qt.DockWidgetArea.RightDockWidgetArea)
         tasks_dock = self._dock("Tasks", self.tasks, Qt.DockWidgetArea.LeftDockWidgetArea)
         authoring_dock = self._dock("Author task", self.authoring, Qt.DockWidgetArea.LeftDockWidgetArea)
         self.tabifyDockWidget(episode_dock, authoring_dock)
         self.tabifyDockWidget(episode_dock, tasks_dock)
         episode_dock.raise_()
+        share_on_small_screens(self, trajectory_dock, sound_dock)
         self.resizeDocks([episode_dock, trajectory_dock], [360, 430], Qt.Orientation.Horizontal)
 
     def _connect_signals(self) -> None:

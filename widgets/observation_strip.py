@@ -1,5 +1,6 @@
 """ObservationStrip: thumbnails of the extra images an agent was given at a step (previous frame,
-left view, right view), so the user sees exactly what the model saw besides the main frame."""
+left view, right view, the picture of its last step's sound), so the user sees exactly what the model saw
+besides the main frame."""
 
 from __future__ import annotations
 
@@ -7,10 +8,11 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
-KINDS = ("previous", "left", "right")
+KINDS = ("previous", "left", "right", "hearing")
 _NOT_THE_AGENT = {"human": "a human drove (the frame shown is what they saw)",
                   "intervention": "an intervention moved the character"}
-_TITLES = {"current": "current", "previous": "previous frame", "left": "left view", "right": "right view"}
+_TITLES = {"current": "current", "previous": "previous frame", "left": "left view", "right": "right view",
+           "hearing": "sound heard (spectrogram)"}
 
 
 class _Thumbnail(QWidget):

@@ -79,10 +79,10 @@ class SoundPane(QWidget):
         header.addWidget(self.mute)
         header.addWidget(QLabel("Volume"))
         header.addWidget(self.volume)
-        header.addWidget(self.caption, 1)
+        header.addStretch(1)
         self.plots = pg.GraphicsLayoutWidget()
         self.plots.setBackground("w")
-        self.plots.setMinimumHeight(140)
+        self.plots.setMinimumHeight(104)  # two ears and a time axis; more and the studio no longer fits 1280x720
         self.images: list[pg.ImageItem] = []
         self.views: list[pg.PlotItem] = []
         for row, name in enumerate(("left", "right")):
@@ -106,6 +106,8 @@ class SoundPane(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         layout.addLayout(header)
+        layout.addWidget(self.caption)  # a line of its own: a narrow dock would cut it off beside the controls
+        self.caption.setVisible(False)
         layout.addLayout(body, 1)
         self.columns_per_second = 100.0
         self.row_hz = np.geomspace(40.0, 10_000.0, 80)
@@ -149,6 +151,7 @@ class SoundPane(QWidget):
     def set_caption(self, text: str) -> None:
         self.caption.setText(text)
         self.caption.setToolTip(text)
+        self.caption.setVisible(bool(text))
 
     # -- the speaker's controls ------------------------------------------------------------------
     @Slot(bool)

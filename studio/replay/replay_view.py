@@ -30,6 +30,7 @@ from core.audio.columns import levels
 from core.episode import Episode
 from core.labels.model import SpanKind
 from studio.audio_feeder import AudioFeeder, ClipSource, audio_output_problem
+from studio.dock_layout import share_on_small_screens
 from studio.episode_cursor import EpisodeCursor
 from studio.episode_panes import EpisodePanes
 from studio.replay.episode_list import EpisodeList
@@ -121,6 +122,7 @@ class ReplayView(QMainWindow):
             dock.setWidget(widget)
             self.addDockWidget(area, dock)
             docks.append(dock)
+        share_on_small_screens(self, docks[2], docks[3])  # Trajectory in front, Sound behind it
         self.resizeDocks([docks[0], docks[1]], [330, 400], Qt.Orientation.Horizontal)
         # Messages in a label of their own, shortened with an ellipsis to the room the metrics leave (a
         # status bar's own message is cut off silently) and whole in the tooltip.
