@@ -62,7 +62,7 @@ class GameSound:
             if launcher is not None:
                 launcher.subs.values["sound"] = "true"
                 if sound.server is not None:
-                    launcher.extra_env["PULSE_SERVER"] = sound.server.address
+                    launcher.extra_env.update(sound.server.client_env)
         except GameStartError as exc:
             sound.close()
             sound.problem = str(exc)

@@ -54,6 +54,12 @@ class PrivateSoundServer:
         return f"unix:{self.socket_path}"
 
     @property
+    def client_env(self) -> dict[str, str]:
+        """What the game's environment needs to play here, and to play without shared memory: a pulse client
+        otherwise maps 64 MiB pools into the game, which memory scans (the evaluator, the finder) would read."""
+        return {"PULSE_SERVER": self.address, "PULSE_CLIENTCONFIG": str(self.folder / "client.conf")}
+
+    @property
     def monitor(self) -> str:
         """The source that hears everything played into the sink."""
         return f"{SINK}.monitor"
@@ -73,6 +79,8 @@ class PrivateSoundServer:
             f"load-module module-native-protocol-unix auth-anonymous=1 socket={folder / 'pulse.sock'}\n"
             f"load-module module-null-sink sink_name={SINK} rate={rate} channels={channels}\n"
             f"set-default-sink {SINK}\n", encoding="utf-8")
+        (folder / "client.conf").write_text("enable-shm = no\nenable-memfd = no\nshm-size-bytes = 2097152\n"
+                                            "autospawn = no\n", encoding="utf-8")
         log_path = folder / "pulseaudio.log"
         env = {**os.environ, "XDG_RUNTIME_DIR": str(folder), "HOME": str(folder), "PULSE_SERVER": ""}
         env.pop("DBUS_SESSION_BUS_ADDRESS", None)  # never register with the user's session bus
@@ -81,6 +89,7 @@ class PrivateSoundServer:
                 # -n: no default configuration (which would load the user's modules and devices); our file only.
                 process = subprocess.Popen(
                     [binary, "-n", "-F", str(config), "--daemonize=no", "--exit-idle-time=-1", "--disallow-exit",
+                     "--disable-shm=yes",  # the game's memory holds no pools of ours (see client_env)
                      "--disallow-module-loading", "--use-pid-file=no", "--log-target=stderr"],
                     env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
             except OSError as exc:
