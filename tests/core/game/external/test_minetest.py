@@ -149,7 +149,7 @@ def test_footsteps_are_heard_while_the_player_walks_and_not_while_it_stands(sess
     resting = rms(rested.tick - 30, rested.tick)  # after the last step's sound has faded
     assert walking > 50 and walking > 10 * max(standing, resting, 1.0), (standing, walking, resting)
     # Our sound server maps no shared pools into the game: memory scans read only the game's own memory.
-    assert "pulseaudio" not in Path(f"/proc/{game.pid}/maps").read_text()
+    assert "memfd:pulseaudio" not in Path(f"/proc/{game.pid}/maps").read_text()
 
 
 def test_the_evaluator_tracks_the_position_within_tolerance(session, truth):
