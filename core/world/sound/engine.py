@@ -76,7 +76,8 @@ class SoundEngine:
             self.wait()  # the mixer's voices are not touched while a block is being mixed
         started = time.perf_counter()
         sound = self.director.observe()
-        self.mixer.add(sound.events)
+        if sound.events:
+            self.mixer.add(sound.events)
         self.pending.append(sound)
         if self._truth is not None:
             for event in sound.events:
