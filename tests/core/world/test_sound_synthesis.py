@@ -53,6 +53,20 @@ def test_how_the_ticks_are_grouped_does_not_change_a_single_sample(tmp_path):
     assert np.abs(heard[0]).max() > 1000  # and it is not silence
 
 
+def test_mixing_on_a_thread_of_its_own_or_in_line_gives_the_same_samples(tmp_path):
+    """A machine with cores to spare mixes beside the renderer, a small one in line: the sound is the same."""
+    script = [(WALK, 45), (PadState(left_y=1.0, right_x=0.6), 30), (STILL, 15)]
+    heard = []
+    for threaded in (True, False):
+        (tmp_path / str(threaded)).mkdir()
+        rig = sound_rig(tmp_path / str(threaded), mixing_thread=threaded)
+        rig.start(-5, -56, 90)
+        heard.append(rig.play(script))
+        rig.close()
+    assert np.array_equal(heard[0], heard[1])
+    assert np.abs(heard[0]).max() > 1000
+
+
 def test_the_same_inputs_sound_the_same_after_a_reset(rig):
     rig.start(0, -9, 180)
     first = rig.play([(WALK, 45), (PadState(left_x=-1.0, right_x=0.5), 30)])
