@@ -21,6 +21,7 @@ MAX_ITD_S = 0.00063  # a human head's largest interaural delay is about 0.65 ms
 BEHIND_GAIN = 0.7  # directly behind; in front is 1
 NEAR_M = 0.3  # closer than this the direction blurs to the middle (inside a source, a sound is everywhere)
 HEAD_M = 1.6  # the listener's ears above the character's feet
+TIE_M = 1e-6  # segments of a line this close to being equally near are all kept (see Shape.nearest)
 _BEHIND_SLOPE = (1.0 - BEHIND_GAIN) / 2
 _ILD_EXPONENT = MAX_ILD_DB * math.log(10) / 20
 
@@ -66,7 +67,8 @@ class Shape:
         if around is not None:
             x, y, r = around
             reach = [_segment_distance(x, y, *segment) for segment in self._floats]
-            candidates = [k for k, d in enumerate(reach) if d <= min(reach) + 2.0 * r]
+            # TIE_M: a segment left out is farther from every pose by more than rounding could blur
+            candidates = [k for k, d in enumerate(reach) if d <= min(reach) + 2.0 * r + TIE_M]
             if len(candidates) == 1:
                 ax, ay, along_x, along_y, length_sq = self._floats[candidates[0]]
                 t = np.minimum(np.maximum(((xs - ax) * along_x + (ys - ay) * along_y) / length_sq, 0.0), 1.0)
