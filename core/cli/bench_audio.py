@@ -1,10 +1,10 @@
 """`bench world`'s sound figures: what the world's sound costs a lockstep step, measured against a silent
 world in the same run (interleaved, so both see the same machine load).
 
-step_overhead_ratio_audio compares the time a step takes inside the world, as the harness waits for it; the
-world mixes a step's sound on a thread of its own while the frame renders, so on a machine with a core to
-spare most of the sound's cost is hidden. audio_cpu_ratio compares the worlds' CPU time instead: what the
-sound costs in work, whatever the cores."""
+step_overhead_ratio_audio compares the time a step takes inside the world, as the harness waits for it; on a
+machine with a core to spare the world mixes a step's sound on a thread of its own while the frame renders,
+so most of the sound's cost is hidden (core/world/sound/engine.py). audio_cpu_ratio compares the worlds' CPU
+time instead: what the sound costs in work, whatever the cores."""
 
 from __future__ import annotations
 

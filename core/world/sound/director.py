@@ -11,7 +11,7 @@ import math
 
 from core.world.content import WorldSpec
 from core.world.geometry2d import heading_vector
-from core.world.simulation import Simulation
+from core.world.simulation import GameState, Simulation
 from core.world.sound.events import Bump, Cue, Footstep, Hush, Listener, SoundEvent, Speech, TickSound
 from core.world.sound.ground import Ground
 from core.world.sound.spatial import HEAD_M
@@ -36,6 +36,10 @@ class SoundDirector:
         self.kinds = {item.id: item.kind for item in spec.interactables}
         self.npcs = {npc.id for npc in spec.npcs}
         self.repeat_ticks = max(1, round(REPEAT_S * spec.tick_hz))
+        # read once: observe() runs every tick, and the world file's models are slow to look into
+        self._stride_m = spec.sound.footsteps.stride_m
+        self._run_speed = spec.character.run_speed
+        self._radius = spec.character.radius
         self.restart()
 
     def restart(self) -> None:
@@ -56,28 +60,28 @@ class SoundDirector:
     def observe(self) -> TickSound:
         """What the tick just simulated sounds like."""
         s = self.simulation.state
-        sound = TickSound(s.tick, self.listener())
-        self._steps(sound.events)
-        self._bumps(sound.events)
-        self._dialogues(sound.events)
+        sound = TickSound(s.tick, Listener(s.x, s.y, s.z + HEAD_M, s.cam_yaw))
+        self._steps(s, sound.events)
+        self._bumps(s, sound.events)
+        if (s.dialogue_target, s.dialogue_line) != self._dialogue:
+            self._dialogues(sound.events)
         self._x, self._y = s.x, s.y
         return sound
 
     # -- footsteps --------------------------------------------------------------------
-    def _steps(self, events: list[SoundEvent]) -> None:
-        s, sim = self.simulation.state, self.simulation
+    def _steps(self, s: GameState, events: list[SoundEvent]) -> None:
         moved = math.hypot(s.x - self._x, s.y - self._y)
         if moved < AT_REST_M:
             self._moving = False
             return
-        stride = self.spec.sound.footsteps.stride_m
+        sim, stride = self.simulation, self._stride_m
         if not self._moving:
             self._stride = stride * FIRST_STEP_SHARE
             self._moving = True
         before = self._stride
         self._stride += moved
         speed = moved / sim.dt
-        level = 0.55 + 0.45 * min(1.0, speed / self.spec.character.run_speed)
+        level = 0.55 + 0.45 * min(1.0, speed / self._run_speed)
         while self._stride >= stride:
             # where in the tick the stride completed, so that footfalls keep an even beat
             share = min(1.0, max(0.0, (stride - before) / moved))
@@ -91,12 +95,14 @@ class SoundDirector:
             before -= stride  # a second footfall in the same tick (only with a very short stride)
 
     # -- bumps ------------------------------------------------------------------------
-    def _bumps(self, events: list[SoundEvent]) -> None:
-        sim, s = self.simulation, self.simulation.state
+    def _bumps(self, s: GameState, events: list[SoundEvent]) -> None:
+        sim = self.simulation
         contact = sim.contact
         self._since_bump += 1
-        push = math.hypot(contact.push_x, contact.push_y) if contact is not None else 0.0
-        pressing = contact is not None and push >= PRESSING_MIN_M and push >= PRESSING_SHARE * sim.attempted_m
+        pressing, push = False, 0.0
+        if contact is not None:
+            push = math.hypot(contact.push_x, contact.push_y)
+            pressing = push >= PRESSING_MIN_M and push >= PRESSING_SHARE * sim.attempted_m
         if not pressing:
             self._released += 1
             if self._released >= RELEASE_TICKS:
@@ -110,9 +116,9 @@ class SoundDirector:
         if self._since_bump < wait:
             return
         self._since_bump = 0
-        strength = min(1.0, push / (self.spec.character.run_speed * sim.dt))
+        strength = min(1.0, push / (self._run_speed * sim.dt))
         level = (0.5 + 0.5 * strength) * (0.8 if repeat else 1.0)
-        radius = self.spec.character.radius
+        radius = self._radius
         x, y = s.x - contact.push_x / push * radius, s.y - contact.push_y / push * radius
         # at ear height: a shoulder meets the wall, and the ear on that side hears it
         events.append(Bump(s.tick, 0, contact.material, x, y, s.z + HEAD_M, level, repeat))

@@ -10,6 +10,7 @@ bit for bit like 15 holds of one tick, or like real time.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import chain
 
 import numpy as np
 
@@ -17,6 +18,7 @@ from core.world.content import WorldSpec
 from core.world.sound import spatial
 from core.world.sound.banks import VARIANTS, Banks, stable_code
 from core.world.sound.events import Bump, Footstep, Hush, Listener, SoundEvent, Speech, TickSound
+from core.world.sound.ramps import Ramps
 from core.world.sound.voice import babble
 from core.world.sound_spec import AmbientSource
 
@@ -44,7 +46,7 @@ class Emitter:
     # A brief sound of the character's own (a footfall, a bump, a cue) keeps the ears' gains it started with:
     # over its fraction of a second they hardly change, and a fixed gain costs far less to mix.
     brief: bool = False
-    gains: np.ndarray | None = None
+    baked: np.ndarray | None = None  # (2, samples): a brief sound as each ear hears it, once it has started
 
     @property
     def end(self) -> int:
@@ -72,23 +74,6 @@ class Bell:
     strikes: int
 
 
-@dataclass
-class Playing:
-    """A sound heard during a block: played over block samples a..b, with signal[origin + i - delay] at
-    block sample i, from (x, y, z) (x and y: a value, or one per listener pose)."""
-
-    signal: np.ndarray
-    origin: int
-    a: int
-    b: int
-    x: float | np.ndarray
-    y: float | np.ndarray
-    z: float
-    reference_m: float
-    loudness: float
-    emitter: Emitter | None = None
-
-
 def _padded(signal: np.ndarray) -> np.ndarray:
     return np.concatenate([np.zeros(PAD, np.float32), signal.astype(np.float32), np.zeros(PAD, np.float32)])
 
@@ -100,7 +85,7 @@ class Mixer:
         self.rate = spec.sound.rate
         self.spt = samples_per_tick
         self.master = spec.sound.gain * 32767.0  # gains include it: the mix is in steps of the 16-bit output
-        self.frac = (np.arange(samples_per_tick) / samples_per_tick).astype(np.float32)
+        self.ramps = Ramps(samples_per_tick, MAX_BLOCK_TICKS)
         self.footsteps = {k: [_padded(s) for s in v] for k, v in banks.footsteps.items()}
         self.bumps = {k: [_padded(s) for s in v] for k, v in banks.bumps.items()}
         self.cues = {k: _padded(v) for k, v in banks.cues.items()}
@@ -122,6 +107,12 @@ class Mixer:
                                        round(source.interval_s * ticks) * samples_per_tick, source.strikes))
         self.voices: list[Emitter] = []
         self.last = Listener(0.0, 0.0, 0.0, 0.0)
+        # Scratch buffers for a block, reused by every render (one mixing thread): the mix, one sound's gains
+        # sample by sample (then the sound weighted by them), one ear of a sound weighted.
+        self._out = np.zeros((2, block), np.float32)
+        self._ramp = np.empty(2 * block, np.float32)  # flat: its first part is a C-contiguous (2, n)
+        self._weighted = np.empty((2, block), np.float32)
+        self._centre = np.full((2, 1), self.master, np.float32)
         self.reach_per_tick = spec.character.run_speed / spec.tick_hz
 
     def restart(self, listener: Listener) -> None:
@@ -167,30 +158,27 @@ class Mixer:
     def render(self, ticks: list[TickSound]) -> np.ndarray:
         """The PCM of consecutive ticks (at most MAX_BLOCK_TICKS), shaped (ticks * samples_per_tick, 2) int16."""
         n0, size = (ticks[0].tick - 1) * self.spt, len(ticks) * self.spt
-        poses = np.array([self.last, *(t.listener for t in ticks)])  # (knots, 4): x, y, z, yaw
+        # (knots, 4): x, y, z, yaw; fromiter: np.array would inspect every tuple as a possible array
+        poses = np.fromiter(chain(self.last, *(t.listener for t in ticks)), np.float64,
+                            4 * (len(ticks) + 1)).reshape(-1, 4)
         self._strike_bells(n0, size)
-        playing: list[Playing] = []
         reach = len(ticks) * self.reach_per_tick  # how far the listener can have moved within the block
-        for bed in self.beds:
-            if bed.shape.distance_from(self.last.x, self.last.y) <= bed.reference_m * AUDIBLE_REFERENCES + reach:
-                sx, sy = bed.shape.nearest(poses[:, 0], poses[:, 1])
-                playing.append(Playing(bed.loop, n0 % bed.length, 0, size, sx, sy, bed.shape.z, bed.reference_m,
-                                       bed.loudness))
-        for emitter in self.voices:
-            # from its first sample (delays only hold sound back) to its last delayed one
-            a, b = max(0, emitter.start - n0), min(size, emitter.end + PAD - 1 - n0)
-            if a < b:
-                x, y, z = emitter.place if emitter.place is not None else (0.0, 0.0, 0.0)
-                playing.append(Playing(emitter.signal, PAD + n0 - emitter.start, a, b, x, y, z, emitter.reference_m,
-                                       emitter.loudness, emitter))
-        out = np.zeros((2, size), np.float32)
-        if playing:
-            self._mix(out, poses, n0, playing)
+        x, y = self.last.x, self.last.y
+        beds = [bed for bed in self.beds
+                if bed.shape.distance_from(x, y) <= bed.reference_m * AUDIBLE_REFERENCES + reach]
+        # from its first sample (delays only hold sound back) to its last delayed one
+        voices = [v for v in self.voices if v.start < n0 + size and v.end + PAD - 1 > n0]
+        out = self._out[:, :size]
+        out.fill(0.0)
+        if beds or voices:
+            self._mix(out, poses, n0, beds, voices)
         self.voices = [v for v in self.voices if v.end + PAD > n0 + size]
         self.last = ticks[-1].listener
-        np.minimum(out, 32767.0, out=out)
-        np.maximum(out, -32768.0, out=out)
-        return out.T.astype(np.int16, order="C")  # interleaved: the ring's layout
+        np.clip(out, -32768.0, 32767.0, out=out)  # the same as minimum then maximum, several times faster
+        pcm = out.astype(np.int16)
+        interleaved = np.empty((size, 2), np.int16)  # the ring's layout; casting while transposing is slow
+        interleaved[:, 0], interleaved[:, 1] = pcm
+        return interleaved
 
     def _strike_bells(self, n0: int, size: int) -> None:
         """Strokes that begin within the block join the voices, in the order of their start (as events do)."""
@@ -204,61 +192,100 @@ class Mixer:
         if strokes:
             self.voices = sorted(self.voices + strokes, key=lambda v: v.start)  # stable: ties keep their order
 
-    def _mix(self, out: np.ndarray, poses: np.ndarray, n0: int, playing: list[Playing]) -> None:
-        """Spatialize every sound playing in the block at once, then add each to both ears.
+    def _mix(self, out: np.ndarray, poses: np.ndarray, n0: int, beds: list[Bed], voices: list[Emitter]) -> None:
+        """Spatialize every sound playing in the block at once, then add each to both ears: the beds, then
+        the voices in the order they started.
 
         Gains are given at tick boundaries and move in a straight line across each tick. A tick too quiet to
         hear at both ends is left out. All of it is decided tick by tick, so any grouping of ticks gives the
-        same samples."""
-        knots = len(poses)
-        sx, sy = np.empty((len(playing), knots)), np.empty((len(playing), knots))
-        for row, sound in enumerate(playing):
-            sx[row], sy[row] = sound.x, sound.y
-        references = np.array([[p.reference_m] for p in playing])
-        gains = spatial.ears(sx, sy, np.array([[p.z] for p in playing]), poses, references,
-                             references * AUDIBLE_REFERENCES).transpose(0, 2, 1)  # (sounds, ears, knots)
+        same samples. The sums are formed in scratch buffers allocated once, with as few numpy calls as the
+        arithmetic allows: most of a block's cost is calls, not samples."""
+        knots, spt, count = len(poses), self.spt, len(beds) + len(voices)
+        sx, sy = np.empty((count, knots)), np.empty((count, knots))
+        if beds:
+            xs, ys = poses[:, 0], poses[:, 1]
+            x, y = float(xs[0]), float(ys[0])
+            around = (x, y, float(np.hypot(xs - x, ys - y).max()))  # how far the ears go within the block
+            for row, bed in enumerate(beds):
+                sx[row], sy[row] = bed.shape.nearest(xs, ys, around)
+        places = [v.place or (0.0, 0.0, 0.0) for v in voices]  # inside the head: placed anywhere, never muted
+        if voices:
+            sx[len(beds):], sy[len(beds):] = np.array(places)[:, :2, None].transpose(1, 0, 2)
+        references = np.array([b.reference_m for b in beds] + [v.reference_m for v in voices])[:, None]
+        heights = np.array([b.shape.z for b in beds] + [p[2] for p in places])[:, None]
+        # (sounds, ears, knots)
+        gains = spatial.ears(sx, sy, heights, poses, references, references * AUDIBLE_REFERENCES)
         gains *= np.float32(self.master)
         # A tick is left out where the sound is too quiet to hear at both of its ends, in both ears.
-        heard = gains.max(axis=1) * np.array([[p.loudness] for p in playing], np.float32) >= SILENT  # (sounds, knots)
-        audible = (heard[:, :-1] | heard[:, 1:])[:, None, :]  # (sounds, 1, ticks)
-        start, end = gains[..., :-1] * audible, gains[..., 1:] * audible  # (sounds, ears, ticks)
-        mute = ~audible.any(axis=(1, 2))
-        flat = gains.min(axis=2) == gains.max(axis=2)
-        still = flat.all(axis=1) & audible.all(axis=(1, 2))
-        spt, centre = self.spt, np.full((2, 1), self.master, np.float32)
-        for index, sound in enumerate(playing):
-            if mute[index]:
+        loudness = np.array([b.loudness for b in beds] + [v.loudness for v in voices], np.float32)[:, None]
+        heard: np.ndarray = np.maximum(gains[:, 0], gains[:, 1]) * loudness >= SILENT  # (sounds, knots)
+        audible = heard[:, :-1] | heard[:, 1:]  # (sounds, ticks)
+        start = gains[..., :-1] * audible[:, None]  # (sounds, ears, ticks)
+        step = gains[..., 1:] * audible[:, None] - start
+        heard_at_all = np.logical_or.reduce(audible, axis=1)  # (sounds,)
+        still = (step == 0.0).all(axis=(1, 2)) & audible.all(axis=1)  # the same gains at every tick boundary
+        size = out.shape[1]
+        for row, bed in enumerate(beds):
+            if not heard_at_all[row]:
                 continue
-            a, b, signal = sound.a, sound.b, sound.signal
-            k0, k1 = a // spt, (b - 1) // spt + 1
+            phase = n0 % bed.length
+            signal = bed.loop[phase:phase + size]
+            if still[row]:
+                weighted = self._ramp[:2 * size].reshape(2, size)
+                np.multiply(signal, start[row, :, :1], out=weighted)
+            else:
+                weighted = self._ramp_gains(row, start, step, 0, knots - 1)
+                np.multiply(weighted, signal, out=weighted)
+            np.add(out, weighted, out=out)
+        for row, emitter in enumerate(voices, len(beds)):
+            if not heard_at_all[row] and emitter.place is not None:  # inside the head it is always heard
+                continue
+            a, b = max(0, emitter.start - n0), min(size, emitter.end + PAD - 1 - n0)
+            if emitter.brief or emitter.place is None:
+                if emitter.baked is None:
+                    self._bake(emitter, gains[row], poses, n0)
+                    assert emitter.baked is not None
+                offset = n0 - emitter.start
+                np.add(out[:, a:b], emitter.baked[:, offset + a:offset + b], out=out[:, a:b])
+                continue
+            if emitter.delays is None:  # those of the listener pose at the end of the tick it starts in
+                knot = min(max((emitter.start - n0) // spt + 1, 0), knots - 1)
+                emitter.delays = self._delays(emitter.place, poses, knot)
             gain: np.ndarray
-            emitter = sound.emitter
-            if emitter is not None and emitter.place is None:
-                gain = centre  # inside the head: both ears alike
-            elif emitter is not None and emitter.brief:
-                if emitter.gains is None:  # the gains at the end of the tick it starts in
-                    knot = min(max((emitter.start - n0) // spt + 1, 0), knots - 1)
-                    emitter.gains = gains[index, :, knot:knot + 1].copy()
-                gain = emitter.gains
-            elif still[index]:
-                gain = end[index, :, :1]
+            if still[row]:
+                gain = start[row, :, :1]
             else:
-                first, last = start[index, :, k0:k1, None], end[index, :, k0:k1, None]
-                gain = (first + (last - first) * self.frac).reshape(2, -1)[:, a - k0 * spt:b - k0 * spt]
-            left, right = self._delays(sound, poses, n0)
-            begin = sound.origin + a
-            if left == right:
-                out[:, a:b] += signal[begin - left:begin - left + b - a] * gain
-            else:
-                out[0, a:b] += signal[begin - left:begin - left + b - a] * gain[0]
-                out[1, a:b] += signal[begin - right:begin - right + b - a] * gain[1]
+                k0 = a // spt
+                gain = self._ramp_gains(row, start, step, k0, (b - 1) // spt + 1)[:, a - k0 * spt:b - k0 * spt]
+            weighted = self._weighted[0, :b - a]
+            for ear, delay in enumerate(emitter.delays):
+                begin = PAD + n0 - emitter.start + a - delay
+                np.multiply(emitter.signal[begin:begin + b - a], gain[ear], out=weighted)
+                np.add(out[ear, a:b], weighted, out=out[ear, a:b])
 
-    def _delays(self, sound: Playing, poses: np.ndarray, n0: int) -> tuple[int, int]:
-        """Ambience: none. An emitter: those of the listener pose at the end of the tick it starts in."""
-        emitter = sound.emitter
-        if emitter is None or emitter.place is None:
-            return 0, 0
-        if emitter.delays is None:
+    def _ramp_gains(self, row: int, start: np.ndarray, step: np.ndarray, k0: int, k1: int) -> np.ndarray:
+        """Both ears' gains for ticks k0..k1 of the block, sample by sample (first + (last - first) * frac
+        within each tick), in the scratch buffer: shaped (2, (k1 - k0) * samples_per_tick)."""
+        ramp = self._ramp[:2 * (k1 - k0) * self.spt].reshape(2, -1)
+        self.ramps.fill(ramp.reshape(2, k1 - k0, self.spt), start[row, :, k0:k1], step[row, :, k0:k1])
+        return ramp
+
+    def _bake(self, emitter: Emitter, gains: np.ndarray, poses: np.ndarray, n0: int) -> None:
+        """A brief sound keeps the ears' gains and delays of the listener pose at the end of the tick it starts
+        in (inside the head: full level, no delay), so what each ear hears of it is fixed once: mixing it is
+        then a single addition per block."""
+        length = len(emitter.signal) - PAD - 1  # its first sample to its last delayed one
+        baked = np.empty((2, length), np.float32)
+        if emitter.place is None:
+            gain, delays = self._centre, (0, 0)
+        else:
             knot = min(max((emitter.start - n0) // self.spt + 1, 0), len(poses) - 1)
-            emitter.delays = spatial.interaural_delays(emitter.place[0], emitter.place[1], poses[knot], self.rate)
-        return emitter.delays
+            gain = gains[:, knot:knot + 1]
+            delays = self._delays(emitter.place, poses, knot)
+        for ear, delay in enumerate(delays):
+            np.multiply(emitter.signal[PAD - delay:PAD - delay + length], gain[ear], out=baked[ear])
+        emitter.baked = baked
+
+    def _delays(self, place: tuple[float, float, float], poses: np.ndarray, knot: int) -> tuple[int, int]:
+        x, y, z, yaw = poses[knot].tolist()  # Python floats: math on numpy's scalars is several times slower
+        return spatial.interaural_delays(place[0], place[1], (x, y, z, yaw), self.rate)

@@ -73,9 +73,9 @@ class SoundRig:
         self.engine.close()
 
 
-def sound_rig(folder: Path, spec: WorldSpec | None = None) -> SoundRig:
+def sound_rig(folder: Path, spec: WorldSpec | None = None, mixing_thread: bool | None = None) -> SoundRig:
     spec = spec or town()
     layout = build_layout(spec)
     simulation = Simulation(spec, layout.terrain, layout.collision, layout.speakers)
-    engine = SoundEngine(spec, simulation, layout.terrain, folder / "audio.bin")
+    engine = SoundEngine(spec, simulation, layout.terrain, folder / "audio.bin", mixing_thread)
     return SoundRig(spec, simulation, engine, AudioRing.attach(folder / "audio.bin"))

@@ -14,7 +14,7 @@ import pytest
 from core.audio.onsets import band_onsets
 from core.audio.spectrum import spectra
 from core.game.pad import Button, PadState
-from core.world.sound.events import Bump, Footstep
+from core.world.sound.events import Bump, Cue, Footstep
 from core.world.sound.spatial import MAX_ITD_S
 from tests.core.world.sound_rig import SoundRig, sound_rig, town
 
@@ -51,6 +51,20 @@ def test_how_the_ticks_are_grouped_does_not_change_a_single_sample(tmp_path):
     assert {Footstep, Bump} <= kinds
     assert np.array_equal(heard[0], heard[1]) and np.array_equal(heard[0], heard[2])
     assert np.abs(heard[0]).max() > 1000  # and it is not silence
+
+
+def test_mixing_on_a_thread_of_its_own_or_in_line_gives_the_same_samples(tmp_path):
+    """A machine with cores to spare mixes beside the renderer, a small one in line: the sound is the same."""
+    script = [(WALK, 45), (PadState(left_y=1.0, right_x=0.6), 30), (STILL, 15)]
+    heard = []
+    for threaded in (True, False):
+        (tmp_path / str(threaded)).mkdir()
+        rig = sound_rig(tmp_path / str(threaded), mixing_thread=threaded)
+        rig.start(-5, -56, 90)
+        heard.append(rig.play(script))
+        rig.close()
+    assert np.array_equal(heard[0], heard[1])
+    assert np.abs(heard[0]).max() > 1000
 
 
 def test_the_same_inputs_sound_the_same_after_a_reset(rig):
@@ -195,3 +209,22 @@ def _pitch(mono: np.ndarray, rate: int) -> float:
         cepstrum = np.fft.irfft(np.log(np.abs(np.fft.rfft(piece * np.hanning(frame))) + 1e-9))
         found.append(rate / (shortest + int(np.argmax(cepstrum[shortest:longest]))))
     return float(np.median(found))
+
+
+def test_the_dialogue_box_is_heard_wherever_the_character_is(tmp_path):
+    """Its blips sound inside the head: as loud at the south gate, 84 m from the middle of town, as anywhere."""
+    heard = []
+    for with_cue in (False, True):
+        (tmp_path / str(with_cue)).mkdir()
+        rig = sound_rig(tmp_path / str(with_cue))
+        rig.start(0, -84, 0)
+        rig.hold(STILL, 15)
+        if with_cue:
+            tick = rig.simulation.state.tick + 1
+            rig.engine.mixer.add([Cue(tick, "dialogue_open", None)])  # as the director hands it over
+        heard.append(rig.hold(STILL, 15).astype(float))
+        rig.close()
+    blip = heard[1] - heard[0]  # the same ambience in both: what is left is the cue
+    assert np.abs(blip).max() > 1000
+    left, right = np.sqrt((blip ** 2).mean(axis=0))
+    assert abs(left - right) < 0.01 * max(left, right)  # in the middle of the head
