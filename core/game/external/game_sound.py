@@ -24,6 +24,9 @@ from core.game.external.sound_server import PrivateSoundServer
 from core.game.external.spec import GameAudio
 
 log = logging.getLogger(__name__)
+# Set to "off" to run every external game silent whatever its backend says (memory finding: a game's sound
+# library keeps copies of the player's position, its listener's, that a search then has to tell apart).
+SOUND_SWITCH = "POKEGYM_GAME_SOUND"
 SYSTEM_MONITOR = "@DEFAULT_MONITOR@"  # the user's server: what its default output plays
 
 
@@ -40,7 +43,7 @@ class GameSound:
               launcher: Launcher | None, game_name: str) -> GameSound:
         """Start what the settings ask for before the game is launched (it must find its sound server)."""
         sound = cls(settings, guard)
-        if settings.source == "none":
+        if settings.source == "none" or os.environ.get(SOUND_SWITCH, "").lower() == "off":
             return sound
         try:
             env = dict(os.environ)
