@@ -31,6 +31,7 @@ from PySide6.QtCore import QEventLoop, QIODevice, Qt, QTimer
 from PySide6.QtMultimedia import QAudioFormat, QAudioSink, QMediaDevices, QtAudio
 
 from core.audio.columns import ColumnMaker, Levels, levels
+from studio.unexpected import unexpected
 
 log = logging.getLogger("studio.sound")
 FEED_MS = 5
@@ -168,11 +169,14 @@ class AudioFeeder:
             return
         try:
             self._feed_once(state)
-        except Exception:
-            if not state.failed:
-                log.exception("the %s sound feeder failed; it goes on with the next sound", self.name)
-            state.failed = True
+        except Exception as exc:  # noqa: BLE001 - logged with its traceback; the next poll goes on with new sound
+            failure = f"{type(exc).__name__}: {exc}"
+            if failure != state.failure:  # once per distinct failure, not every 5 ms while it lasts
+                unexpected(f"the {self.name} sound feeder (it goes on with the next sound)", exc)
+            state.failure = failure
             state.pending.clear()
+        else:
+            state.failure = None  # recovered: a later failure is logged again
 
     def _feed_once(self, state: _FeedState) -> None:
         with self._lock:
@@ -231,7 +235,7 @@ class _FeedState:
         self.pending: deque[Chunk] = deque()
         self.offset = 0  # bytes of pending[0] already written
         self.volume = -1.0
-        self.failed = False
+        self.failure: str | None = None  # the last poll's unexpected failure, logged once while it repeats
         self.window_start = time.monotonic()  # catch_up's window, and the least that waited in it (frames)
         self.window_least: int | None = None
 

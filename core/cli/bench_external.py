@@ -132,6 +132,20 @@ def _input_latency(game: Any, trials: int) -> tuple[list[float], list[float]]:
 LOUD = 300  # a sample beyond this (of 32767) is the game's sound, not the silence of an idle sink
 
 
+def _heard_after(capture: Any, looked: int, started: float, timeout: float = 1.5) -> float | None:
+    """Seconds from `started` until loud samples after tick `looked` are readable in the ring; None if none came."""
+    while time.monotonic() < started + timeout:
+        held = capture.ring.ticks_held()
+        if held is None or held[1] <= looked:
+            capture.wait_for_tick(looked + 1, 0.2)
+            continue
+        fresh = capture.ring.read(looked + 1, held[1])
+        looked = held[1]
+        if np.abs(fresh).max(initial=0) > LOUD:
+            return time.monotonic() - started
+    return None
+
+
 def _audio_latency(game: Any, trials: int) -> list[float]:
     """Seconds from a dig click to the first loud samples of it readable in the audio ring."""
     from core.game.pad import Button
@@ -146,19 +160,11 @@ def _audio_latency(game: Any, trials: int) -> list[float]:
         started = time.monotonic()
         game.set_pad(PadState(buttons=frozenset({Button.ZR})))
         try:
-            deadline, looked = started + 1.5, newest
-            while time.monotonic() < deadline:
-                held = capture.ring.ticks_held()
-                if held is None or held[1] <= looked:
-                    capture.wait_for_tick(looked + 1, 0.2)
-                    continue
-                fresh = capture.ring.read(looked + 1, held[1])
-                looked = held[1]
-                if np.abs(fresh).max(initial=0) > LOUD:
-                    latencies.append(time.monotonic() - started)
-                    break
+            heard = _heard_after(capture, newest, started)
         finally:
             game.set_pad(PadState())
+        if heard is not None:
+            latencies.append(heard)
     return latencies
 
 
@@ -181,16 +187,9 @@ def _pipeline_latency(game: Any, trials: int) -> list[float]:
             started = time.monotonic()
             player.stdin.write(click)
             player.stdin.flush()
-            while time.monotonic() < started + 1.5:
-                held = capture.ring.ticks_held()
-                if held is None or held[1] <= looked:
-                    capture.wait_for_tick(looked + 1, 0.2)
-                    continue
-                fresh = capture.ring.read(looked + 1, held[1])
-                looked = held[1]
-                if np.abs(fresh).max(initial=0) > LOUD:
-                    latencies.append(time.monotonic() - started)
-                    break
+            heard = _heard_after(capture, looked, started)
+            if heard is not None:
+                latencies.append(heard)
     finally:
         player.stdin.close()
         player.wait(5)
