@@ -40,9 +40,10 @@ class Observation:
     # sound (`--audio clip | spectrogram`); None on the first step. audio_mode says how it is to be given.
     audio: AudioClip | None = None
     audio_mode: str = "none"
+    hearing: np.ndarray | None = None  # `spectrogram`: the picture of `audio` the model is shown (frame-sized)
 
     def __post_init__(self) -> None:
-        for name in ("frame", "previous_frame", "left_view", "right_view"):
+        for name in ("frame", "previous_frame", "left_view", "right_view", "hearing"):
             image = getattr(self, name)
             if image is None:
                 continue

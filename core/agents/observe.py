@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-from core.agents.hearing import AUDIO_MODES
+from core.agents.hearing import AUDIO_MODES, spectrogram_picture
 from core.agents.observation import HistoryEntry, Observation
 from core.audio.clip import AudioClip
 from core.game.connection import GameConnection
@@ -80,6 +80,9 @@ class ObservationBuilder:
         previous = self._previous if self.options.previous_frame else None
         self._previous = frame
         recent = tuple(history[-self.options.history_length:]) if self.options.history_length else ()
+        hearing = None
+        if self.options.audio == "spectrogram" and last_sound is not None:  # drawn once: sent and recorded
+            hearing = spectrogram_picture(last_sound, frame.shape[1], frame.shape[0])
         return Observation(step=step, instruction=instruction, frame=frame, previous_frame=previous,
                            left_view=left, right_view=right, history=recent, audio=last_sound,
-                           audio_mode=self.options.audio)
+                           audio_mode=self.options.audio, hearing=hearing)

@@ -66,9 +66,10 @@ class PromptBook:
             if observation.audio is None:
                 sound = NOTHING_HEARD if observation.step <= 1 else NO_SOUND
             elif observation.audio_mode == "spectrogram":
-                height, width = observation.frame.shape[:2]  # the frame's size: recorded beside it, as it was sent
-                images.append(("sound of your last action (a spectrogram)",
-                               spectrogram_picture(observation.audio, width, height)))
+                height, width = observation.frame.shape[:2]
+                picture = observation.hearing if observation.hearing is not None \
+                    else spectrogram_picture(observation.audio, width, height)
+                images.append(("sound of your last action (a spectrogram)", picture))
                 sound = SPECTROGRAM_SENTENCE
             else:
                 audio, sound = clip_wav(observation.audio), CLIP_SENTENCE

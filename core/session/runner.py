@@ -23,7 +23,6 @@ import numpy as np
 
 from core.agents.actions import ActionSet
 from core.agents.base import Agent, Decision
-from core.agents.hearing import spectrogram_picture
 from core.agents.observation import HistoryEntry, Observation
 from core.agents.observe import ObservationBuilder, ObservationOptions, resize_for_model
 from core.audio.clip import AudioClip, AudioLayout
@@ -437,9 +436,8 @@ class EpisodeRunner:
             self._side_view_s = builder.side_view_seconds
             self._images = {"current": observation.frame, "previous": observation.previous_frame,
                             "left": observation.left_view, "right": observation.right_view}
-            if observation.audio_mode == "spectrogram" and observation.audio is not None:
-                height, width = observation.frame.shape[:2]  # as core/agents/prompts.py draws it for the model
-                self._images["hearing"] = spectrogram_picture(observation.audio, width, height)
+            if observation.hearing is not None:  # the spectrogram the model is shown, recorded as it is sent
+                self._images["hearing"] = observation.hearing
             self.events.sig_observation.emit(self.step + 1, dict(self._images))
             try:
                 decision = self._decide(observation)

@@ -22,7 +22,7 @@ def test_an_observation_has_no_field_for_ground_truth():
     assert names.isdisjoint(GROUND_TRUTH - {"time"}), names & GROUND_TRUTH
     # audio: the mixed signal of the last step, as a player hears it (never an event list)
     assert names == {"step", "instruction", "frame", "previous_frame", "left_view", "right_view", "history",
-                     "audio", "audio_mode", "action", "thought", "self_assessment", "feedback"}
+                     "audio", "audio_mode", "hearing", "action", "thought", "self_assessment", "feedback"}
 
 
 def test_observations_are_frozen_and_take_only_images_as_pixels():
