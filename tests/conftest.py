@@ -23,7 +23,10 @@ from core.evaluation.profile import Profile, load_profile
 from core.game.builtin import BuiltinWorld
 from core.memory.readers import LinuxReader
 from core.paths import PROFILES_DIR
-from tests.foreign import foreign_binary  # noqa: F401 - the compiled foreign C target, for memory tests
+from tests.foreign import (
+    foreign_binary,  # noqa: F401 - the compiled foreign C target, for memory tests
+    ring_binary,  # noqa: F401 - the many-copies C target, for memory tests
+)
 from tests.quick_subset import is_quick
 
 # No test reads or changes the user's studio settings, in this process or in a studio it starts: Qt looks for

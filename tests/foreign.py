@@ -1,4 +1,4 @@
-"""The foreign C game (tests/targets/foreign_game.c): compiled with gcc at test time, driven over a pipe.
+"""The foreign C games (tests/targets/foreign_game.c, ring_game.c): compiled with gcc at test time, driven over a pipe.
 
 `ForeignGame` is test scaffolding for a real process, not a mock of memory: it turns the
 finder's pad holds into the target's stdin commands, as a backend turns them into key presses.
@@ -18,14 +18,15 @@ import pytest
 from core.game.pad import PadState
 
 SOURCE = Path(__file__).parent / "targets" / "foreign_game.c"
+RING_SOURCE = Path(__file__).parent / "targets" / "ring_game.c"
 TICK_HZ = 30
 
 
-def compile_target(folder: Path) -> Path:
+def compile_target(folder: Path, source: Path = SOURCE) -> Path:
     if shutil.which("gcc") is None:
         pytest.skip("gcc is needed to build the foreign C target (apt-get install -y gcc)")
-    binary = folder / "foreign_game"
-    subprocess.run(["gcc", "-O1", "-g0", "-fPIE", "-pie", "-o", str(binary), str(SOURCE), "-lm"], check=True,
+    binary = folder / source.stem
+    subprocess.run(["gcc", "-O1", "-g0", "-fPIE", "-pie", "-o", str(binary), str(source), "-lm"], check=True,
                    capture_output=True, timeout=120)
     return binary
 
@@ -56,6 +57,19 @@ class ForeignGame:
         self.holds.append((pad, seconds))
         ticks = max(1, round(seconds * TICK_HZ))
         return int(self._ask(f"hold {pad.left_x} {pad.left_y} {pad.right_x} {pad.right_y} {ticks}").split()[1])
+
+    def turn(self, degrees: float) -> int:
+        """Turn the camera right (ring_game only)."""
+        return int(self._ask(f"turn {degrees}").split()[1])
+
+    def reset(self) -> int:
+        """Back to the spawn point, facing the start (ring_game only)."""
+        return int(self._ask("reset").split()[1])
+
+    def where(self) -> tuple[float, float, float]:
+        """Where the game's own position is, as the target stores it (ring_game only; for assertions)."""
+        x, y, z = (float(v) for v in self._ask("where").split()[1:4])
+        return x, y, z
 
     def press(self, *_: object) -> int:
         return int(self._ask("press").split()[1])
@@ -90,3 +104,9 @@ class ForeignGame:
 def foreign_binary(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The foreign target, compiled once per test session."""
     return compile_target(tmp_path_factory.mktemp("foreign"))
+
+
+@pytest.fixture(scope="session")
+def ring_binary(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The many-copies target (ring_game.c), compiled once per test session."""
+    return compile_target(tmp_path_factory.mktemp("ring"), RING_SOURCE)

@@ -212,12 +212,15 @@ def _signature(args: argparse.Namespace) -> int:
         result = SignatureBuilder(backend.launch, options, _progress(args)).build()
     if result.ok and result.profile_data is not None and result.draft is not None:
         profile_writer.write(args.out, result.profile_data, result.draft)
-    if args.json:
-        print(json.dumps({**result.to_json(), "out": str(args.out) if result.ok else None}))
+    out = str(args.out) if result.ok else None
+    if args.json:  # "next" last: what to try next ends the output, whatever the outcome
+        print(json.dumps({"out": out, **result.to_json(args.backend, out)}))
     else:
         print(("wrote " + str(args.out) + ": " if result.ok else "FAILED: ") + result.message)
         if result.pick is not None:
             print(f"  pattern {result.pick.pattern.text}")
+        for step in result.next_steps(args.backend, out):
+            print(f"next: {step}")
     return 0 if result.ok else 1
 
 
@@ -269,15 +272,17 @@ def _pointers(args: argparse.Namespace) -> int:
                                             provenance=[report.provenance()])
         profile_writer.write(args.out, profile_writer.build(draft), draft)
         wrote = str(args.out)
-    if args.json:
-        print(json.dumps({**report.to_json(), "out": wrote}))
+    if args.json:  # "next" last: what to try next ends the output, whatever the outcome
+        print(json.dumps({"out": wrote, **report.to_json(args.backend, wrote)}))
     else:
-        print(f"{len(report.found)} chain(s) in process {report.pids[0]}; {len(report.surviving)} resolved in "
-              f"{args.fresh} fresh process(es)")
+        print(f"{len(report.found)} chain(s) in process {report.pids[0]} ({report.static_roots} static, with no "
+              f"pointer); {len(report.surviving)} resolved in {args.fresh} fresh process(es)")
         for chain in report.surviving[:20]:
             print(f"  {chain.describe()}")
         if wrote:
             print(f"wrote {wrote}")
+        for step in report.next_steps(args.backend, wrote):
+            print(f"next: {step}")
     return 0 if report.surviving else 1
 
 

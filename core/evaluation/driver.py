@@ -3,6 +3,13 @@
 PRIVILEGED. It steers with ground-truth samples from the evaluator, so it is a validation tool,
 never an agent; anything it records must be marked privileged. Each pad action it takes counts
 as one agent step, so the steps it needs are the task's reference path length.
+
+It works in the game's own units (the profile's, after its scale) and at the game's own speed: each
+walk is timed to cover the distance left at the walking speed (measured at the start where the driver
+measures the camera, else given, else WALK_MPS), and a waypoint counts as reached within `arrive`, but
+never less than the distance walked in ARRIVE_S (a game walking 340 units a second arrives within 51
+units, the built-in world at 4 m/s within 0.6 m). Standing still likewise means moving less than the
+distance walked in STUCK_S.
 """
 
 from __future__ import annotations
@@ -21,6 +28,8 @@ ARRIVE_M = 0.6
 WALK_MPS = 4.0
 STEP_S = 0.5
 STUCK_STEPS = 4
+ARRIVE_S = 0.15      # the least arrival tolerance: what the walking speed covers in this long
+STUCK_S = 0.0125     # a step that moves less than the walking speed covers in this long moved nothing
 CALIBRATION_S = 0.2
 TURN_TOLERANCE_DEG = 8.0
 
@@ -58,11 +67,12 @@ class ScriptedDriver:
 
     def __init__(self, game: GameConnection, evaluator: EvaluatorClient, steering: str = "stick",
                  arrive: float = ARRIVE_M, settle_s: float = 0.0, reads_camera: bool = True,
-                 reads_dialogue: bool = True) -> None:
+                 reads_dialogue: bool = True, walk_speed: float | None = None) -> None:
         self.game = game
         self.evaluator = evaluator
         self.steering = steering
         self.arrive = arrive
+        self.walk_speed = walk_speed or WALK_MPS  # units per second, measured by measure_camera where it runs
         self.settle_s = settle_s
         self.reads_camera = reads_camera
         self.reads_dialogue = reads_dialogue
@@ -94,6 +104,12 @@ class ScriptedDriver:
             raise RouteBlocked("could not measure the camera's heading: walking forward did not move the "
                                "character (blocked at the start?)")
         self._measured_yaw = math.degrees(math.atan2(-dx, dy))
+        self.walk_speed = math.hypot(dx, dy) / CALIBRATION_S
+
+    def arrival(self, arrive: float | None = None) -> float:
+        """Within this distance a waypoint counts as reached: `arrive` (default the driver's), but never less
+        than what the walking speed covers in ARRIVE_S, or every waypoint of a fast game is overshot."""
+        return max(self.arrive if arrive is None else arrive, self.walk_speed * ARRIVE_S)
 
     def _act(self, pad: PadState, seconds: float) -> None:
         self.steps += 1
@@ -108,7 +124,7 @@ class ScriptedDriver:
         return PadState(left_x=-math.sin(relative) * magnitude, left_y=math.cos(relative) * magnitude)
 
     def goto(self, tx: float, ty: float, arrive: float | None = None) -> None:
-        arrive = self.arrive if arrive is None else arrive
+        arrive = self.arrival(arrive)
         stuck = 0
         while True:
             x, y, yaw, _ = self._now()
@@ -116,7 +132,7 @@ class ScriptedDriver:
             distance = math.hypot(tx - x, ty - y)
             if distance <= arrive:
                 return
-            seconds = min(STEP_S, max(distance / WALK_MPS, 1 / 30))
+            seconds = min(STEP_S, max(distance / self.walk_speed, 1 / 30))
             if self.steering == "turn":
                 heading = math.degrees(math.atan2(-(tx - x), ty - y))
                 right = (yaw - heading + 180.0) % 360.0 - 180.0
@@ -133,7 +149,7 @@ class ScriptedDriver:
             else:
                 self._act(self._stick_towards(x, y, tx, ty, yaw), seconds)
             nx, ny, _, _ = self._now()
-            stuck = stuck + 1 if math.hypot(nx - x, ny - y) < 0.05 else 0
+            stuck = stuck + 1 if math.hypot(nx - x, ny - y) < self.walk_speed * STUCK_S else 0
             if stuck >= STUCK_STEPS:
                 raise RouteBlocked(f"blocked at ({nx:.1f}, {ny:.1f}) heading for ({tx:.1f}, {ty:.1f})")
 

@@ -22,15 +22,19 @@ from typing import Any, cast
 import numpy as np
 
 from core.evaluation.profile import Profile
+from core.finder.copies import choose_widening
+from core.finder.fallback import to_pointers
 from core.finder.motion import Closable, FinderCancelled, FinderError, GameLauncher, MotionPlan, Progress
+from core.finder.pointer_search import PointerReport
 from core.finder.position import FinderOptions, PositionFinder
 from core.finder.profile_writer import FlagField, ProfileDraft, build, validate
 from core.finder.signature import (
+    AFTER,
+    BEFORE,
     VALUE_BYTES,
     Observation,
     Pick,
     candidate_windows,
-    choose,
     derive,
     observe,
     pattern_text,
@@ -43,6 +47,7 @@ from core.memory.scanner import RegionFilter, scan
 # Copies of the same structure in two runs share most bytes around the value (83% on Minetest); another
 # structure that also holds the position shares few (39% seen).
 MIN_SIMILARITY = 0.6
+SAME_STRUCT = 0.05   # candidates this close to the most similar one are copies of the same struct
 
 
 class _Unmatched(Exception):
@@ -62,6 +67,7 @@ class BuildOptions:
     flags: FlagField | None = None
     plan: MotionPlan = field(default_factory=MotionPlan)
     finder: FinderOptions = field(default_factory=FinderOptions)
+    pointer_fallback: bool = True   # when no pattern can be unique, search pointer roots instead
 
 
 @dataclass
@@ -77,18 +83,35 @@ class BuildResult:
     # processes whose found copy was not process 1's structure
     skipped: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
     wildcards: dict[str, int] = field(default_factory=dict[str, int])
+    pointers: PointerReport | None = None   # the pointer search's report, when the builder fell back to it
 
     @property
     def profile(self) -> Profile | None:
         return validate(self.profile_data) if self.profile_data is not None else None
 
-    def to_json(self) -> dict[str, object]:
+    def next_steps(self, game: str = "GAME", out: str | None = None) -> list[str]:
+        """What to try next, whatever the outcome."""
+        if self.pointers is not None:
+            return self.pointers.next_steps(game, (out or "PROFILE.yaml") if self.ok else None)
+        if self.ok:
+            where = out or "PROFILE.yaml"
+            return [f"check it on more restarts: python main.py memory verify --profile {where} --backend {game} "
+                    "--restarts 3",
+                    f"then over a long walk, which short moves cannot show: python main.py tasks validate TASK.yaml "
+                    f"--profile {where}"]
+        return [f"try pointer roots: python main.py memory pointers --backend {game} --out PROFILE.yaml",
+                f"or build from more processes: python main.py memory signature --backend {game} --processes 3 "
+                "--out PROFILE.yaml"]
+
+    def to_json(self, game: str = "GAME", out: str | None = None) -> dict[str, object]:
         return {"ok": self.ok, "message": self.message,
                 "pattern": self.pick.pattern.text if self.pick else None,
                 "pattern_start": self.pick.start if self.pick else None,
                 "processes": self.processes, "verifications": [v.to_json() for v in self.verifications],
                 "rejected": [v.to_json() for v in self.rejected], "skipped": self.skipped,
-                "wildcards": self.wildcards}
+                "wildcards": self.wildcards,
+                "pointers": self.pointers.to_json(game, out) if self.pointers is not None else None,
+                "next": self.next_steps(game, out)}
 
 
 @dataclass
@@ -140,10 +163,9 @@ class SignatureBuilder:
                     game.close()
                     game = None
                     if len(result.skipped) > options.max_processes:
-                        result.message = (f"in {len(result.skipped)} processes the position found did not sit in "
-                                          "surroundings like process 1's; the value may live in a structure that "
-                                          "differs between runs (try a pointer chain: `memory pointers`)")
-                        return result
+                        return self._fall_back(result, f"in {len(result.skipped)} processes the position found did "
+                                                       "not sit in surroundings like process 1's; the value may live "
+                                                       "in a structure that differs between runs", observations)
                     continue
                 known = None
                 observations.append(observation)
@@ -155,15 +177,18 @@ class SignatureBuilder:
                     continue
                 self._report("building the signature", len(observations) / total)
                 exclude = [] if options.flags is None else [(options.flags.relative, options.flags.relative + 8)]
-                model = derive(observations, exclude)
-                result.wildcards = model.reasons
-                pick = choose(model, observations)
+                widened = choose_widening(observations, exclude)
+                pick = widened.pick
+                result.wildcards = widened.model.reasons
                 if pick is None:
-                    if len(observations) >= options.max_processes:
-                        result.message = (f"no pattern around the value was unique in all {len(observations)} "
-                                          "processes; the value may live in a structure that differs between runs "
-                                          "(try a pointer chain: `memory pointers`)")
-                        return result
+                    # More processes only make fewer bytes literal: where no window tells the copies apart,
+                    # or the processes are spent, no pattern can be unique.
+                    if widened.hopeless or len(observations) >= options.max_processes:
+                        why = (f"the value lives in {widened.copies // len(observations) + 1} copies of one "
+                               "struct per process, and no window around it tells the game's own apart"
+                               if widened.hopeless else
+                               f"no pattern around the value was unique in all {len(observations)} processes")
+                        return self._fall_back(result, why, observations)
                     continue
                 result.pick = pick
                 draft = self._draft(pick, observations)
@@ -251,13 +276,37 @@ class SignatureBuilder:
             scored = [(_similarity(reader, c.address, observations[0]), c) for c in result.candidates[:40]]
             # A sibling copy in a structure like process 1's (the eye's position beside the feet's) is as
             # similar: the height at rest tells them apart.
-            similarity, best = max(scored, key=lambda item: (_same_height(item[1].values, self._first),
-                                                              item[0]))
+            level = [(s, c) for s, c in scored if _same_height(c.values, self._first)] or scored
+            most = max(s for s, _ in level)
+            # Copies of one struct (a snapshot ring, a shadow, a static view) are all as similar: of those, the
+            # best ranked is the game's own, the one that leads when a walk ends.
+            similarity, best = next((s, c) for s, c in level if s >= most - SAME_STRUCT)
             if similarity < MIN_SIMILARITY:
                 raise _Unmatched(f"the best of {len(scored)} candidates has surroundings only {similarity:.0%} like "
                                  f"process 1's (needs {MIN_SIMILARITY:.0%})")
             how = f"motion finder, surroundings {similarity:.0%} like process 1"
         return _Found(best.address, best.vertical, best.speed, best.values, how)
+
+    def _fall_back(self, result: BuildResult, why: str, observations: list[Observation]) -> BuildResult:
+        """No signature can be unique: the pointer search, by itself (static roots first)."""
+        options, first = self.options, self._first
+        assert first is not None
+        if not options.pointer_fallback:
+            result.message = f"{why}; try a pointer chain: `memory pointers`"
+            return result
+        self._report(f"{why}: falling back to the pointer search", 0.0)
+        draft = ProfileDraft(options.name, options.game, options.game_version, None, first.vertical, first.values,
+                             options.scale, options.units, scan_perms=options.finder.region_filter.perms,
+                             provenance=[f"No signature: {why} (pids {', '.join(str(o.pid) for o in observations)})."])
+        expected = first.speed * abs(options.scale) if first.speed else None
+        fallback = to_pointers(self.launcher, options.finder, draft, options.verify, expected, self.progress)
+        result.pointers = fallback.report
+        result.verifications = fallback.verifications
+        result.ok = fallback.ok
+        result.message = f"{why}; fell back to the pointer search: {fallback.message}"
+        if fallback.ok:
+            result.profile_data, result.draft = fallback.profile_data, fallback.draft
+        return result
 
     def _draft(self, pick: Pick, observations: list[Observation]) -> ProfileDraft:
         options, first = self.options, self._first
@@ -301,13 +350,14 @@ def _by_loose_pattern(reader: MemoryReader, observations: list[Observation],
 
 
 def _similarity(reader: MemoryReader, address: int, observation: Observation) -> float:
-    """Share of bytes around `address` equal to those around the value in `observation`."""
-    low, high = observation.low, observation.high
+    """Share of bytes around `address` (up to BEFORE and AFTER of it) equal to those around the value in
+    `observation`."""
+    low, high = max(observation.low, -BEFORE), min(observation.high, VALUE_BYTES + AFTER)
     data = reader.read(address + low, high - low)
     if len(data) != high - low:
         return 0.0
     here = np.frombuffer(data, np.uint8)
-    there = np.frombuffer(observation.windows[0], np.uint8)
+    there = np.frombuffer(observation.windows[0], np.uint8)[low - observation.low:high - observation.low]
     outside = np.ones(len(here), bool)
     outside[-low:-low + VALUE_BYTES] = False
     with contextlib.suppress(ZeroDivisionError):

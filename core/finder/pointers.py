@@ -10,6 +10,10 @@ stays bounded.
 
 A chain found in one process means little (FACTS: 149 found on Minetest, 0 resolved in a fresh
 process), so `keep_resolving` keeps only those that land on the value in other processes too.
+
+The shortest chain of all has no pointer: a copy of the value in a module's static data itself
+(`static_copies`), read at module + offset (`chain: []`). A game that keeps its player in a
+global, or copies the position into one for its renderer, has such a root; it is proposed first.
 """
 
 from __future__ import annotations
@@ -28,6 +32,8 @@ from core.memory.scanner import RegionFilter
 
 _ANONYMOUS_KINDS = ("", "[heap]", "[stack]", "[anon")
 PER_VALUE = 4
+TRIPLE = 12          # bytes of the value a static copy must hold
+MAX_STATIC = 64      # static copies kept (a value of zeros could match a whole .bss)
 
 
 @dataclass(frozen=True)
@@ -37,6 +43,8 @@ class PointerChain:
     chain: tuple[int, ...]  # offsets added after each dereference; the last lands on the target
 
     def describe(self) -> str:
+        if not self.chain:
+            return f'"{self.module}"+{self.offset:#x} (static, no pointer)'
         steps = " → ".join(f"+{o:#x}" for o in self.chain)
         return f'"{self.module}"+{self.offset:#x} → {steps}'
 
@@ -162,7 +170,33 @@ def _paths(links: list[dict[int, list[tuple[int, int]]]], level: int, slot: int,
     return paths
 
 
+def static_copies(reader: MemoryReader, target: int, regions: list[Region] | None = None) -> list[PointerChain]:
+    """Roots with no pointer: 4-byte-aligned places in modules' static data holding the value at `target` now
+    (its first TRIPLE bytes), the target itself included if it lies there. Whether they follow the value is
+    for the caller to check, by moving."""
+    regions = regions if regions is not None else reader.regions()
+    value = reader.read(target, TRIPLE)
+    if len(value) != TRIPLE:
+        return []
+    roots: list[PointerChain] = []
+    for area in static_areas(regions):
+        data = reader.read(area.start, area.end - area.start)
+        at = data.find(value)
+        while at >= 0 and len(roots) < MAX_STATIC:
+            if (area.start + at) % 4 == 0:
+                roots.append(PointerChain(area.module, area.start + at - area.base, ()))
+            at = data.find(value, at + 1)
+    return roots
+
+
 def keep_resolving(chains: list[PointerChain], reader: MemoryReader, target: int) -> list[PointerChain]:
-    """The chains that lead to `target` in the process behind `reader` (another run of the game)."""
+    """The chains that lead to `target` in the process behind `reader` (another run of the game); a static root
+    (no pointer) also where it holds the same value as `target`: a copy the game keeps in step."""
     regions = reader.regions()
-    return [chain for chain in chains if chain.resolve(reader, regions) == target]
+    value = reader.read(target, TRIPLE)
+    kept: list[PointerChain] = []
+    for chain in chains:
+        where = chain.resolve(reader, regions)
+        if where == target or (not chain.chain and where is not None and reader.read(where, TRIPLE) == value):
+            kept.append(chain)
+    return kept

@@ -21,6 +21,12 @@ Of the sub-windows that start and end on a literal byte, the one chosen is uniqu
 process it was built from (checked in saved images of their memory, core/memory/image.py) and
 scores best on literal bytes, a long literal run for the scanner's memmem anchor, shortness and
 closeness to the value.
+
+Where the value lives in many copies of one struct (a snapshot ring, interpolation copies), every
+window inside the struct matches every copy. The window then widens (`REACHES`): a pattern further
+from the value, in the object around the game's own copy (a header, a footer), can be unique where
+nothing inside the struct is (core/finder/copies.py tries each reach in turn, keeping to windows that
+tell the game's own copy apart from the others).
 """
 
 from __future__ import annotations
@@ -40,6 +46,7 @@ from core.memory.tolerant import literal_count, max_tolerance
 
 BEFORE = 96
 AFTER = 96
+REACHES = (96, 384, 1024)   # bytes either way of the value a pattern may come from, tried in turn
 VALUE_BYTES = 12
 MIN_LITERALS = 8
 MIN_NONZERO = 6
@@ -54,7 +61,7 @@ class Observation:
 
     pid: int
     address: int                   # the value (triple start)
-    low: int                       # window = [address + low, address + high)
+    low: int                       # window = [address + low, address + high), up to REACHES[-1] either way
     high: int
     windows: list[bytes]
     maps: list[tuple[int, int]]    # mapped ranges, for telling pointers apart
@@ -66,10 +73,11 @@ class Observation:
 
 
 def _window_bounds(regions: list[Region], address: int) -> tuple[int, int]:
+    reach = REACHES[-1]
     for region in regions:
         if region.start <= address < region.end:
-            low = max(region.start, address - BEFORE) - address
-            high = min(region.end, address + VALUE_BYTES + AFTER) - address
+            low = max(region.start, address - reach) - address
+            high = min(region.end, address + VALUE_BYTES + reach) - address
             return low, high
     raise LookupError(f"address {address:#x} is not in any mapped region of the game any more")
 
@@ -125,10 +133,12 @@ class WindowModel:
         return relative - self.low
 
 
-def derive(observations: list[Observation], exclude: list[tuple[int, int]] | None = None) -> WindowModel:
-    """Combine the observations: a byte is literal only if it is identical in all of them."""
-    low = max(o.low for o in observations)
-    high = min(o.high for o in observations)
+def derive(observations: list[Observation], exclude: list[tuple[int, int]] | None = None,
+           reach: int = BEFORE) -> WindowModel:
+    """Combine the observations, up to `reach` bytes either way of the value: a byte is literal only if it is
+    identical in all of them."""
+    low = max(-reach, *(o.low for o in observations))
+    high = min(VALUE_BYTES + reach, *(o.high for o in observations))
     length = high - low
     stack = np.concatenate([np.stack([np.frombuffer(w, np.uint8)[low - o.low:high - o.low] for w in o.windows])
                             for o in observations])
@@ -199,14 +209,21 @@ def tolerance_for(pattern: Pattern) -> int:
     return min(MAX_TOLERANCE, literal_count(pattern) // 8, max_tolerance(pattern))
 
 
-def candidate_windows(model: WindowModel, allow_zero: bool) -> list[tuple[float, int, int, np.ndarray]]:
-    """Sub-windows worth trying, best first; `allow_zero`: weak bytes (weak_bytes) may be literals."""
+def candidate_windows(model: WindowModel, allow_zero: bool, inner: int | None = None,
+                      apart: np.ndarray | None = None) -> list[tuple[float, int, int, np.ndarray]]:
+    """Sub-windows worth trying, best first; `allow_zero`: weak bytes (weak_bytes) may be literals; `inner`: leave
+    out those lying wholly within `inner` bytes of the value (tried already, at a narrower reach); `apart`: one
+    row per other copy of the value's struct, True where its bytes differ from the value's (as the model's
+    bytes): keep only windows holding, for every copy, a literal byte that differs there."""
     strong = ~weak_bytes(model.values)
     literal = model.literal & (True if allow_zero else strong)
+    shortest = _shortest_ends(literal, apart)
     nonzero_byte = strong.tolist()
     keep = literal.tolist()
     found: list[tuple[float, int, int, np.ndarray]] = []
     for a in np.flatnonzero(literal).tolist():
+        if shortest[a] >= min(a + MAX_LENGTH, len(keep)):
+            continue  # no window from here reaches a byte that tells some copy apart
         literals = nonzero = run = best = 0
         for j in range(a, min(a + MAX_LENGTH, len(keep))):
             if keep[j]:
@@ -217,9 +234,11 @@ def candidate_windows(model: WindowModel, allow_zero: bool) -> list[tuple[float,
             else:
                 run = 0
                 continue
-            if literals < MIN_LITERALS or nonzero < MIN_NONZERO:
+            if literals < MIN_LITERALS or nonzero < MIN_NONZERO or j < shortest[a]:
                 continue
             start, end = a + model.low, j + 1 + model.low
+            if inner is not None and start >= -inner and end <= VALUE_BYTES + inner:
+                continue
             distance = max(0, start - VALUE_BYTES, -end)
             score = literals + 0.6 * nonzero + 1.5 * min(best, 8) - 0.35 * (j + 1 - a) - 0.1 * distance
             found.append((score, a, j + 1, literal[a:j + 1]))
@@ -227,15 +246,30 @@ def candidate_windows(model: WindowModel, allow_zero: bool) -> list[tuple[float,
     return found
 
 
-def choose(model: WindowModel, observations: list[Observation], tries: int = 40) -> Pick | None:
+def _shortest_ends(literal: np.ndarray, apart: np.ndarray | None) -> list[int]:
+    """Per start index: the last index a window must reach to hold a differing literal byte of every copy in
+    `apart` (past the end: none can)."""
+    length = len(literal)
+    if apart is None or len(apart) == 0:
+        return [0] * length
+    telling = apart & literal
+    index = np.where(telling, np.arange(length), length)
+    # next_true[c, i]: the first index >= i where copy c differs on a literal byte
+    next_true = np.minimum.accumulate(index[:, ::-1], axis=1)[:, ::-1]
+    return next_true.max(axis=0).tolist()
+
+
+def choose(model: WindowModel, observations: list[Observation], tries: int = 40,
+           inner: int | None = None, apart: np.ndarray | None = None) -> Pick | None:
     """The best-scoring pattern that is unique, and where expected, in every observed process, with its
-    tolerance if it stays unique with it; otherwise the best pattern unique exactly."""
+    tolerance if it stays unique with it; otherwise the best pattern unique exactly. `inner`, `apart`: see
+    candidate_windows."""
     seen: set[str] = set()
     exact: Pick | None = None
     tried_since_exact = 0
     for allow_zero in (False, True):
         tried = 0  # each pass has its own budget: weak bytes get their chance when strong ones are not enough
-        for score, a, b, mask in candidate_windows(model, allow_zero)[:tries * 4]:
+        for score, a, b, mask in candidate_windows(model, allow_zero, inner, apart)[:tries * 4]:
             text = pattern_text(model.values[a:b], mask)
             if text in seen:
                 continue

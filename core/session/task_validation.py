@@ -57,6 +57,16 @@ def judge_drive(task: Task, result: DriveResult, tolerance: float) -> tuple[str,
     return SOLVED, detail
 
 
+def walking_speed(backend: BackendProfile) -> float | None:
+    """An external game's walking speed, in its profile's units per second, from its motion calibration (the
+    driver measures it itself where it measures the camera); None: the driver's default."""
+    motion = backend.continuous_motion
+    if backend.kind != "external" or motion is None:
+        return None
+    seconds = motion.seconds[-1]
+    return motion.expected_metres(0.0, 1.0, seconds) / seconds or None
+
+
 def drive_tasks(backend: BackendProfile, tasks: Sequence[Task], profile_path: Path | None = None,
                 on_verdict: Callable[[TaskVerdict], None] | None = None) -> list[TaskVerdict]:
     """Drive every task of `backend` in one game session; a verdict per task, in order (also handed to
@@ -96,7 +106,8 @@ def drive_tasks(backend: BackendProfile, tasks: Sequence[Task], profile_path: Pa
                     driver = ScriptedDriver(session.game, session.evaluator, steering="turn" if external else "stick",
                                             arrive=validation.arrive_m, settle_s=backend.step_settle_s,
                                             reads_camera="camera_yaw" in profile.fields,
-                                            reads_dialogue="dialogue_active" in profile.fields)
+                                            reads_dialogue="dialogue_active" in profile.fields,
+                                            walk_speed=walking_speed(backend))
                     result = driver.drive(task)
                 except GameError as exc:
                     result = DriveResult(task.id, False, 0, None, f"the game failed: {exc}")

@@ -1,0 +1,139 @@
+"""The position in many copies of one struct (tests/targets/ring_game.c): a ring of 64 snapshots that lag, a
+shadow, a static copy in the executable's .bss, and, in first-person mode, the camera as the player (z up, an eye
+copy above the feet, 340 units a second). The signature builder picks the game's own copy and makes its pattern
+unique with what surrounds it, or falls back to a static root by itself; the pointer search proposes that root
+first and always says what to try next; the privileged driver follows a route in the game's own units."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from core.evaluation.client import EvaluatorClient
+from core.evaluation.driver import ScriptedDriver
+from core.evaluation.locate import module_base
+from core.evaluation.tasks import parse_task
+from core.finder import profile_writer
+from core.finder.build import BuildOptions, BuildResult, SignatureBuilder
+from core.finder.pointer_search import search
+from core.finder.position import FinderOptions
+from core.memory.readers import LinuxReader
+from tests.foreign import ForeignGame
+from tests.foreign_connection import RingConnection
+
+SPAWN = {"third-person": (12.5, -40.25, 1.5), "first-person": (1234.0, -560.0, 64.0)}  # as the evaluator reads it
+FLAGS = {"third-person": (), "first-person": ("--first-person",)}
+
+
+class Launcher:
+    def __init__(self, binary, *args: str) -> None:
+        self.binary, self.args = binary, args
+        self.launched: list[ForeignGame] = []
+
+    def __call__(self) -> ForeignGame:
+        self.launched.append(ForeignGame(self.binary, *self.args))
+        return self.launched[-1]
+
+
+def built(binary, tmp_path, *args: str) -> tuple[BuildResult, Launcher, object]:
+    launcher = Launcher(binary, *args)
+    result = SignatureBuilder(launcher, BuildOptions(name="ring", game="ring_game")).build()
+    assert result.ok, result.message
+    assert all(g.process.poll() is not None for g in launcher.launched)  # every process it started, it closed
+    written = tmp_path / "ring.yaml"
+    profile_writer.write(written, result.profile_data, result.draft)
+    return result, launcher, written
+
+
+@pytest.fixture(scope="module", params=["third-person", "first-person"])
+def signature(request, ring_binary, tmp_path_factory):
+    result, launcher, written = built(ring_binary, tmp_path_factory.mktemp("ring"), *FLAGS[request.param])
+    return request.param, result, launcher, written
+
+
+def test_the_signature_comes_from_the_games_own_copy_and_reaches_outside_the_struct(signature, ring_binary):
+    mode, result, launcher, written = signature
+    truths = {g.pid: g.truth for g in launcher.launched}
+    # In every build process the copy observed is the game's own (it leads when a walk ends), not one of the ring's
+    # 64 snapshots, the shadow or the static copy, which all share its bytes.
+    assert [p["address"] for p in result.processes] == [truths[p["pid"]]["pos"] for p in result.processes]
+    offset = next(iter(truths.values()))["pos_offset"]
+    assert result.pick is not None and result.pick.start < -offset  # it reaches the Client object around the struct
+    assert result.pointers is None
+    with ForeignGame(ring_binary, *FLAGS[mode]) as fresh, \
+            EvaluatorClient.launch(fresh.pid, profile=written) as evaluator:
+        evaluator.wait_locked()
+        sample = evaluator.latest()
+        # z up, at the feet: not the eye 56 units above them in first-person mode
+        assert (sample.x, sample.y, sample.z) == pytest.approx(SPAWN[mode])
+
+
+def test_where_no_pattern_can_be_unique_the_builder_falls_back_to_a_static_root(ring_binary, tmp_path):
+    """--pooled: the game's own struct is a random slot of the snapshot pool; nothing around it tells it apart."""
+    result, _, written = built(ring_binary, tmp_path, "--pooled")
+    assert len(result.processes) == 2  # it did not try more processes: no window could ever be unique
+    assert "no window around it tells the game's own apart" in result.message
+    assert "fell back to the pointer search" in result.message
+    data = yaml.safe_load(written.read_text())
+    assert data["signature"] is None and data["pointer"]["chain"] == []
+    assert data["pointer"]["module"] == "ring_game"
+    assert result.to_json()["next"][0].startswith("check it on more restarts")
+    with ForeignGame(ring_binary, "--pooled") as fresh, \
+            EvaluatorClient.launch(fresh.pid, profile=written) as evaluator:
+        base = module_base(LinuxReader(fresh.pid).regions(), "ring_game")
+        assert base is not None and base + data["pointer"]["offset"] == fresh.truth["static"]
+        evaluator.wait_locked()
+        sample = evaluator.latest()
+        assert (sample.x, sample.y, sample.z) == pytest.approx(SPAWN["third-person"])
+
+
+def test_the_pointer_search_proposes_the_static_root_first_and_ends_with_what_to_try_next(ring_binary):
+    report = search(Launcher(ring_binary), FinderOptions(), fresh=1)
+    assert report.static_roots == 1
+    first = report.surviving[0]
+    assert first.chain == () and first.module == "ring_game"
+    assert any(c.chain == (0x68,) for c in report.surviving)  # g_player → the Client's own Entity, + pos
+    as_json = report.to_json("ring.yaml")
+    assert list(as_json)[-1] == "next" and "memory pointers --backend ring.yaml --out" in as_json["next"][0]
+    assert as_json["surviving"][0].endswith("(static, no pointer)")
+
+
+def test_a_pointer_search_that_finds_nothing_still_says_what_to_try_next(ring_binary):
+    report = search(Launcher(ring_binary, "--pooled"), FinderOptions(), fresh=1, depth=1, max_offset=0x10)
+    # The static copy is a root with no pointer: depth and offsets do not matter for it.
+    assert [c.chain for c in report.surviving] == [()]
+    nothing = type(report)([], [], report.pids, depth=1, max_offset=0x10)
+    steps = nothing.to_json("ring.yaml")["next"]
+    assert "--depth 2 --max-offset 0x20" in steps[0] and "memory signature" in steps[1]
+
+
+def test_the_privileged_driver_follows_a_route_in_the_games_units_and_speed(signature, ring_binary, tmp_path):
+    """First person at 340 units a second, a route hundreds of units long: timed for 4 m/s with a 0.6 tolerance,
+    every waypoint was overshot."""
+    mode, _, _, written = signature
+    if mode != "first-person":
+        pytest.skip("the route is in first-person units")
+    task = parse_task("""format_version: 1
+id: ring_route
+quest: ring
+category: navigation
+title: Walk the block
+start_state: spawn
+step_budget: 40
+instructions: {visual_guided: Walk round the block., step_guided: East then north then west., goal_only: Walk round.}
+success: {reach: {x: 1100, y: -100, radius: 60}}
+reference_route:
+- goto: [1600, -560]
+- goto: [1600, -100]
+- goto: [1100, -100]
+""", tmp_path / "ring_route.yaml")
+    with ForeignGame(ring_binary, "--first-person") as game, \
+            EvaluatorClient.launch(game.pid, profile=written) as evaluator:
+        evaluator.wait_locked()
+        driver = ScriptedDriver(RingConnection(game), evaluator, reads_camera=False, reads_dialogue=False)
+        result = driver.drive(task)
+        x, y, _ = game.where()
+    assert result.success, result.message
+    assert driver.walk_speed == pytest.approx(340.0, rel=0.05)  # measured, in the profile's units per second
+    assert result.steps <= 15  # 1,300 units at 170 a step, and a few short ones to arrive
+    assert abs(x - 1100) < 60 and abs(y + 100) < 60
