@@ -280,10 +280,10 @@ def test_the_studio_drives_minetest_chosen_in_its_game_menu(qtbot, tmp_path, mon
         before = live.session.host.latest_sample()
         live.session.human_input(PadState(left_y=1.0), 0.5)
         qtbot.waitUntil(lambda: live.session.runner.step >= 1, timeout=30_000)
+        after_walk = live.session.host.latest_sample()  # before the push, which walks part of the way back
         live.push_back()
         live.session.human_input(PadState(), 0.2)  # the intervention is carried by the next step
         qtbot.waitUntil(lambda: live.session.runner.step >= 2, timeout=30_000)
-        after_walk = live.session.host.latest_sample()
         live.session.stop()
         qtbot.waitUntil(lambda: not live.session.busy, timeout=30_000)
         assert math.hypot(after_walk.x - before.x, after_walk.y - before.y) > 0.5
