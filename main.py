@@ -121,6 +121,13 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:
+        from core.cli.user_errors import explain
+
+        status = explain(exc)
+        if status is None:
+            raise
+        return status
 
 
 if __name__ == "__main__":

@@ -26,7 +26,6 @@ from typing import Literal, Protocol, cast
 import numpy as np
 from PySide6.QtCore import QObject, Signal
 
-from core.agents.actions import ActionSet
 from core.audio.clip import AudioClip
 from core.backends.profile import BackendProfile, load_backend
 from core.backends.session import BackendSession
@@ -92,7 +91,7 @@ class GameHost(QObject):
     def _use(self, backend: BackendProfile) -> None:
         self.backend = backend
         self.profile: Profile = load_profile(backend.memory_profile_path)
-        self.actions = ActionSet.from_profile_data(self.profile.actions)
+        self.actions = backend.action_set()
         self.tasks: list[Task] = backend_tasks(backend, self.profile.flags)
 
     # -- what is being driven ------------------------------------------------------------------

@@ -11,6 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from core.agents.actions import STANDARD_SPEC, ActionSet, ActionSetSpec
 from core.game.external.spec import ExternalSpec
 from core.game.motion import MotionCalibration
 from core.paths import ASSETS_DIR
@@ -67,6 +68,8 @@ class BackendProfile(_Model):
     step_settle_s: float = Field(default=0.0, ge=0, le=10)  # wait after each action before judging (real-time games)
     side_views: SideViews = SideViews()
     validation: Validation = Validation()
+    # The actions agents choose from (docs/actions.md): the standard set unless the game needs its own.
+    actions: ActionSetSpec = STANDARD_SPEC
     # How far sticks move the character on open ground, for the continuous ineffective-move threshold
     # (core/game/motion.py; measured by `python main.py backend calibrate NAME --write`).
     continuous_motion: MotionCalibration | None = None
@@ -94,6 +97,10 @@ class BackendProfile(_Model):
     @property
     def memory_profile_path(self) -> Path:
         return self.resolve(self.memory_profile)
+
+    def action_set(self) -> ActionSet:
+        """The actions an agent plays this game with (`actions:`, else the standard set)."""
+        return ActionSet(self.actions)
 
     @property
     def builtin_spec(self) -> BuiltinSpec:

@@ -20,7 +20,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from core.agents.actions import ActionSet
 from core.backends.profile import BackendProfile
 from core.evaluation.client import EvaluatorClient
 from core.evaluation.profile import Profile, load_profile
@@ -35,10 +34,10 @@ class BackendSession:
                  evaluator_hz: float = 60.0, evaluator_profile: Path | None = None) -> None:
         self.backend = backend
         self.game = game
-        self.profile: Profile = load_profile(backend.memory_profile_path)  # the game's own: its action set
+        self.profile: Profile = load_profile(backend.memory_profile_path)  # the game's own: its flags, its version
         # What the evaluator reads the game with: the backend's profile, or another (e.g. one the finder wrote)
         self.evaluator_profile = Path(evaluator_profile) if evaluator_profile else backend.memory_profile_path
-        self.actions = ActionSet.from_profile_data(self.profile.actions)
+        self.actions = backend.action_set()
         self.evaluator: EvaluatorClient | None = None
         self._with_evaluator = with_evaluator
         self._evaluator_hz = evaluator_hz

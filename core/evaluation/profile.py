@@ -120,7 +120,9 @@ class Profile(_Model):
     fields: dict[str, FieldSpec]
     flag_field: str | None = None
     flags: list[str] = []
-    actions: dict[str, Any] = {}
+    # Ignored: the action set moved to the backend file (docs/backend-format.md#actions). Profiles written before
+    # that still load, whatever they hold here.
+    actions: object = None
     notes: str = ""
 
     @model_validator(mode="after")

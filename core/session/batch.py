@@ -14,7 +14,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from core.agents.actions import ActionSet
 from core.agents.models.rate_limit import RateLimits
 from core.agents.reflection import ExperienceError, ExperienceLibrary, merge_libraries, write_atomically
 from core.backends.profile import BackendProfile, load_backend
@@ -84,7 +83,7 @@ def check_run(task_selector: str, granularity: str, agent_spec: str, trials: int
     or an unreadable replay file, before anything is made (or a cluster is started)."""
     backend = backend or load_backend("builtin")
     profile = load_profile(backend.memory_profile_path)
-    actions = ActionSet.from_profile_data(profile.actions)
+    actions = backend.action_set()
     specs = plan_episodes(task_selector, granularity, agent_spec, trials, backend, profile.flags)
     if not specs:
         raise BatchError("nothing to run: --trials must be at least 1")

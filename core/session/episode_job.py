@@ -20,12 +20,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from core.agents.actions import ActionSet
 from core.agents.models.rate_limit import RequestLimiter
 from core.agents.reflection import ExperienceLibrary
 from core.backends.profile import BackendProfile, load_backend
 from core.backends.session import BackendSession
-from core.evaluation.profile import load_profile
 from core.game.builtin import BuiltinWorld
 from core.game.errors import GameError
 from core.session import run_folder
@@ -160,7 +158,7 @@ def play_episode(job: EpisodeJob, root: Path, control: EpisodeControl,
     spec = job.spec
     backend = load_backend(job.backend)
     options = episode_options(job, backend)
-    actions = ActionSet.from_profile_data(load_profile(backend.memory_profile_path).actions)
+    actions = backend.action_set()
     written: list[str] = []
     library = None
     if job.experience is not None:
