@@ -12,6 +12,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from core.agents.actions import STANDARD_SPEC, ActionSet, ActionSetSpec
+from core.evaluation.profile import Profile, load_profile
 from core.game.external.spec import ExternalSpec
 from core.game.motion import MotionCalibration
 from core.paths import ASSETS_DIR
@@ -24,6 +25,11 @@ SideViewMode = Literal["turn", "instant"]
 
 class BackendFileError(ValueError):
     """A backend file that cannot be used; the message names the file and line."""
+
+
+class NoMemoryProfileError(BackendFileError):
+    """Something that needs ground truth (a task, `tasks validate`, an evaluator) asked a backend that has no
+    memory profile yet (`memory_profile: none`); the message names the memory finder's command."""
 
 
 class _Model(BaseModel):
@@ -64,7 +70,9 @@ class BackendProfile(_Model):
     name: str = Field(pattern=r"^[a-z0-9_]+$")
     title: str
     kind: Literal["builtin", "external"]
-    memory_profile: str                         # relative to this file
+    # Relative to this file; `none` (or null): no profile yet. The game then runs, shows and records, and the
+    # memory finder works on it, but nothing can judge it (docs/backend-format.md#no-memory-profile-yet).
+    memory_profile: str | None
     step_settle_s: float = Field(default=0.0, ge=0, le=10)  # wait after each action before judging (real-time games)
     side_views: SideViews = SideViews()
     validation: Validation = Validation()
@@ -77,6 +85,11 @@ class BackendProfile(_Model):
     external: ExternalSpec | None = None
     notes: str = ""
     path: Path = Field(default=Path(), exclude=True)    # set by the loader
+
+    @field_validator("memory_profile", mode="before")
+    @classmethod
+    def _none_word(cls, value: object) -> object:
+        return None if isinstance(value, str) and value.strip().lower() == "none" else value
 
     @model_validator(mode="after")
     def _kind_section(self) -> BackendProfile:
@@ -95,7 +108,14 @@ class BackendProfile(_Model):
         return path if path.is_absolute() else (self.directory / path).resolve()
 
     @property
+    def has_memory_profile(self) -> bool:
+        return self.memory_profile is not None
+
+    @property
     def memory_profile_path(self) -> Path:
+        """The memory profile's file; NoMemoryProfileError, naming the finder's command, when there is none."""
+        if self.memory_profile is None:
+            raise NoMemoryProfileError(no_profile_message(self))
         return self.resolve(self.memory_profile)
 
     def action_set(self) -> ActionSet:
@@ -112,6 +132,14 @@ class BackendProfile(_Model):
         if self.external is not None:
             return list(self.external.start_states)
         return None
+
+
+def no_profile_message(backend: BackendProfile) -> str:
+    where = backend.path if backend.path != Path() else backend.name
+    out = backend.directory / f"{backend.name}_profile.yaml"
+    return (f"the {backend.name} backend has no memory profile yet (memory_profile: none in {where}), so nothing "
+            f"can judge a task on it. Find one with `python main.py memory signature --backend {where} --out {out}` "
+            "(docs/finding-memory.md), then set memory_profile to that file")
 
 
 def parse_backend(text: str, path: Path) -> BackendProfile:
@@ -153,3 +181,8 @@ def load_backend(name_or_path: str | Path = "builtin") -> BackendProfile:
 
 def known_backends() -> list[str]:
     return sorted(p.stem for p in BACKENDS_DIR.glob("*.yaml"))
+
+
+def memory_profile_of(backend: BackendProfile) -> Profile | None:
+    """The backend's memory profile, or None when it has none yet (`memory_profile: none`)."""
+    return load_profile(backend.memory_profile_path) if backend.has_memory_profile else None
