@@ -15,7 +15,7 @@ from core.agents.actions import STANDARD_SPEC, ActionSet, ActionSetSpec
 from core.evaluation.profile import Profile, load_profile
 from core.game.external.spec import ExternalSpec
 from core.game.motion import MotionCalibration
-from core.paths import ASSETS_DIR
+from core.paths import ASSETS_DIR, user_backends_dir
 from core.yaml_file import explain, parse_yaml
 
 BACKEND_FORMAT_VERSION = 1
@@ -158,16 +158,24 @@ def parse_backend(text: str, path: Path) -> BackendProfile:
     return backend
 
 
+def is_backend_path(text: str) -> bool:
+    """Whether a backend is given as a file (a path, or a name ending in .yaml) rather than by name."""
+    return text.endswith((".yaml", ".yml")) or "/" in text or "\\" in text
+
+
 def backend_path(name_or_path: str | Path) -> Path:
-    """A backend name (builtin, minetest, ryujinx: a file in assets/backends/) or a path to a backend file."""
+    """A backend name (a file NAME.yaml in assets/backends/, else in the user's folder, POKEGYM_HOME/backends/)
+    or a path to a backend file."""
     text = str(name_or_path)
-    if text.endswith((".yaml", ".yml")) or "/" in text or "\\" in text:
-        return Path(text)
-    path = BACKENDS_DIR / f"{text}.yaml"
-    if not path.exists():
-        known = ", ".join(sorted(p.stem for p in BACKENDS_DIR.glob("*.yaml")))
-        raise BackendFileError(f"no backend named {text!r}; known backends: {known} (or give a path to a file)")
-    return path
+    if is_backend_path(text):
+        return Path(text).expanduser()
+    for folder in (BACKENDS_DIR, user_backends_dir()):
+        path = folder / f"{text}.yaml"
+        if path.exists():
+            return path
+    raise BackendFileError(f"no backend named {text!r} in {BACKENDS_DIR} or {user_backends_dir()} (set "
+                           f"POKEGYM_HOME to move the latter); known backends: {', '.join(known_backends())} "
+                           "(or give a path to a backend file)")
 
 
 def load_backend(name_or_path: str | Path = "builtin") -> BackendProfile:
@@ -180,7 +188,8 @@ def load_backend(name_or_path: str | Path = "builtin") -> BackendProfile:
 
 
 def known_backends() -> list[str]:
-    return sorted(p.stem for p in BACKENDS_DIR.glob("*.yaml"))
+    """The names of the project's backends and the user's (POKEGYM_HOME/backends)."""
+    return sorted({p.stem for folder in (BACKENDS_DIR, user_backends_dir()) for p in folder.glob("*.yaml")})
 
 
 def memory_profile_of(backend: BackendProfile) -> Profile | None:

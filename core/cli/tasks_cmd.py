@@ -28,7 +28,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
-from core.backends.profile import BackendFileError, BackendProfile, known_backends, load_backend
+from core.backends.profile import (
+    BackendFileError,
+    BackendProfile,
+    backend_path,
+    is_backend_path,
+    known_backends,
+    load_backend,
+)
 from core.evaluation.profile import ProfileError, load_profile
 from core.evaluation.tasks import Task, TaskFileError, load_task, suite_folder, task_files
 from core.paths import TASKS_DIR
@@ -41,9 +48,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     listing.add_argument("--backend", default="all", help="a backend name, or all (default)")
     validate = sub.add_parser("validate", help="check task files (and drive them with --drive / --all)")
     validate.add_argument("paths", nargs="*", type=Path)
+    validate.add_argument("--tasks", type=Path, action="append", default=[], metavar="PATH|DIR",
+                          help="task files: one file, or every *.yaml in a folder (may be repeated)")
     validate.add_argument("--all", action="store_true", help="every task of the backend(s), each driven end to end")
     validate.add_argument("--drive", action="store_true", help="drive the reference route of each named task")
-    validate.add_argument("--backend", default="all", help="with --all: a backend name, or all (default)")
+    validate.add_argument("--backend", default="all", metavar="NAME|PATH",
+                          help="a backend name or file. With --all: its tasks (a file's: those in --tasks DIR, else in "
+                               "tasks/ beside it); with task files: the backend they are checked and driven on")
     validate.add_argument("--folder", type=Path, default=TASKS_DIR, help=argparse.SUPPRESS)
     validate.add_argument("--write-reference", action="store_true",
                           help="write the measured reference_steps back into each file")
@@ -78,13 +89,14 @@ class Context:
 
 def _backends(choice: str) -> list[str]:
     if choice == "all":
-        return known_backends()
+        return [name for name in known_backends() if suite_folder(name).is_dir()]
     load_backend(choice)  # a clear error for an unknown name
     return [choice]
 
 
 def _task_backend(path: Path) -> str:
-    """The backend a task file names (builtin when it names none), read before full validation."""
+    """The backend a task file names (builtin when it names none), read before full validation: a name, or the
+    absolute path of a backend file the task gives relative to itself."""
     import yaml
 
     try:
@@ -92,7 +104,31 @@ def _task_backend(path: Path) -> str:
     except (OSError, yaml.YAMLError):
         return "builtin"  # load_task reports the real problem with its line
     name: object = cast("dict[str, Any]", data).get("backend", "builtin") if isinstance(data, dict) else "builtin"
-    return name if isinstance(name, str) else "builtin"
+    if not isinstance(name, str):
+        return "builtin"
+    return str((path.parent / name).expanduser().resolve()) if is_backend_path(name) else name
+
+
+def _same_backend(one: str, other: str) -> bool:
+    """Whether two backend names or paths are the same file."""
+    try:
+        return backend_path(one).resolve() == backend_path(other).resolve()
+    except BackendFileError:
+        return one == other
+
+
+def _given_tasks(given: list[Path]) -> list[Path]:
+    """--tasks: files as given, folders as their task files."""
+    return [p for path in given for p in (task_files(path) if path.is_dir() else [path])]
+
+
+def _suite_of(choice: str, given: list[Path]) -> tuple[list[Path], str]:
+    """`--all`'s task files for one backend and where they were looked for: a named backend's suite folder; a
+    backend file's --tasks, else the tasks/ folder beside it."""
+    if given:
+        return _given_tasks(given), ", ".join(str(p) for p in given)
+    folder = backend_path(choice).parent / "tasks" if is_backend_path(choice) else suite_folder(choice)
+    return (task_files(folder) if folder.is_dir() else []), str(folder)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -111,23 +147,35 @@ def run(args: argparse.Namespace) -> int:
             return _try(args.path, builtin.flags, builtin.start_states or [])
         if args.action == "suite":
             return _suite(args.write)
+        looked: list[str] = []
         if args.all:
-            paths = [p for name in _backends(args.backend) for p in task_files(suite_folder(name))
-                     if suite_folder(name).is_dir()]
+            paths: list[Path] = []
+            for name in _backends(args.backend):
+                found, where = _suite_of(name, args.tasks)
+                paths += found
+                looked.append(where)
         else:
-            paths = args.paths
+            paths = [*args.paths, *_given_tasks(args.tasks)]
+        chosen = None if args.backend == "all" else args.backend
+        if chosen is not None:
+            context(chosen)  # a backend that cannot be used is said once, before any task
     except BackendFileError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     if not paths:
-        print("error: name task files, or use --all", file=sys.stderr)
+        print(f"error: no task files in {', '.join(looked)}; name task files, or give --tasks PATH|DIR"
+              if args.all else "error: name task files (or --tasks PATH|DIR), or use --all", file=sys.stderr)
         return 2
-    tasks: list[tuple[Path, Task]] = []
+    tasks: list[tuple[Path, Task, str]] = []
     failed = 0
     for path in paths:
         try:
-            ctx = context(_task_backend(path))
-            tasks.append((path, load_task(path, ctx.flags, ctx.start_states)))
+            named = _task_backend(path)
+            if chosen is not None and not _same_backend(named, chosen):
+                raise TaskFileError(f"{path}: the task is for backend {named!r}, but --backend {chosen} was given")
+            key = chosen or named
+            ctx = context(key)
+            tasks.append((path, load_task(path, ctx.flags, ctx.start_states), key))
             print(f"ok      {path}")
         except (TaskFileError, BackendFileError) as exc:
             print(f"INVALID {exc}")
@@ -142,8 +190,8 @@ def run(args: argparse.Namespace) -> int:
                 print(f"error: {exc}", file=sys.stderr)
                 return 2
             print(f"judging with {args.profile} ({judged_by.name})")
-        for name in sorted({task.backend for _, task in tasks}):
-            group = [(p, t) for p, t in tasks if t.backend == name]
+        for name in sorted({key for _, _, key in tasks}):
+            group = [(p, t) for p, t, key in tasks if key == name]
             failed += _drive(context(name).backend, group, args.write_reference and args.profile is None,
                              args.profile)
     if driving:
@@ -151,7 +199,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(f"{len(paths) - failed} of {len(paths)} task file(s) valid; not driven: add --drive to prove their "
               "reference routes reach success")
-    if args.all and "builtin" in _backends(args.backend):
+    if args.all and not args.tasks and "builtin" in _backends(args.backend):
         failed += _report_suite()
     return 1 if failed else 0
 
