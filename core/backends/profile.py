@@ -192,6 +192,19 @@ def known_backends() -> list[str]:
     return sorted({p.stem for folder in (BACKENDS_DIR, user_backends_dir()) for p in folder.glob("*.yaml")})
 
 
+def with_memory_profile(backend: BackendProfile, profile: Path | str | None) -> BackendProfile:
+    """The backend read through another memory profile file (`--profile`, e.g. one the memory finder wrote), in
+    place of the one its file names (or of none); unchanged when `profile` is None."""
+    if profile is None:
+        return backend
+    path = Path(profile).expanduser().resolve()
+    if not path.is_file():
+        looked = f" (looked for {path})" if str(path) != str(profile) else ""
+        raise BackendFileError(f"the memory profile {profile} given for the {backend.name} backend does not "
+                               f"exist{looked}")
+    return backend.model_copy(update={"memory_profile": str(path)})
+
+
 def memory_profile_of(backend: BackendProfile) -> Profile | None:
     """The backend's memory profile, or None when it has none yet (`memory_profile: none`)."""
     return load_profile(backend.memory_profile_path) if backend.has_memory_profile else None

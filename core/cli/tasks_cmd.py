@@ -22,11 +22,9 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
 
 from core.backends.profile import (
     BackendFileError,
@@ -36,9 +34,11 @@ from core.backends.profile import (
     known_backends,
     load_backend,
 )
+from core.cli import tasks_try
 from core.evaluation.profile import ProfileError, load_profile
 from core.evaluation.tasks import Task, TaskFileError, load_task, suite_folder, task_files
 from core.paths import TASKS_DIR
+from core.session.task_source import TaskSourceError, named_backend, same_backend
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -60,8 +60,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                           help="write the measured reference_steps back into each file")
     validate.add_argument("--profile", type=Path, help="judge with this memory profile instead of the built-in "
                                                        "one (implies --drive)")
-    trying = sub.add_parser("try", help="check one task's start state loads and its reference route succeeds")
-    trying.add_argument("path", type=Path)
+    tasks_try.add_arguments(sub.add_parser("try", help="check that tasks' start states load and their reference "
+                                                       "routes succeed (each on its own backend)"))
     suite = sub.add_parser("suite", help="check the built-in suite's task files against its manifest "
                                          "(assets/tasks/_suite.yaml), or rewrite it after changing a task on purpose")
     suite.add_argument("--write", action="store_true", help="record the suite tasks' files as they are now")
@@ -94,29 +94,6 @@ def _backends(choice: str) -> list[str]:
     return [choice]
 
 
-def _task_backend(path: Path) -> str:
-    """The backend a task file names (builtin when it names none), read before full validation: a name, or the
-    absolute path of a backend file the task gives relative to itself."""
-    import yaml
-
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError):
-        return "builtin"  # load_task reports the real problem with its line
-    name: object = cast("dict[str, Any]", data).get("backend", "builtin") if isinstance(data, dict) else "builtin"
-    if not isinstance(name, str):
-        return "builtin"
-    return str((path.parent / name).expanduser().resolve()) if is_backend_path(name) else name
-
-
-def _same_backend(one: str, other: str) -> bool:
-    """Whether two backend names or paths are the same file."""
-    try:
-        return backend_path(one).resolve() == backend_path(other).resolve()
-    except BackendFileError:
-        return one == other
-
-
 def _given_tasks(given: list[Path]) -> list[Path]:
     """--tasks: files as given, folders as their task files."""
     return [p for path in given for p in (task_files(path) if path.is_dir() else [path])]
@@ -143,8 +120,7 @@ def run(args: argparse.Namespace) -> int:
         if args.action == "list":
             return _list(args, context)
         if args.action == "try":
-            builtin = context("builtin")
-            return _try(args.path, builtin.flags, builtin.start_states or [])
+            return tasks_try.run(args)
         if args.action == "suite":
             return _suite(args.write)
         looked: list[str] = []
@@ -159,7 +135,7 @@ def run(args: argparse.Namespace) -> int:
         chosen = None if args.backend == "all" else args.backend
         if chosen is not None:
             context(chosen)  # a backend that cannot be used is said once, before any task
-    except BackendFileError as exc:
+    except (BackendFileError, TaskSourceError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     if not paths:
@@ -170,8 +146,8 @@ def run(args: argparse.Namespace) -> int:
     failed = 0
     for path in paths:
         try:
-            named = _task_backend(path)
-            if chosen is not None and not _same_backend(named, chosen):
+            named = named_backend(path)
+            if chosen is not None and not same_backend(named, chosen):
                 raise TaskFileError(f"{path}: the task is for backend {named!r}, but --backend {chosen} was given")
             key = chosen or named
             ctx = context(key)
@@ -270,7 +246,7 @@ def _list(args: argparse.Namespace, context: Callable[[str], Context]) -> int:
             print(heading)
         for path in paths:
             try:
-                ctx = context(name or _task_backend(path))
+                ctx = context(name or named_backend(path))
                 task = load_task(path, ctx.flags, ctx.start_states)
             except (TaskFileError, BackendFileError) as exc:
                 print(f"{name or '?':9s} {path.stem:30s} INVALID: {str(exc).splitlines()[0]}")
@@ -301,23 +277,6 @@ def _drive(backend: BackendProfile, tasks: list[tuple[Path, Task]], write_refere
 
     verdicts = drive_tasks(backend, [task for _, task in tasks], profile_path, on_verdict=say)
     return sum(not v.solved for v in verdicts)
-
-
-def _try(path: Path, flags: list[str], start_states: list[str]) -> int:
-    from core.authoring.try_task import try_task
-
-    try:
-        task = load_task(path, flags, start_states)
-    except TaskFileError as exc:
-        print(f"INVALID {exc}")
-        return 1
-    started = time.perf_counter()
-    result = try_task(task)
-    elapsed = time.perf_counter() - started
-    detail = f"success at step {result.success_step} of {task.step_budget}" if result.success else result.reason
-    verdict = "SOLVED " if result.success else "FAILED "
-    print(f"{verdict} {task.id:28s} {result.steps:4d} steps  {elapsed:5.1f} s  {detail}  [privileged driver]")
-    return 0 if result.success else 1
 
 
 def _write_reference(path: Path, steps: int) -> None:

@@ -19,8 +19,10 @@ def _user_error_types() -> tuple[type[BaseException], ...]:
     from core.game.errors import GameError
     from core.memory.regions import MemoryAccessError
     from core.session.episodes import BatchError
+    from core.session.task_source import TaskSourceError
 
-    return (ActionError, BackendFileError, ProfileError, TaskFileError, GameError, MemoryAccessError, BatchError)
+    return (ActionError, BackendFileError, ProfileError, TaskFileError, GameError, MemoryAccessError, BatchError,
+            TaskSourceError)
 
 
 def explain(exc: BaseException) -> int | None:

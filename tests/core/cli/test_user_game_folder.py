@@ -8,22 +8,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-from core.paths import ASSETS_DIR, DEFAULT_WORLD, PROJECT_ROOT, TASKS_DIR
-
-TASK = "q08_site_navigation"
+from core.paths import PROJECT_ROOT
+from tests.user_games import TASK, user_game
 
 
 def _game(folder: Path, name: str = "mine", task_backend: str = "../mine.yaml") -> Path:
-    """A backend file of the user's own (the built-in world under another name) and one task beside it."""
-    folder.mkdir(parents=True, exist_ok=True)
-    backend = folder / f"{name}.yaml"
-    backend.write_text(f"format_version: 1\nname: {name}\ntitle: Mine\nkind: builtin\n"
-                       f"memory_profile: {ASSETS_DIR / 'profiles' / 'builtin_world.yaml'}\n"
-                       f"builtin: {{world: {DEFAULT_WORLD}, renderer: software, mode: lockstep, audio: off}}\n")
-    (folder / "tasks").mkdir(exist_ok=True)
-    text = (TASKS_DIR / f"{TASK}.yaml").read_text()
-    (folder / "tasks" / f"{TASK}.yaml").write_text(text + f"backend: {task_backend}\n")
-    return backend
+    return user_game(folder, name, task_backend)
 
 
 def _tasks(*arguments: str, home: Path | None = None) -> subprocess.CompletedProcess[str]:
