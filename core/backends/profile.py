@@ -152,7 +152,8 @@ def parse_backend(text: str, path: Path) -> BackendProfile:
     try:
         backend = BackendProfile.model_validate({**data, "path": path})
     except ValidationError as exc:
-        raise BackendFileError(explain(path, root, exc, f"backend (format {BACKEND_FORMAT_VERSION})")) from None
+        what = f"backend (format {BACKEND_FORMAT_VERSION})"
+        raise BackendFileError(explain(path, root, exc, what, BackendProfile)) from None
     if backend.name != path.stem:
         raise BackendFileError(f"{path}:1: name {backend.name!r} must match the file name {path.stem!r}")
     return backend

@@ -220,4 +220,4 @@ def load_profile(path: Path) -> Profile:
     try:
         return Profile.model_validate(data)
     except ValidationError as exc:
-        raise ProfileError(explain(path, root, exc, f"profile (format {PROFILE_FORMAT_VERSION})")) from None
+        raise ProfileError(explain(path, root, exc, f"profile (format {PROFILE_FORMAT_VERSION})", Profile)) from None

@@ -207,7 +207,7 @@ def parse_task(text: str, path: Path, known_flags: list[str] | None = None,
         task = Task.model_validate(data, context={"known_flags": known_flags})
     except ValidationError as exc:
         fields = [(field_name(tuple(error["loc"])), str(error["msg"])) for error in exc.errors()]
-        raise TaskFileError(explain(path, root, exc, f"task (format {TASK_FORMAT_VERSION})"), fields) from None
+        raise TaskFileError(explain(path, root, exc, f"task (format {TASK_FORMAT_VERSION})", Task), fields) from None
     problems: list[str] = []
     fields: list[tuple[str, str]] = []
     if known_flags is not None:
