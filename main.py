@@ -100,6 +100,21 @@ def _replay(args: argparse.Namespace) -> int:
     return run_studio(open_path=args.path)
 
 
+def _progress_to_stderr() -> None:
+    """A command prints what core's loggers say at INFO and above (a game still starting, and what it waits for)
+    on stderr as plain lines; the studio has its own log (studio/logging_setup.py)."""
+    import logging
+
+    core = logging.getLogger("core")
+    if any(h.get_name() == "pokegym-cli" for h in core.handlers):
+        return  # main() called again in the same process (tests)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.set_name("pokegym-cli")
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    core.addHandler(handler)
+    core.setLevel(logging.INFO)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args, unknown = parser.parse_known_args(argv)
@@ -112,6 +127,7 @@ def main(argv: list[str] | None = None) -> int:
         from studio.app import run_studio
 
         return run_studio(backend=args.backend, attach=args.attach)
+    _progress_to_stderr()
     try:
         return int(handler(args) or 0)
     except BrokenPipeError:
@@ -121,6 +137,13 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:
+        from core.cli.user_errors import explain
+
+        status = explain(exc)
+        if status is None:
+            raise
+        return status
 
 
 if __name__ == "__main__":

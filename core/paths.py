@@ -30,6 +30,12 @@ def user_tasks_dir() -> Path:
     return user_data_dir() / "tasks"
 
 
+def user_backends_dir() -> Path:
+    """Where a user's own backend files are found by name (`--backend my_game`, a task's `backend: my_game`),
+    after the project's assets/backends/: POKEGYM_HOME/backends (docs/backend-format.md#where-backends-are-found)."""
+    return user_data_dir() / "backends"
+
+
 def user_log_dir() -> Path:
     """Where the studio writes its log: POKEGYM_LOG_DIR, else $XDG_STATE_HOME/pokegym (~/.local/state/pokegym)."""
     chosen = os.environ.get("POKEGYM_LOG_DIR")

@@ -12,7 +12,9 @@ from pathlib import Path
 from typing import Any, cast
 
 import yaml
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
+
+from core.yaml_keys import EXTRA_KEY, unknown_key_message
 
 MAX_PROBLEMS = 16
 Location = tuple[str | int, ...]
@@ -79,12 +81,15 @@ def field_name(location: Sequence[Any]) -> str:
     return ".".join(parts) or "(top level)"
 
 
-def problems(path: Path | str, root: yaml.Node | None, exc: ValidationError,
-             limit: int = MAX_PROBLEMS) -> list[tuple[int | None, str, str]]:
-    """(line, field, message) of each validation error, the same message on the same line told once."""
+def problems(path: Path | str, root: yaml.Node | None, exc: ValidationError, limit: int = MAX_PROBLEMS,
+             model: type[BaseModel] | None = None) -> list[tuple[int | None, str, str]]:
+    """(line, field, message) of each validation error, the same message on the same line told once. With the
+    file's `model`, an unknown key is told with the keys its mapping takes (core/yaml_keys.py)."""
     found: list[tuple[int | None, str, str]] = []
     seen: set[tuple[int | None, str]] = set()
     for location, message in _located(exc):
+        if model is not None and message == EXTRA_KEY:
+            message = unknown_key_message(model, location)
         line = line_of(root, location)
         if (line, message) in seen:
             continue
@@ -105,9 +110,11 @@ def _located(exc: ValidationError) -> list[tuple[tuple[Any, ...], str]]:
     return found
 
 
-def explain(path: Path | str, root: yaml.Node | None, exc: ValidationError, what: str) -> str:
-    """The whole message for a file that is valid YAML but not a valid `what` ("task (format 1)", ...)."""
+def explain(path: Path | str, root: yaml.Node | None, exc: ValidationError, what: str,
+            model: type[BaseModel] | None = None) -> str:
+    """The whole message for a file that is valid YAML but not a valid `what` ("task (format 1)", ...); with the
+    file's `model`, unknown keys are told with the keys allowed there."""
     lines = [f"{path} is not a valid {what}:"]
     lines += [f"  {path}:{line if line is not None else '?'}: {field}: {message}"
-              for line, field, message in problems(path, root, exc)]
+              for line, field, message in problems(path, root, exc, model=model)]
     return "\n".join(lines)

@@ -19,8 +19,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from PIL import Image
 
 import main
-from core.agents.actions import ActionSet
 from core.agents.base import ReplayAgent
+from core.backends.profile import load_backend
 from core.evaluation.client import EvaluatorClient
 from core.evaluation.profile import load_profile
 from core.evaluation.tasks import load_task
@@ -50,7 +50,7 @@ REPLIES = ([reply("MoveLeft", "progressing", "The badge was lost in the park; I 
 
 def record_runs(root: Path) -> Path:
     profile = load_profile(PROFILES_DIR / "builtin_world.yaml")
-    actions = ActionSet.from_profile_data(profile.actions)
+    actions = load_backend("builtin").action_set()
     source = root / "scripted_agent.h5"
     task = load_task(TASKS_DIR / "q02_badge_interaction.yaml", profile.flags)
     with BuiltinWorld.launch(renderer="software") as world, EvaluatorClient.launch(world.pid) as evaluator:

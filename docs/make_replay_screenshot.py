@@ -12,14 +12,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from PySide6.QtCore import QSettings
 
-from core.agents.actions import ActionSet
 from core.agents.base import ReplayAgent
 from core.agents.observe import ObservationOptions
+from core.backends.profile import load_backend
 from core.evaluation.client import EvaluatorClient
-from core.evaluation.profile import load_profile
 from core.evaluation.tasks import load_task
 from core.game.builtin import BuiltinWorld
-from core.paths import PROFILES_DIR, TASKS_DIR
+from core.paths import TASKS_DIR
 from core.session.runner import EpisodeRunner, RunOptions
 from studio.qt_wait import spin_until
 from studio.scripted import open_studio, save_and_close
@@ -43,8 +42,7 @@ REPLIES = ([reply("MoveForward", "progressing", "The road ahead is clear; keep w
 
 
 def record(folder: Path) -> Path:
-    profile = load_profile(PROFILES_DIR / "builtin_world.yaml")
-    actions = ActionSet.from_profile_data(profile.actions)
+    actions = load_backend("builtin").action_set()
     task = load_task(TASKS_DIR / "q08_site_mixed.yaml")
     path = folder / "demo_episode.h5"
     options = RunOptions(granularity="goal_only", step_budget=len(REPLIES),

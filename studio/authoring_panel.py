@@ -45,7 +45,7 @@ class AuthoringPanel(QWidget):
         self.host = host
         self.trajectory = trajectory
         self.start_poses = _start_poses(host.backend)
-        self.draft = TaskDraft(list(host.profile.flags), list(self.start_poses))
+        self.draft = TaskDraft(list(host.flags), list(self.start_poses))
         self.form = AuthoringForm(list(self.start_poses))
         self.bar = AuthoringBar()
         self.worker = AuthoringWorker(host)
@@ -64,7 +64,7 @@ class AuthoringPanel(QWidget):
     def use_backend(self, backend: BackendProfile) -> None:
         """Another game is driven: its start states and flags in the form (Minetest offered "plaza")."""
         self.start_poses = _start_poses(backend)
-        self.draft.flag_names = list(self.host.profile.flags)
+        self.draft.flag_names = list(self.host.flags)
         self.draft.start_states = list(self.start_poses)
         self.form.set_start_states(list(self.start_poses))
         self._captured_start = None

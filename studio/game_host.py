@@ -26,12 +26,11 @@ from typing import Literal, Protocol, cast
 import numpy as np
 from PySide6.QtCore import QObject, Signal
 
-from core.agents.actions import ActionSet
 from core.audio.clip import AudioClip
-from core.backends.profile import BackendProfile, load_backend
+from core.backends.profile import BackendProfile, load_backend, memory_profile_of
 from core.backends.session import BackendSession
 from core.evaluation.client import EvaluatorClient
-from core.evaluation.profile import Profile, load_profile
+from core.evaluation.profile import Profile
 from core.evaluation.sample import StateSample
 from core.evaluation.tasks import Task
 from core.game.audio_ring import AudioHeld
@@ -91,11 +90,17 @@ class GameHost(QObject):
 
     def _use(self, backend: BackendProfile) -> None:
         self.backend = backend
-        self.profile: Profile = load_profile(backend.memory_profile_path)
-        self.actions = ActionSet.from_profile_data(self.profile.actions)
-        self.tasks: list[Task] = backend_tasks(backend, self.profile.flags)
+        # None: the backend has no memory profile yet (memory_profile: none): it plays and records, with no tasks
+        self.profile: Profile | None = memory_profile_of(backend)
+        self.actions = backend.action_set()
+        self.tasks: list[Task] = backend_tasks(backend, self.profile.flags) if self.profile else []
 
     # -- what is being driven ------------------------------------------------------------------
+    @property
+    def flags(self) -> list[str]:
+        """The game's flag names (none without a memory profile)."""
+        return list(self.profile.flags) if self.profile is not None else []
+
     @property
     def is_builtin(self) -> bool:
         return self.backend.kind == "builtin"

@@ -157,7 +157,8 @@ class WorldKeeper:
             self._close_parts(session)
             return
         try:
-            session.ensure_evaluator(self.lock_timeout_s)
+            if session.judged:  # a backend with no memory profile yet runs without one
+                session.ensure_evaluator(self.lock_timeout_s)
             # A game with the MAP_OUTLINE capability has map_outline() (BuiltinWorld), which GameConnection lacks.
             outline = cast("BuiltinWorld", world).map_outline() if Capability.MAP_OUTLINE in world.info.capabilities \
                 else []

@@ -13,9 +13,9 @@ from pathlib import Path
 import h5py
 import numpy as np
 
-from core.agents.actions import ActionSet
 from core.agents.base import RandomAgent
 from core.agents.observe import ObservationOptions
+from core.backends.profile import load_backend
 from core.episode.metrics import LOST
 from core.evaluation.client import EvaluatorClient
 from core.evaluation.profile import load_profile
@@ -34,7 +34,7 @@ def record_episode(path: Path, steps: int = STEPS, seed: int = 5,
                    observation: ObservationOptions | None = None) -> Path:
     """A real episode: the runner drives a random agent through the built-in world and records it."""
     profile = load_profile(PROFILES_DIR / "builtin_world.yaml")
-    actions = ActionSet.from_profile_data(profile.actions)
+    actions = load_backend("builtin").action_set()
     task = load_task(TASKS_DIR / "q08_site_navigation.yaml", profile.flags)
     with BuiltinWorld.launch(renderer="software") as world, EvaluatorClient.launch(world.pid) as evaluator:
         evaluator.wait_locked()

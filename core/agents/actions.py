@@ -1,6 +1,7 @@
 """Action sets: discrete actions as pad macros, and range-checked continuous control.
 
-The set is data in the game profile (`actions:`), so another game brings its own. See docs/actions.md.
+The set is data in the backend file (`actions:`), so another game brings its own; a backend that says none gets
+the standard set (core/agents/standard_actions.py). See docs/actions.md.
 """
 
 from __future__ import annotations
@@ -11,11 +12,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from core.agents.standard_actions import STANDARD_DISCRETE, STANDARD_MOVEMENT
 from core.game.errors import InvalidPadError
 from core.game.pad import Button, PadState
-from core.yaml_file import field_name
+from core.yaml_file import LocatedProblems, field_name
 
 
 class ActionError(ValueError):
@@ -51,9 +53,35 @@ class ContinuousSpec(_Model):
 
 
 class ActionSetSpec(_Model):
+    """A backend's `actions:`. Without `discrete` (`actions: {}`, or no `actions:` at all) the standard discrete
+    set and its movement list are used; `continuous` defaults to ContinuousSpec's values."""
+
     discrete: dict[str, DiscreteSpec] = Field(min_length=1)
     movement: list[str] = []
     continuous: ContinuousSpec = ContinuousSpec()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _standard_by_default(cls, data: object) -> object:
+        if data is None:
+            return {"discrete": STANDARD_DISCRETE, "movement": STANDARD_MOVEMENT}
+        if not isinstance(data, dict):
+            return data  # pydantic names the type that was wanted
+        given = cast("dict[str, Any]", data)
+        if "discrete" in given:
+            return given
+        return {"discrete": STANDARD_DISCRETE, "movement": given.get("movement", STANDARD_MOVEMENT), **given}
+
+    @model_validator(mode="after")
+    def _movement_known(self) -> ActionSetSpec:
+        wrong = [(("movement", i), f"{name!r} is not one of the discrete actions ({', '.join(self.discrete)})")
+                 for i, name in enumerate(self.movement) if name not in self.discrete]
+        if wrong:
+            raise LocatedProblems(wrong)
+        return self
+
+
+STANDARD_SPEC = ActionSetSpec.model_validate({})
 
 
 def _key(text: str) -> str:
@@ -93,13 +121,20 @@ class ActionSet:
                 self._lookup.setdefault(_key(alias), name)
 
     @classmethod
-    def from_profile_data(cls, data: dict[str, Any]) -> ActionSet:
+    def standard(cls) -> ActionSet:
+        """The standard set: what a backend without `actions:` plays with."""
+        return cls(STANDARD_SPEC)
+
+    @classmethod
+    def from_data(cls, data: dict[str, Any] | None) -> ActionSet:
+        """An action set from `actions:` data ({} or None: the standard set). Backend files are validated by
+        their loader, with file and line; this is for data that has no file of its own."""
         try:
-            return cls(ActionSetSpec.model_validate(data))
+            return cls(ActionSetSpec.model_validate(data or {}))
         except ValidationError as exc:
-            first = exc.errors()[0]  # the action set is data inside a profile, with no file of its own
+            first = exc.errors()[0]
             where = field_name(tuple(first["loc"]))
-            raise ActionError(f"the profile's action set is invalid at actions.{where}: {first['msg']}") from None
+            raise ActionError(f"the action set is invalid at actions.{where}: {first['msg']}") from None
 
     def resolve_name(self, text: str) -> str | None:
         return self._lookup.get(_key(text))

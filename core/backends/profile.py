@@ -11,9 +11,11 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from core.agents.actions import STANDARD_SPEC, ActionSet, ActionSetSpec
+from core.evaluation.profile import Profile, load_profile
 from core.game.external.spec import ExternalSpec
 from core.game.motion import MotionCalibration
-from core.paths import ASSETS_DIR
+from core.paths import ASSETS_DIR, user_backends_dir
 from core.yaml_file import explain, parse_yaml
 
 BACKEND_FORMAT_VERSION = 1
@@ -23,6 +25,11 @@ SideViewMode = Literal["turn", "instant"]
 
 class BackendFileError(ValueError):
     """A backend file that cannot be used; the message names the file and line."""
+
+
+class NoMemoryProfileError(BackendFileError):
+    """Something that needs ground truth (a task, `tasks validate`, an evaluator) asked a backend that has no
+    memory profile yet (`memory_profile: none`); the message names the memory finder's command."""
 
 
 class _Model(BaseModel):
@@ -63,10 +70,14 @@ class BackendProfile(_Model):
     name: str = Field(pattern=r"^[a-z0-9_]+$")
     title: str
     kind: Literal["builtin", "external"]
-    memory_profile: str                         # relative to this file
+    # Relative to this file; `none` (or null): no profile yet. The game then runs, shows and records, and the
+    # memory finder works on it, but nothing can judge it (docs/backend-format.md#no-memory-profile-yet).
+    memory_profile: str | None
     step_settle_s: float = Field(default=0.0, ge=0, le=10)  # wait after each action before judging (real-time games)
     side_views: SideViews = SideViews()
     validation: Validation = Validation()
+    # The actions agents choose from (docs/actions.md): the standard set unless the game needs its own.
+    actions: ActionSetSpec = STANDARD_SPEC
     # How far sticks move the character on open ground, for the continuous ineffective-move threshold
     # (core/game/motion.py; measured by `python main.py backend calibrate NAME --write`).
     continuous_motion: MotionCalibration | None = None
@@ -74,6 +85,11 @@ class BackendProfile(_Model):
     external: ExternalSpec | None = None
     notes: str = ""
     path: Path = Field(default=Path(), exclude=True)    # set by the loader
+
+    @field_validator("memory_profile", mode="before")
+    @classmethod
+    def _none_word(cls, value: object) -> object:
+        return None if isinstance(value, str) and value.strip().lower() == "none" else value
 
     @model_validator(mode="after")
     def _kind_section(self) -> BackendProfile:
@@ -92,8 +108,19 @@ class BackendProfile(_Model):
         return path if path.is_absolute() else (self.directory / path).resolve()
 
     @property
+    def has_memory_profile(self) -> bool:
+        return self.memory_profile is not None
+
+    @property
     def memory_profile_path(self) -> Path:
+        """The memory profile's file; NoMemoryProfileError, naming the finder's command, when there is none."""
+        if self.memory_profile is None:
+            raise NoMemoryProfileError(no_profile_message(self))
         return self.resolve(self.memory_profile)
+
+    def action_set(self) -> ActionSet:
+        """The actions an agent plays this game with (`actions:`, else the standard set)."""
+        return ActionSet(self.actions)
 
     @property
     def builtin_spec(self) -> BuiltinSpec:
@@ -107,6 +134,14 @@ class BackendProfile(_Model):
         return None
 
 
+def no_profile_message(backend: BackendProfile) -> str:
+    where = backend.path if backend.path != Path() else backend.name
+    out = backend.directory / f"{backend.name}_profile.yaml"
+    return (f"the {backend.name} backend has no memory profile yet (memory_profile: none in {where}), so nothing "
+            f"can judge a task on it. Find one with `python main.py memory signature --backend {where} --out {out}` "
+            "(docs/finding-memory.md), then set memory_profile to that file")
+
+
 def parse_backend(text: str, path: Path) -> BackendProfile:
     try:
         data, root = parse_yaml(text, path)
@@ -117,22 +152,31 @@ def parse_backend(text: str, path: Path) -> BackendProfile:
     try:
         backend = BackendProfile.model_validate({**data, "path": path})
     except ValidationError as exc:
-        raise BackendFileError(explain(path, root, exc, f"backend (format {BACKEND_FORMAT_VERSION})")) from None
+        what = f"backend (format {BACKEND_FORMAT_VERSION})"
+        raise BackendFileError(explain(path, root, exc, what, BackendProfile)) from None
     if backend.name != path.stem:
         raise BackendFileError(f"{path}:1: name {backend.name!r} must match the file name {path.stem!r}")
     return backend
 
 
+def is_backend_path(text: str) -> bool:
+    """Whether a backend is given as a file (a path, or a name ending in .yaml) rather than by name."""
+    return text.endswith((".yaml", ".yml")) or "/" in text or "\\" in text
+
+
 def backend_path(name_or_path: str | Path) -> Path:
-    """A backend name (builtin, minetest, ryujinx: a file in assets/backends/) or a path to a backend file."""
+    """A backend name (a file NAME.yaml in assets/backends/, else in the user's folder, POKEGYM_HOME/backends/)
+    or a path to a backend file."""
     text = str(name_or_path)
-    if text.endswith((".yaml", ".yml")) or "/" in text or "\\" in text:
-        return Path(text)
-    path = BACKENDS_DIR / f"{text}.yaml"
-    if not path.exists():
-        known = ", ".join(sorted(p.stem for p in BACKENDS_DIR.glob("*.yaml")))
-        raise BackendFileError(f"no backend named {text!r}; known backends: {known} (or give a path to a file)")
-    return path
+    if is_backend_path(text):
+        return Path(text).expanduser()
+    for folder in (BACKENDS_DIR, user_backends_dir()):
+        path = folder / f"{text}.yaml"
+        if path.exists():
+            return path
+    raise BackendFileError(f"no backend named {text!r} in {BACKENDS_DIR} or {user_backends_dir()} (set "
+                           f"POKEGYM_HOME to move the latter); known backends: {', '.join(known_backends())} "
+                           "(or give a path to a backend file)")
 
 
 def load_backend(name_or_path: str | Path = "builtin") -> BackendProfile:
@@ -145,4 +189,23 @@ def load_backend(name_or_path: str | Path = "builtin") -> BackendProfile:
 
 
 def known_backends() -> list[str]:
-    return sorted(p.stem for p in BACKENDS_DIR.glob("*.yaml"))
+    """The names of the project's backends and the user's (POKEGYM_HOME/backends)."""
+    return sorted({p.stem for folder in (BACKENDS_DIR, user_backends_dir()) for p in folder.glob("*.yaml")})
+
+
+def with_memory_profile(backend: BackendProfile, profile: Path | str | None) -> BackendProfile:
+    """The backend read through another memory profile file (`--profile`, e.g. one the memory finder wrote), in
+    place of the one its file names (or of none); unchanged when `profile` is None."""
+    if profile is None:
+        return backend
+    path = Path(profile).expanduser().resolve()
+    if not path.is_file():
+        looked = f" (looked for {path})" if str(path) != str(profile) else ""
+        raise BackendFileError(f"the memory profile {profile} given for the {backend.name} backend does not "
+                               f"exist{looked}")
+    return backend.model_copy(update={"memory_profile": str(path)})
+
+
+def memory_profile_of(backend: BackendProfile) -> Profile | None:
+    """The backend's memory profile, or None when it has none yet (`memory_profile: none`)."""
+    return load_profile(backend.memory_profile_path) if backend.has_memory_profile else None

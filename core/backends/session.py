@@ -20,10 +20,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from core.agents.actions import ActionSet
-from core.backends.profile import BackendProfile
+from core.backends.profile import BackendProfile, NoMemoryProfileError, memory_profile_of, no_profile_message
 from core.evaluation.client import EvaluatorClient
-from core.evaluation.profile import Profile, load_profile
+from core.evaluation.profile import Profile
 from core.game.connection import GameConnection
 from core.game.errors import GameError, GameStartError
 from core.game.external.spec import FileCopy
@@ -35,12 +34,14 @@ class BackendSession:
                  evaluator_hz: float = 60.0, evaluator_profile: Path | None = None) -> None:
         self.backend = backend
         self.game = game
-        self.profile: Profile = load_profile(backend.memory_profile_path)  # the game's own: its action set
-        # What the evaluator reads the game with: the backend's profile, or another (e.g. one the finder wrote)
-        self.evaluator_profile = Path(evaluator_profile) if evaluator_profile else backend.memory_profile_path
-        self.actions = ActionSet.from_profile_data(self.profile.actions)
+        self.profile: Profile | None = memory_profile_of(backend)  # the game's own: its flags, its version
+        # What the evaluator reads the game with: the backend's profile, or another (e.g. one the finder wrote).
+        # None: the backend has no profile yet, so no evaluator runs and nothing is judged.
+        self.evaluator_profile: Path | None = Path(evaluator_profile) if evaluator_profile else (
+            backend.memory_profile_path if backend.has_memory_profile else None)
+        self.actions = backend.action_set()
         self.evaluator: EvaluatorClient | None = None
-        self._with_evaluator = with_evaluator
+        self._with_evaluator = with_evaluator and self.evaluator_profile is not None
         self._evaluator_hz = evaluator_hz
         self._evaluated_pid = 0
         self.restarts = 0
@@ -51,7 +52,7 @@ class BackendSession:
              mode: str | None = None, extra_files: Sequence[FileCopy] = (), width: int | None = None,
              height: int | None = None, evaluator_profile: Path | None = None) -> BackendSession:
         """Launch the backend's game (as our child) and, unless told not to, its evaluator."""
-        profile = load_profile(backend.memory_profile_path)
+        profile = memory_profile_of(backend)
         game: GameConnection
         if backend.kind == "builtin":
             from core.game.builtin import BuiltinWorld
@@ -65,11 +66,12 @@ class BackendSession:
 
             assert backend.external is not None
             game = ExternalGame.launch(backend.external, backend.name, backend.directory, start_state=start_state,
-                                       width=width, height=height, version_expect=profile.game_version,
+                                       width=width, height=height,
+                                       version_expect=profile.game_version if profile else None,
                                        extra_files=extra_files)
         session = cls(backend, game, with_evaluator, evaluator_profile=evaluator_profile)
         try:
-            if with_evaluator:
+            if session.judged:
                 session.ensure_evaluator()
         except BaseException:
             session.close()
@@ -115,12 +117,17 @@ class BackendSession:
         session = cls(backend, game, with_evaluator, evaluator_profile=evaluator_profile)
         try:
             check_readable(game.pid)
-            if with_evaluator:
+            if session.judged:
                 session.ensure_evaluator()
         except BaseException:
             session.close()
             raise
         return session
+
+    @property
+    def judged(self) -> bool:
+        """Whether an evaluator reads this game: asked for, and a memory profile to read it with."""
+        return self._with_evaluator
 
     # -- episodes -------------------------------------------------------------------------
     def prepare(self, start_state: str | dict[str, Any], lock_timeout: float = 60.0) -> None:
@@ -142,7 +149,10 @@ class BackendSession:
         return pid
 
     def ensure_evaluator(self, lock_timeout: float = 60.0) -> EvaluatorClient:
-        """An evaluator attached to the game's current process, locked onto its state."""
+        """An evaluator attached to the game's current process, locked onto its state. A backend without a
+        memory profile has none: NoMemoryProfileError names the finder's command."""
+        if self.evaluator_profile is None:
+            raise NoMemoryProfileError(no_profile_message(self.backend))
         if self.evaluator is not None and self._evaluated_pid == self.game.pid and \
                 self.evaluator.status.get("state") not in ("game_exited", "failed", "disconnected"):
             return self.evaluator

@@ -19,9 +19,7 @@ from pathlib import Path
 
 import yaml
 
-from core.agents.actions import ActionSet
 from core.backends.profile import BackendFileError, BackendProfile, load_backend, parse_backend
-from core.evaluation.profile import load_profile
 from core.game.motion import DEFAULT_SHARE, MotionCalibration
 
 
@@ -51,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
     from core.game.errors import GameError
 
     start = args.start_state or _default_start(backend)
-    dead_zone = ActionSet.from_profile_data(load_profile(backend.memory_profile_path).actions).spec.continuous.dead_zone
+    dead_zone = backend.action_set().spec.continuous.dead_zone
     print(f"calibrating {backend.name} at start state {start!r} (privileged driver)")
     try:
         with BackendSession.open(backend, start_state=start) as session:

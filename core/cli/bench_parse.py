@@ -45,13 +45,11 @@ def _timed(call: Callable[[], Any]) -> float:
 
 
 def bench_parse(args: argparse.Namespace, emit: Callable[..., None]) -> None:
-    from core.agents.actions import ActionSet
     from core.agents.parser import parse_reply
     from core.agents.reply_corpus import DEFAULT_CORPUS, CorpusError, check, load_corpus, wrong_action
-    from core.evaluation.profile import load_profile
-    from core.paths import PROFILES_DIR
+    from core.backends.profile import load_backend
 
-    actions = ActionSet.from_profile_data(load_profile(PROFILES_DIR / "builtin_world.yaml").actions)
+    actions = load_backend("builtin").action_set()
     try:
         corpus = load_corpus(Path(args.corpus) if args.corpus else DEFAULT_CORPUS)
     except CorpusError as exc:

@@ -149,8 +149,8 @@ HARNESS_STEPS = 60
 def _random_episode(path: Path, steps: int, audio: str = "on", timed: list[float] | None = None) -> float:
     """Record a random agent's episode on the built-in world; returns its seconds. `timed` collects the seconds
     spent inside the game's hold calls."""
-    from core.agents.actions import ActionSet
     from core.agents.base import RandomAgent
+    from core.backends.profile import load_backend
     from core.evaluation.client import EvaluatorClient
     from core.evaluation.profile import load_profile
     from core.evaluation.tasks import load_task
@@ -159,7 +159,7 @@ def _random_episode(path: Path, steps: int, audio: str = "on", timed: list[float
     from core.session.runner import EpisodeRunner, RunOptions
 
     profile = load_profile(PROFILES_DIR / "builtin_world.yaml")
-    actions = ActionSet.from_profile_data(profile.actions)
+    actions = load_backend("builtin").action_set()
     task = load_task(TASKS_DIR / "q08_site_navigation.yaml", profile.flags)
     with BuiltinWorld.launch(renderer="software", audio=audio) as world, \
             EvaluatorClient.launch(world.pid) as evaluator:

@@ -26,11 +26,9 @@ BLOCKS = 4  # interleaved blocks for the in-process comparison, so both sides se
 
 def _builtin_actions() -> ActionSet:
     """The built-in world's action set, whose moves every block steps through."""
-    from core.agents.actions import ActionSet
-    from core.evaluation.profile import load_profile
-    from core.paths import PROFILES_DIR
+    from core.backends.profile import load_backend
 
-    return ActionSet.from_profile_data(load_profile(PROFILES_DIR / "builtin_world.yaml").actions)
+    return load_backend("builtin").action_set()
 
 
 def _in_process_vs_env(steps: int) -> tuple[float, float]:

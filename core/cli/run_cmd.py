@@ -28,7 +28,7 @@ from typing import Any
 
 from core.agents.models.rate_limit import RateLimits
 from core.agents.observe import ObservationOptions
-from core.backends.profile import BackendFileError, BackendProfile, load_backend
+from core.backends.profile import BackendFileError, BackendProfile, load_backend, with_memory_profile
 from core.cli.progress import RunProgress
 from core.game import child
 from core.session.batch import BatchError, check_run, granularities, run_batch
@@ -39,19 +39,27 @@ from core.session.local_pool import LocalPool
 from core.session.protocol import PROTOCOLS, RUN_DEFAULTS, ProtocolError, run_settings, suite_ids
 from core.session.run_folder import is_error
 from core.session.runner import RunOptions
+from core.session.task_source import TaskSourceError, backend_of_tasks, split_selector
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--backend", default="builtin", metavar="NAME|PATH",
-                        help="the game: builtin (default), minetest, ryujinx, or a backend file "
-                             "(docs/backend-format.md)")
+    parser.add_argument("--backend", metavar="NAME|PATH",
+                        help="the game: builtin, minetest, ryujinx, a name in POKEGYM_HOME/backends, or a backend "
+                             "file, whose tasks are the tasks/ folder beside it (docs/backend-format.md). Default: "
+                             "the backend the --tasks files name, else builtin")
+    parser.add_argument("--profile", type=Path, metavar="PATH",
+                        help="read the game through this memory profile file instead of the backend's own (for "
+                             "instance one the memory finder wrote; docs/profile-format.md)")
     parser.add_argument("--protocol", choices=sorted(PROTOCOLS),
                         help="paper: the 30 suite tasks x all 3 granularities x 5 trials with each task's own step "
                              "budget (the benchmark's protocol); leave out --tasks, --granularity, --trials and "
                              "--budget")
     parser.add_argument("--dry-run", action="store_true",
                         help="print the plan (every episode: task, granularity, trial, budget, seed) and start nothing")
-    parser.add_argument("--tasks", help="all (default), suite, task ids or globs, quests, category:NAME (comma list)")
+    parser.add_argument("--tasks", metavar="SELECTOR|PATH|DIR",
+                        help="all (default), suite, task ids or globs, quests, category:NAME, or task files and "
+                             "folders (a part with a / or ending in .yaml), which replace the backend's own tasks "
+                             "(comma list)")
     parser.add_argument("--granularity", help="visual, step, goal (default) or all")
     parser.add_argument("--agent", default="random",
                         help="random[:SEED], random+listen[:SEED] (random, but turns away when its last step's sound "
@@ -249,6 +257,14 @@ def _print_plan(args: argparse.Namespace, options: RunOptions, agent_options: di
     return 0
 
 
+def chosen_backend(args: argparse.Namespace) -> str:
+    """--backend as given; without it the backend the --tasks files name (by name or path), else builtin."""
+    if args.backend is not None:
+        return str(args.backend)
+    paths, _ = split_selector(args.tasks or "")
+    return (backend_of_tasks(paths) if paths else None) or "builtin"
+
+
 def run(args: argparse.Namespace) -> int:
     problem = check_arguments(args)
     if problem:
@@ -263,8 +279,8 @@ def run(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2
     try:
-        backend = load_backend(args.backend)
-    except BackendFileError as exc:
+        backend = with_memory_profile(load_backend(chosen_backend(args)), args.profile)
+    except (BackendFileError, TaskSourceError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     if args.attach == "auto" and backend.kind == "builtin":
@@ -316,7 +332,8 @@ def run(args: argparse.Namespace) -> int:
             rows = run_batch(args.tasks, args.granularity, args.agent, args.trials, args.workers or 1, args.out,
                              options, display.episode, agent_options, control, executor=executor,
                              episode_timeout_s=args.episode_timeout, retries=args.retries, limits=limits,
-                             status=display.status, backend=backend, attach=args.attach)
+                             status=display.status, backend=backend, attach=args.attach,
+                             memory_profile=args.profile)
     except BatchError as exc:
         display.close()
         print(f"error: {exc}", file=sys.stderr)

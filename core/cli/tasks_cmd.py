@@ -22,16 +22,23 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
 
-from core.backends.profile import BackendFileError, BackendProfile, known_backends, load_backend
+from core.backends.profile import (
+    BackendFileError,
+    BackendProfile,
+    backend_path,
+    is_backend_path,
+    known_backends,
+    load_backend,
+)
+from core.cli import tasks_try
 from core.evaluation.profile import ProfileError, load_profile
 from core.evaluation.tasks import Task, TaskFileError, load_task, suite_folder, task_files
 from core.paths import TASKS_DIR
+from core.session.task_source import TaskSourceError, named_backend, same_backend
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -41,16 +48,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     listing.add_argument("--backend", default="all", help="a backend name, or all (default)")
     validate = sub.add_parser("validate", help="check task files (and drive them with --drive / --all)")
     validate.add_argument("paths", nargs="*", type=Path)
+    validate.add_argument("--tasks", type=Path, action="append", default=[], metavar="PATH|DIR",
+                          help="task files: one file, or every *.yaml in a folder (may be repeated)")
     validate.add_argument("--all", action="store_true", help="every task of the backend(s), each driven end to end")
     validate.add_argument("--drive", action="store_true", help="drive the reference route of each named task")
-    validate.add_argument("--backend", default="all", help="with --all: a backend name, or all (default)")
+    validate.add_argument("--backend", default="all", metavar="NAME|PATH",
+                          help="a backend name or file. With --all: its tasks (a file's: those in --tasks DIR, else in "
+                               "tasks/ beside it); with task files: the backend they are checked and driven on")
     validate.add_argument("--folder", type=Path, default=TASKS_DIR, help=argparse.SUPPRESS)
     validate.add_argument("--write-reference", action="store_true",
                           help="write the measured reference_steps back into each file")
     validate.add_argument("--profile", type=Path, help="judge with this memory profile instead of the built-in "
                                                        "one (implies --drive)")
-    trying = sub.add_parser("try", help="check one task's start state loads and its reference route succeeds")
-    trying.add_argument("path", type=Path)
+    tasks_try.add_arguments(sub.add_parser("try", help="check that tasks' start states load and their reference "
+                                                       "routes succeed (each on its own backend)"))
     suite = sub.add_parser("suite", help="check the built-in suite's task files against its manifest "
                                          "(assets/tasks/_suite.yaml), or rewrite it after changing a task on purpose")
     suite.add_argument("--write", action="store_true", help="record the suite tasks' files as they are now")
@@ -78,21 +89,23 @@ class Context:
 
 def _backends(choice: str) -> list[str]:
     if choice == "all":
-        return known_backends()
+        return [name for name in known_backends() if suite_folder(name).is_dir()]
     load_backend(choice)  # a clear error for an unknown name
     return [choice]
 
 
-def _task_backend(path: Path) -> str:
-    """The backend a task file names (builtin when it names none), read before full validation."""
-    import yaml
+def _given_tasks(given: list[Path]) -> list[Path]:
+    """--tasks: files as given, folders as their task files."""
+    return [p for path in given for p in (task_files(path) if path.is_dir() else [path])]
 
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError):
-        return "builtin"  # load_task reports the real problem with its line
-    name: object = cast("dict[str, Any]", data).get("backend", "builtin") if isinstance(data, dict) else "builtin"
-    return name if isinstance(name, str) else "builtin"
+
+def _suite_of(choice: str, given: list[Path]) -> tuple[list[Path], str]:
+    """`--all`'s task files for one backend and where they were looked for: a named backend's suite folder; a
+    backend file's --tasks, else the tasks/ folder beside it."""
+    if given:
+        return _given_tasks(given), ", ".join(str(p) for p in given)
+    folder = backend_path(choice).parent / "tasks" if is_backend_path(choice) else suite_folder(choice)
+    return (task_files(folder) if folder.is_dir() else []), str(folder)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -107,27 +120,38 @@ def run(args: argparse.Namespace) -> int:
         if args.action == "list":
             return _list(args, context)
         if args.action == "try":
-            builtin = context("builtin")
-            return _try(args.path, builtin.flags, builtin.start_states or [])
+            return tasks_try.run(args)
         if args.action == "suite":
             return _suite(args.write)
+        looked: list[str] = []
         if args.all:
-            paths = [p for name in _backends(args.backend) for p in task_files(suite_folder(name))
-                     if suite_folder(name).is_dir()]
+            paths: list[Path] = []
+            for name in _backends(args.backend):
+                found, where = _suite_of(name, args.tasks)
+                paths += found
+                looked.append(where)
         else:
-            paths = args.paths
-    except BackendFileError as exc:
+            paths = [*args.paths, *_given_tasks(args.tasks)]
+        chosen = None if args.backend == "all" else args.backend
+        if chosen is not None:
+            context(chosen)  # a backend that cannot be used is said once, before any task
+    except (BackendFileError, TaskSourceError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     if not paths:
-        print("error: name task files, or use --all", file=sys.stderr)
+        print(f"error: no task files in {', '.join(looked)}; name task files, or give --tasks PATH|DIR"
+              if args.all else "error: name task files (or --tasks PATH|DIR), or use --all", file=sys.stderr)
         return 2
-    tasks: list[tuple[Path, Task]] = []
+    tasks: list[tuple[Path, Task, str]] = []
     failed = 0
     for path in paths:
         try:
-            ctx = context(_task_backend(path))
-            tasks.append((path, load_task(path, ctx.flags, ctx.start_states)))
+            named = named_backend(path)
+            if chosen is not None and not same_backend(named, chosen):
+                raise TaskFileError(f"{path}: the task is for backend {named!r}, but --backend {chosen} was given")
+            key = chosen or named
+            ctx = context(key)
+            tasks.append((path, load_task(path, ctx.flags, ctx.start_states), key))
             print(f"ok      {path}")
         except (TaskFileError, BackendFileError) as exc:
             print(f"INVALID {exc}")
@@ -142,8 +166,8 @@ def run(args: argparse.Namespace) -> int:
                 print(f"error: {exc}", file=sys.stderr)
                 return 2
             print(f"judging with {args.profile} ({judged_by.name})")
-        for name in sorted({task.backend for _, task in tasks}):
-            group = [(p, t) for p, t in tasks if t.backend == name]
+        for name in sorted({key for _, _, key in tasks}):
+            group = [(p, t) for p, t, key in tasks if key == name]
             failed += _drive(context(name).backend, group, args.write_reference and args.profile is None,
                              args.profile)
     if driving:
@@ -151,7 +175,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(f"{len(paths) - failed} of {len(paths)} task file(s) valid; not driven: add --drive to prove their "
               "reference routes reach success")
-    if args.all and "builtin" in _backends(args.backend):
+    if args.all and not args.tasks and "builtin" in _backends(args.backend):
         failed += _report_suite()
     return 1 if failed else 0
 
@@ -222,7 +246,7 @@ def _list(args: argparse.Namespace, context: Callable[[str], Context]) -> int:
             print(heading)
         for path in paths:
             try:
-                ctx = context(name or _task_backend(path))
+                ctx = context(name or named_backend(path))
                 task = load_task(path, ctx.flags, ctx.start_states)
             except (TaskFileError, BackendFileError) as exc:
                 print(f"{name or '?':9s} {path.stem:30s} INVALID: {str(exc).splitlines()[0]}")
@@ -253,23 +277,6 @@ def _drive(backend: BackendProfile, tasks: list[tuple[Path, Task]], write_refere
 
     verdicts = drive_tasks(backend, [task for _, task in tasks], profile_path, on_verdict=say)
     return sum(not v.solved for v in verdicts)
-
-
-def _try(path: Path, flags: list[str], start_states: list[str]) -> int:
-    from core.authoring.try_task import try_task
-
-    try:
-        task = load_task(path, flags, start_states)
-    except TaskFileError as exc:
-        print(f"INVALID {exc}")
-        return 1
-    started = time.perf_counter()
-    result = try_task(task)
-    elapsed = time.perf_counter() - started
-    detail = f"success at step {result.success_step} of {task.step_budget}" if result.success else result.reason
-    verdict = "SOLVED " if result.success else "FAILED "
-    print(f"{verdict} {task.id:28s} {result.steps:4d} steps  {elapsed:5.1f} s  {detail}  [privileged driver]")
-    return 0 if result.success else 1
 
 
 def _write_reference(path: Path, steps: int) -> None:

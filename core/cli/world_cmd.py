@@ -62,8 +62,8 @@ def _run_external(args: argparse.Namespace) -> int:
     import signal
     import threading
 
-    from core.backends.profile import BackendFileError, load_backend
-    from core.evaluation.profile import ProfileError, load_profile
+    from core.backends.profile import BackendFileError, load_backend, memory_profile_of
+    from core.evaluation.profile import ProfileError
     from core.game.errors import GameError
     from core.game.external.game import ExternalGame
 
@@ -73,7 +73,8 @@ def _run_external(args: argparse.Namespace) -> int:
             print("error: that backend is the built-in world; run without --backend", file=sys.stderr)
             return 2
         assert backend.external is not None
-        expect = load_profile(backend.memory_profile_path).game_version
+        profile = memory_profile_of(backend)
+        expect = profile.game_version if profile else None
         game = ExternalGame.launch(backend.external, backend.name, backend.directory, start_state=args.start,
                                    version_expect=expect)
     except (BackendFileError, ProfileError, GameError, ValueError) as exc:

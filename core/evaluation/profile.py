@@ -120,7 +120,9 @@ class Profile(_Model):
     fields: dict[str, FieldSpec]
     flag_field: str | None = None
     flags: list[str] = []
-    actions: dict[str, Any] = {}
+    # Ignored: the action set moved to the backend file (docs/backend-format.md#actions). Profiles written before
+    # that still load, whatever they hold here.
+    actions: object = None
     notes: str = ""
 
     @model_validator(mode="after")
@@ -218,4 +220,4 @@ def load_profile(path: Path) -> Profile:
     try:
         return Profile.model_validate(data)
     except ValidationError as exc:
-        raise ProfileError(explain(path, root, exc, f"profile (format {PROFILE_FORMAT_VERSION})")) from None
+        raise ProfileError(explain(path, root, exc, f"profile (format {PROFILE_FORMAT_VERSION})", Profile)) from None

@@ -120,9 +120,10 @@ StartSpec = Annotated[
 
 class Task(_Model):
     format_version: Literal[1] = 1
-    # Which game the task is for (a backend file in assets/backends/); tasks of other backends live in
+    # Which game the task is for: a backend name (assets/backends/ or the user's POKEGYM_HOME/backends/), or
+    # a backend file's path relative to the task file. The project's tasks of other backends live in
     # assets/tasks/BACKEND/.
-    backend: str = Field(default="builtin", pattern=r"^[a-z0-9_]+$")
+    backend: str = Field(default="builtin", pattern=r"^([a-z0-9_]+|.+\.ya?ml)$")
     id: str = Field(pattern=r"^[a-z0-9_]+$")
     quest: str = Field(pattern=r"^[a-z0-9_]+$")
     category: Category
@@ -206,7 +207,7 @@ def parse_task(text: str, path: Path, known_flags: list[str] | None = None,
         task = Task.model_validate(data, context={"known_flags": known_flags})
     except ValidationError as exc:
         fields = [(field_name(tuple(error["loc"])), str(error["msg"])) for error in exc.errors()]
-        raise TaskFileError(explain(path, root, exc, f"task (format {TASK_FORMAT_VERSION})"), fields) from None
+        raise TaskFileError(explain(path, root, exc, f"task (format {TASK_FORMAT_VERSION})", Task), fields) from None
     problems: list[str] = []
     fields: list[tuple[str, str]] = []
     if known_flags is not None:

@@ -27,6 +27,7 @@ import numpy as np
 from core.agents.actions import ActionSet
 from core.analysis.report import ReportError, load_results
 from core.audio.clip import AudioLayout
+from core.backends.profile import load_backend
 from core.episode import read_header
 from core.evaluation.profile import load_profile
 from core.evaluation.tasks import TaskFileError, load_task, task_files
@@ -230,7 +231,7 @@ def export_dataset(folder: Path, out: Path, fmt: str = "minari", options: Datase
         raise ExportError(f"{folder} mixes discrete and continuous-control episodes, which need different action "
                           "spaces; export them from separate folders")
     profile = load_profile(PROFILES_DIR / "builtin_world.yaml")
-    actions = ActionSet.from_profile_data(profile.actions)
+    actions = load_backend("builtin").action_set()
     tasks = _Tasks(options.task_dirs, profile.flags, options.dense_reward)
     paradigm = paradigms.pop()
     try:

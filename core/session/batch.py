@@ -14,10 +14,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from core.agents.actions import ActionSet
 from core.agents.models.rate_limit import RateLimits
 from core.agents.reflection import ExperienceError, ExperienceLibrary, merge_libraries, write_atomically
-from core.backends.profile import BackendProfile, load_backend
+from core.backends.profile import BackendProfile, load_backend, with_memory_profile
 from core.evaluation.profile import load_profile
 from core.session import run_folder
 from core.session.batch_control import BatchControl
@@ -84,7 +83,7 @@ def check_run(task_selector: str, granularity: str, agent_spec: str, trials: int
     or an unreadable replay file, before anything is made (or a cluster is started)."""
     backend = backend or load_backend("builtin")
     profile = load_profile(backend.memory_profile_path)
-    actions = ActionSet.from_profile_data(profile.actions)
+    actions = backend.action_set()
     specs = plan_episodes(task_selector, granularity, agent_spec, trials, backend, profile.flags)
     if not specs:
         raise BatchError("nothing to run: --trials must be at least 1")
@@ -123,11 +122,13 @@ def run_batch(task_selector: str, granularity: str, agent_spec: str, trials: int
               agent_options: dict[str, Any] | None = None, control: BatchControl | None = None, *,
               executor: EpisodeExecutor | None = None, episode_timeout_s: float | None = None, retries: int = 0,
               limits: RateLimits | None = None, status: Callable[[BatchStatus], None] | None = None,
-              backend: BackendProfile | None = None, attach: str | None = None) -> list[dict[str, Any]]:
+              backend: BackendProfile | None = None, attach: str | None = None,
+              memory_profile: Path | None = None) -> list[dict[str, Any]]:
     """Run what `out` has no result for yet; returns the rows written (results and errors) by this call.
 
     `backend` is the game (the built-in world by default), launched for each episode, or with `attach`
-    the one already running (BackendSession.attach_to); `executor` is where episodes run (default: a local
+    the one already running (BackendSession.attach_to), read through the memory profile file `memory_profile`
+    when given (--profile) instead of its own; `executor` is where episodes run (default: a local
     pool of `workers` threads). An episode that ends in an
     infrastructure error is tried again up to `retries` times in this call; `limits` cap the run's model
     requests; `status` hears where the run stands (done, running, ETA) several times a second.
@@ -135,7 +136,7 @@ def run_batch(task_selector: str, granularity: str, agent_spec: str, trials: int
     """
     agent_options = agent_options or {}
     control = control or BatchControl()
-    backend = backend or load_backend("builtin")
+    backend = with_memory_profile(backend or load_backend("builtin"), memory_profile)
     specs, replies = check_run(task_selector, granularity, agent_spec, trials, options, agent_options, backend)
     try:
         run_folder.prepare(out)
@@ -147,7 +148,9 @@ def run_batch(task_selector: str, granularity: str, agent_spec: str, trials: int
     for_agent = {name: agent_options[name] for name in ("model_id", "base_url", "reflection_every")
                  if agent_options.get(name) is not None}
     jobs = [EpisodeJob(spec, options, for_agent, experience, replies, episode_timeout_s,
-                       backend=backend_reference(backend), attach=attach) for spec in specs if spec.key not in finished]
+                       backend=backend_reference(backend), attach=attach,
+                       memory_profile=str(backend.memory_profile_path) if memory_profile is not None else None)
+            for spec in specs if spec.key not in finished]
     rows = drive(jobs, executor or LocalPool(workers), out, control, len(specs), retries, limits, progress, status)
     if experience is not None:
         done = run_folder.finished_keys(out)  # interrupted and failed episodes run again: not their lessons

@@ -20,12 +20,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from core.agents.actions import ActionSet
 from core.agents.models.rate_limit import RequestLimiter
 from core.agents.reflection import ExperienceLibrary
-from core.backends.profile import BackendProfile, load_backend
+from core.backends.profile import BackendProfile, load_backend, with_memory_profile
 from core.backends.session import BackendSession
-from core.evaluation.profile import load_profile
 from core.game.builtin import BuiltinWorld
 from core.game.errors import GameError
 from core.session import run_folder
@@ -57,7 +55,8 @@ class EpisodeJob:
     replies: tuple[str, ...] | None = None       # a replay agent's replies, read once on the driver
     timeout_s: float | None = None                # --episode-timeout
     attempt: int = 1                              # this run's try of the episode (--retries)
-    backend: str = "builtin"                      # a shipped backend's name, or a backend file's path
+    backend: str = "builtin"                      # a shipped backend's name, or a backend file's absolute path
+    memory_profile: str | None = None             # --profile: a memory profile file read instead of the backend's
     attach: str | None = None                     # drive a game already running (--attach): see BackendSession
 
     @property
@@ -158,9 +157,9 @@ def play_episode(job: EpisodeJob, root: Path, control: EpisodeControl,
     if control.stopping:
         return EpisodeOutcome(SKIPPED)
     spec = job.spec
-    backend = load_backend(job.backend)
+    backend = with_memory_profile(load_backend(job.backend), job.memory_profile)
     options = episode_options(job, backend)
-    actions = ActionSet.from_profile_data(load_profile(backend.memory_profile_path).actions)
+    actions = backend.action_set()
     written: list[str] = []
     library = None
     if job.experience is not None:

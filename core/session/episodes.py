@@ -13,12 +13,20 @@ from typing import Any
 from core.agents.actions import ActionSet
 from core.agents.base import Agent, RandomAgent, ReplayAgent
 from core.agents.reflection import ExperienceLibrary
-from core.backends.profile import BACKENDS_DIR, BackendProfile, load_backend
+from core.backends.profile import BackendProfile, load_backend
 from core.evaluation.profile import load_profile
-from core.evaluation.tasks import Task, load_suite, suite_folder
+from core.evaluation.tasks import Task
 from core.recording.errors import EpisodeFileError
 from core.recording.reader import EpisodeReader
 from core.session.protocol import ProtocolError, suite_ids
+from core.session.task_source import (
+    TaskSourceError,
+    given_task_files,
+    is_shipped,
+    load_tasks_for,
+    own_tasks,
+    split_selector,
+)
 
 GRANULARITY_NAMES = {"visual": "visual_guided", "step": "step_guided", "goal": "goal_only"}
 
@@ -52,8 +60,9 @@ def episode_seed(run_seed: int, task_id: str, granularity: str, trial: int) -> i
     return int.from_bytes(digest, "big")
 
 
-def select_tasks(selector: str, tasks: list[Task], suite: list[str] | None = None) -> list[Task]:
-    """The tasks a selector names: all, `suite` (the ids in `suite`), ids or globs, quests, category:NAME."""
+def select_tasks(selector: str, tasks: list[Task], suite: list[str] | None = None, where: str = "") -> list[Task]:
+    """The tasks a selector names: all, `suite` (the ids in `suite`), ids or globs, quests, category:NAME; `where`
+    names where `tasks` were found, for the message when a part matches none of them."""
     chosen: list[Task] = []
     for part in [p.strip() for p in selector.split(",") if p.strip()]:
         if part == "all":
@@ -65,7 +74,8 @@ def select_tasks(selector: str, tasks: list[Task], suite: list[str] | None = Non
         else:
             matched = [t for t in tasks if fnmatch.fnmatch(t.id, part) or t.quest == part]
         if not matched:
-            raise BatchError(f"no task matches {part!r}; see `python main.py tasks list`")
+            among = f" among the {len(tasks)} task(s) in {where}" if where else ""
+            raise BatchError(f"no task matches {part!r}{among}; see `python main.py tasks list`")
         chosen += [t for t in matched if t not in chosen]
     return chosen
 
@@ -133,38 +143,50 @@ def make_agent(spec: str, actions: ActionSet, seed: int, paradigm: str,
 def plan_episodes(task_selector: str, granularity: str, agent_spec: str, trials: int,
                   backend: BackendProfile | None = None, flags: list[str] | None = None) -> list[EpisodeSpec]:
     """Every episode of a run on `backend` (the built-in world by default), in its fixed order
-    (task, granularity, trial)."""
+    (task, granularity, trial). The selector's paths (core/session/task_source.py) replace the backend's own
+    task folder; its other parts choose among the tasks."""
     backend = backend or load_backend("builtin")
     if flags is None:
         flags = load_profile(backend.memory_profile_path).flags
+    paths, selector = split_selector(task_selector)
     suite = None
-    if "suite" in [p.strip() for p in task_selector.split(",")]:
+    if "suite" in [p.strip() for p in selector.split(",")]:
         if backend.name != "builtin":
             raise BatchError("the benchmark suite is the built-in world's; choose tasks with --tasks for "
                              f"{backend.name}")
+        if paths:
+            raise BatchError("--tasks suite chooses among the built-in world's own tasks; leave out the paths")
         try:
             suite, _ = suite_ids()
         except ProtocolError as exc:
             raise BatchError(str(exc)) from None
-    tasks = select_tasks(task_selector, backend_tasks(backend, flags), suite)
+    try:
+        if paths:
+            pool = load_tasks_for(backend, given_task_files(paths), flags)
+            where = ", ".join(str(p) for p in paths)
+        else:
+            pool, folder = own_tasks(backend, flags)
+            where = str(folder)
+    except TaskSourceError as exc:
+        raise BatchError(str(exc)) from None
+    if not pool:
+        raise BatchError(f"no tasks for the {backend.name} backend ({backend.path}): looked in {where}. Put task "
+                         "files there, or give --tasks PATH|DIR (docs/backend-format.md#where-backends-are-found)")
+    tasks = select_tasks(selector, pool, suite, where)
     return [EpisodeSpec(t, g, agent_spec, trial) for t in tasks for g in granularities(granularity)
             for trial in range(trials)]
 
 
 def backend_tasks(backend: BackendProfile, flags: list[str]) -> list[Task]:
-    """The backend's task suite (assets/tasks/ or assets/tasks/BACKEND/), each checked to name this backend."""
-    folder = suite_folder(backend.name)
-    tasks = load_suite(folder, flags, backend.start_states) if folder.is_dir() else []
-    wrong = [t.id for t in tasks if t.backend != backend.name]
-    if wrong:
-        raise BatchError(f"tasks in {folder} name another backend than {backend.name!r}: {wrong}")
-    return tasks
+    """The backend's own tasks (core/session/task_source.task_folder), each checked to name this backend."""
+    try:
+        return own_tasks(backend, flags)[0]
+    except TaskSourceError as exc:
+        raise BatchError(str(exc)) from None
 
 
 def backend_reference(backend: BackendProfile) -> str:
     """How an episode finds its backend again, possibly on another machine: the name of a shipped backend
-    (assets/backends/NAME.yaml, the same on every node), else the file's path."""
-    shipped = BACKENDS_DIR / f"{backend.name}.yaml"
-    if shipped.exists() and shipped.resolve() == backend.path.resolve():
-        return backend.name
-    return str(backend.path)
+    (assets/backends/NAME.yaml, the same on every node), else the file's absolute path, so that a worker loads
+    the very file the run was given (a user's file, wherever it lives), never another found by its name."""
+    return backend.name if is_shipped(backend) else str(backend.path.resolve())

@@ -16,7 +16,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from core.agents.actions import ActionSet
+from core.backends.profile import load_backend
 from core.evaluation.client import EvaluatorClient
 from core.evaluation.profile import load_profile
 from core.evaluation.sample import StateSample
@@ -43,7 +43,7 @@ class PokeGymEnv(gym.Env[Observation, np.int64]):
                  height: int = 90, step_budget: int | None = None, render_mode: str | None = "rgb_array",
                  evaluator_hz: float = EVALUATOR_HZ, cpu: int | None = None, audio: bool = False) -> None:
         profile = load_profile(PROFILES_DIR / "builtin_world.yaml")
-        self.actions = ActionSet.from_profile_data(profile.actions)
+        self.actions = load_backend("builtin").action_set()
         self.task: Task = load_task(TASKS_DIR / f"{task_id}.yaml", profile.flags)
         self.flag_bits = {name: i for i, name in enumerate(profile.flags)}
         self.dense_reward = dense_reward

@@ -123,7 +123,7 @@ class MemoryView(QWidget):
             # The backend's own profile says how its positions are stored (Minetest: nodes x 10); a new
             # game starts at 1.0 until its user knows better.
             self._units_for = self.host.backend.name
-            x = self.host.profile.fields.get("x")
+            x = self.host.profile.fields.get("x") if self.host.profile is not None else None
             self.finder_panel.set_units(x.scale if x is not None else 1.0, x.units if x is not None else None)
 
     def _follow_process(self) -> None:

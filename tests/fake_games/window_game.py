@@ -6,6 +6,8 @@
   counter stripe (so frames keep changing).
 * Appends every key, button and pointer event it receives to --log, flushed at once.
 * --child: starts a child process of its own (as emulators start helpers), to test that closing ends it.
+* --say TEXT: prints TEXT on its output at start (a game's log line, e.g. a failure); --window-after S shows
+  its window only after S seconds; --exit-after S exits (status 3) after S seconds: start-ups that go wrong.
 * --guest-ram: imitates Ryujinx's memory layout: an unlinked /dev/shm/Ryujinx-* file mapped three times
   (the block, a base view and a mirror), holding a state block whose x, y follow the arrow keys.
 """
@@ -51,12 +53,22 @@ def main() -> int:
     parser.add_argument("--child", action="store_true")
     parser.add_argument("--guest-ram", action="store_true")
     parser.add_argument("--version", action="store_true")
+    parser.add_argument("--say")
+    parser.add_argument("--window-after", type=float, default=0.0)
+    parser.add_argument("--exit-after", type=float)
     args = parser.parse_args()
     if args.version:
         print(os.environ.get("FAKE_GAME_VERSION", "FakeGame 1.0"))
         return 0
     if not args.log:
         parser.error("--log is required")
+    if args.say:
+        print(args.say, flush=True)
+    started = time.monotonic()
+    while time.monotonic() - started < args.window_after:  # a game still loading: no window yet
+        if args.exit_after is not None and time.monotonic() - started >= args.exit_after:
+            return 3
+        time.sleep(0.02)
     log = open(args.log, "a", buffering=1)  # noqa: SIM115 - open for the process's life
     helper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"]) if args.child else None
     if helper is not None:
@@ -101,6 +113,8 @@ def main() -> int:
         gc.change(foreground=screen.white_pixel)
         window.fill_rectangle(gc, (frame * 7) % args.width, 0, 8, 12)  # moves every frame
         d.flush()
+        if args.exit_after is not None and time.monotonic() - started >= args.exit_after:
+            return 3
         for view in views[:1]:  # writing one view is enough: the others map the same pages
             write_block(view, x, y, frame)
         time.sleep(1 / 60)

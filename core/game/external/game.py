@@ -48,6 +48,7 @@ from core.game.external.guard_client import InputGuard
 from core.game.external.inputs import InputDevice, XTestInput, make_input
 from core.game.external.launcher import Launcher, Started, describe_output
 from core.game.external.processes import CpuWatch, exit_status
+from core.game.external.readiness import ReadyWait, wait_for_log_text
 from core.game.external.spec import ExternalSpec, FileCopy, MacroStep
 from core.game.frames import BorrowedFrame, Frame, FrameRing
 from core.game.pad import Button, PadState
@@ -164,37 +165,45 @@ class ExternalGame:
         self._dead_reason = None
         if self.guard is not None:
             self.guard.say(f"group {started.process.pid}")
-        deadline = time.monotonic() + self.spec.launch.ready.timeout_s if self.spec.launch else 60.0
-        self.launcher.wait_log_ready(started, deadline)
-        self._connect_window(deadline)
+        ready = self.launcher.launch_spec.ready
+        wait = ReadyWait(started, ready, self.name,
+                         Path(self.launcher.subs.fill(ready.log_file)) if ready.log_file else None)
+        wait_for_log_text(wait)
+        self._connect_window(wait.deadline, wait)
         self._current_start = start_state
-        if self.spec.launch is not None:
-            time.sleep(self.spec.launch.ready.settle_s)
-            self._wait_stable(self.spec.launch.ready.stable_s, deadline)
+        time.sleep(ready.settle_s)
+        self._wait_stable(ready.stable_s, wait.deadline, wait)
         if start_state and self.spec.start_states[start_state].macro:
             self._run_macro(self.spec.start_states[start_state].macro)
             if self.spec.launch is not None:  # what the macro did on screen (a menu closing, a message) settles too
                 self._wait_stable(self.spec.launch.ready.stable_s, time.monotonic() + 10.0)
         self._fresh_start = start_state
 
-    def _connect_window(self, deadline: float) -> None:
+    def _connect_window(self, deadline: float, wait: ReadyWait | None = None) -> None:
+        """Find the game's window (its pid's first) and start capturing it. Launched (`wait`): the readiness
+        wait says which window it looks for and which there are; attached: the same, once, at `deadline`."""
         frames = self.spec.frames
         window = None
         if sys.platform != "win32":
             assert self.display is not None
             display = x11.open_display(self.display)
             try:
+                if wait is not None:
+                    wait.waiting_for(lambda: self._window_wanted(display))
                 while window is None:
                     found = x11.find_windows(display, frames.window_title, self.pid)
                     window = found[0] if found else None
                     if window is None:
+                        if wait is not None:
+                            wait.check()
                         self._check_alive()
-                        if time.monotonic() > deadline:
-                            raise GameStartError(f"no window titled like {frames.window_title!r} appeared on "
-                                                 f"{self.display}")
+                        if wait is None and time.monotonic() > deadline:
+                            raise GameStartError(f"no {self._window_wanted(display)}")
                         time.sleep(0.05)
             finally:
                 display.close()
+            if wait is not None:
+                wait.done(f"its window {window.title!r} is shown")
         self.window = window
         if self.ring is None:
             self.ring = FrameRing.create(self.runtime_dir / "frames.ring", self.width, self.height)
@@ -205,6 +214,11 @@ class ExternalGame:
         self.capture.wait_started(max(1.0, deadline - time.monotonic()))
         self.sound.use_clock(self.capture.tick_at)  # a new process, a new clock: its sound is a new epoch
         self.ensure_focus(force=True)
+
+    def _window_wanted(self, display: Any) -> str:
+        """The window looked for and the windows there are instead, for a user to pick the right title from."""
+        return (f"window titled like {self.spec.frames.window_title!r} (frames.window_title, a regex) on "
+                f"{self.display}; windows shown there now: {x11.describe_windows(x11.list_windows(display))}")
 
     # -- GameConnection -------------------------------------------------------------------
     @property
@@ -454,7 +468,7 @@ class ExternalGame:
         device.focus(self.window.window_id)
         time.sleep(self.spec.input.focus_settle_s)
 
-    def _wait_stable(self, stable_s: float, deadline: float) -> None:
+    def _wait_stable(self, stable_s: float, deadline: float, wait: ReadyWait | None = None) -> None:
         """Wait until the picture has stopped changing for `stable_s` (the world has finished drawing)."""
         if stable_s <= 0:
             return
@@ -462,9 +476,13 @@ class ExternalGame:
         previous = self.latest_frame().pixels.astype(np.int16)
         still_since = time.monotonic()
         period = 1.0 / self.spec.frames.fps
+        if wait is not None:
+            wait.waiting_for(f"the picture to stay still for {stable_s:g} s (launch.ready.stable_s)")
         while time.monotonic() - still_since < stable_s:
             if time.monotonic() > deadline:
                 return  # a world that keeps moving (water, animals) is still usable: go on
+            if wait is not None:
+                wait.check()
             time.sleep(min(0.1, 2 * period))
             current = self.latest_frame().pixels.astype(np.int16)
             if float(np.abs(current - previous).mean()) > STABLE_MEAN_DIFF:

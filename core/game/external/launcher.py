@@ -15,12 +15,11 @@ import shutil
 import socket
 import subprocess
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from core.game.errors import GameStartError
-from core.game.external.processes import end_process_group, exit_status
+from core.game.external.processes import end_process_group
 from core.game.external.spec import ExternalSpec, FileCopy, Substitutions
 from core.game.external.xvfb import Xvfb
 
@@ -184,23 +183,6 @@ class Launcher:
             except OSError as exc:
                 raise GameStartError(f"could not start {command[0]}: {exc}") from None
         return Started(process, output_path, command)
-
-    def wait_log_ready(self, started: Started, deadline: float) -> None:
-        ready = self.launch_spec.ready
-        if not (ready.log_file and ready.log_text):
-            return
-        log = Path(self.subs.fill(ready.log_file))
-        while time.monotonic() < deadline:
-            if exit_status(started.process) is not None:
-                raise GameStartError(f"the game exited during start-up.\n{describe_output(started, log)}")
-            try:
-                if ready.log_text in log.read_text(errors="replace"):
-                    return
-            except OSError:
-                pass
-            time.sleep(0.05)
-        raise GameStartError(f"the game did not log {ready.log_text!r} within {ready.timeout_s:.0f} s.\n"
-                             f"{describe_output(started, log)}")
 
     def stop(self, started: Started) -> None:
         end_process_group(started.process, self.launch_spec.stop_grace_s)

@@ -79,6 +79,8 @@ class Ready(_Model):
     window: bool = True                 # wait for the frame window to appear
     log_file: str | None = None         # and for this text in this file (truncated before launch)
     log_text: str | None = None
+    # Texts that, in log_file or the game's own output, mean start-up failed: the wait ends at once with that line.
+    fail_text: list[str] = []
     timeout_s: float = Field(default=60.0, gt=0, le=600)
     settle_s: float = Field(default=0.5, ge=0, le=60)  # after ready: terrain and HUD need a moment to draw
     stable_s: float = Field(default=0.0, ge=0, le=30)  # then wait until the picture has not changed for this long

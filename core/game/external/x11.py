@@ -147,10 +147,9 @@ def _first_named(display: Any, window: Any) -> Any:
     return next((c for c in children if _title(display, c)), window)
 
 
-def find_windows(display: Any, title_pattern: str, pid: int | None = None) -> list[WindowInfo]:
-    """Viewable windows whose title matches `title_pattern` (a regex); those of `pid` first when known."""
+def list_windows(display: Any) -> list[WindowInfo]:
+    """Every viewable window with a title (larger than a pixel), in the order found."""
     X, _, _, error, _ = xlib_modules()
-    pattern = re.compile(title_pattern)
     found: list[WindowInfo] = []
     stack = [display.screen().root]
     while stack:
@@ -160,8 +159,7 @@ def find_windows(display: Any, title_pattern: str, pid: int | None = None) -> li
         except error.XError:
             continue
         stack.extend(children)
-        title = _title(display, window)
-        if not title or not pattern.search(title):
+        if not _title(display, window):
             continue
         try:
             if window.get_attributes().map_state != X.IsViewable:
@@ -171,8 +169,25 @@ def find_windows(display: Any, title_pattern: str, pid: int | None = None) -> li
             continue
         if info.width > 1 and info.height > 1:
             found.append(info)
+    return found
+
+
+def find_windows(display: Any, title_pattern: str, pid: int | None = None) -> list[WindowInfo]:
+    """Viewable windows whose title matches `title_pattern` (a regex); those of `pid` first when known."""
+    pattern = re.compile(title_pattern)
+    found = [w for w in list_windows(display) if pattern.search(w.title)]
     found.sort(key=lambda w: (pid is None or w.pid != pid, w.window_id))
     return found
+
+
+def describe_windows(windows: list[WindowInfo], limit: int = 12) -> str:
+    """The windows a user could mean, as `'title' (pid N, WxH)`; says so when there are none."""
+    if not windows:
+        return "none (no window with a title is shown there)"
+    shown = [f"{w.title!r} (pid {w.pid if w.pid is not None else 'unknown'}, {w.width}x{w.height})"
+             for w in windows[:limit]]
+    more = f" and {len(windows) - limit} more" if len(windows) > limit else ""
+    return "; ".join(shown) + more
 
 
 class XTestDevice:

@@ -7,11 +7,10 @@ import pytest
 
 from core.agents.actions import ActionError, ActionSet
 from core.agents.parser import MISSING, SELF_ASSESSMENTS, parse_reply
-from core.evaluation.profile import load_profile
+from core.backends.profile import load_backend
 from core.game.pad import Button
-from core.paths import PROFILES_DIR
 
-ACTIONS = ActionSet.from_profile_data(load_profile(PROFILES_DIR / "builtin_world.yaml").actions)
+ACTIONS = load_backend("builtin").action_set()
 FORWARD = '{"thought": "The bakery is ahead.", "self_assessment": "progressing", "action": "MoveForward"}'
 
 
@@ -296,7 +295,7 @@ def test_a_name_line_that_the_prose_overrules_is_refused():
 
 def test_a_bad_action_set_is_reported():
     with pytest.raises(ActionError, match="actions.discrete"):
-        ActionSet.from_profile_data({"discrete": {}})
+        ActionSet.from_data({"discrete": {}})
 
 
 # --- the self-assessment ----------------------------------------------------------------------------------------

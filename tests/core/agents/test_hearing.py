@@ -10,7 +10,6 @@ import cv2
 import numpy as np
 import pytest
 
-from core.agents.actions import ActionSet
 from core.agents.hearing import NO_SOUND, NOTHING_HEARD, SPECTROGRAM_SENTENCE, spectrogram_picture
 from core.agents.models.base import ModelError, audio_refusal, config_for
 from core.agents.models.clients import make_client
@@ -18,8 +17,8 @@ from core.agents.observation import Observation
 from core.agents.vlm_agent import VLMAgent
 from core.audio.clip import AudioClip
 from core.audio.wav import read_wav
-from core.evaluation.profile import load_profile
-from core.paths import PROFILES_DIR, PROJECT_ROOT
+from core.backends.profile import load_backend
+from core.paths import PROJECT_ROOT
 from tests.loopback import LoopbackProvider, Scripted, anthropic_body, gemini_body, openai_body
 
 KEY = "sk-test-SECRET-0123456789"
@@ -48,7 +47,7 @@ def server(monkeypatch):
 
 def _agent(name: str, server: LoopbackProvider, suffix: str) -> VLMAgent:
     config = config_for(name, base_url=f"http://127.0.0.1:{server.port}{suffix}", timeout_s=5.0, max_attempts=1)
-    actions = ActionSet.from_profile_data(load_profile(PROFILES_DIR / "builtin_world.yaml").actions)
+    actions = load_backend("builtin").action_set()
     return VLMAgent(make_client(config), actions, "goal_only")
 
 

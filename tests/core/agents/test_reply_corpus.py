@@ -8,13 +8,11 @@ from collections import Counter
 import pytest
 import yaml
 
-from core.agents.actions import ActionSet
 from core.agents.parser import parse_reply
 from core.agents.reply_corpus import CorpusError, check, load_corpus, wrong_action
-from core.evaluation.profile import load_profile
-from core.paths import PROFILES_DIR
+from core.backends.profile import load_backend
 
-ACTIONS = ActionSet.from_profile_data(load_profile(PROFILES_DIR / "builtin_world.yaml").actions)
+ACTIONS = load_backend("builtin").action_set()
 CORPUS = load_corpus()
 
 

@@ -8,13 +8,11 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.agents.actions import ActionSet
 from core.agents.lenient_json import find_objects, read_object
 from core.agents.parser import SELF_ASSESSMENTS, STATED_ASSESSMENTS, parse_reply
-from core.evaluation.profile import load_profile
-from core.paths import PROFILES_DIR
+from core.backends.profile import load_backend
 
-ACTIONS = ActionSet.from_profile_data(load_profile(PROFILES_DIR / "builtin_world.yaml").actions)
+ACTIONS = load_backend("builtin").action_set()
 
 json_values = st.recursive(
     st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False, allow_infinity=False),

@@ -8,11 +8,11 @@ import re
 
 import pytest
 
-from core.agents.actions import ActionSet
 from core.agents.models.base import config_for
 from core.agents.models.clients import make_client
 from core.agents.reflection import ExperienceLibrary
 from core.agents.vlm_agent import VLMAgent
+from core.backends.profile import load_backend
 from core.evaluation.client import EvaluatorClient
 from core.evaluation.tasks import load_task
 from core.paths import TASKS_DIR
@@ -37,7 +37,7 @@ def server(monkeypatch):
 
 
 def test_a_model_episode_is_prompted_parsed_reflected_and_recorded(world, builtin_profile, server, tmp_path):
-    actions = ActionSet.from_profile_data(builtin_profile.actions)
+    actions = load_backend("builtin").action_set()
     task = load_task(TASKS_DIR / "q03_pier_navigation.yaml", builtin_profile.flags)
     server.replies.extend([
         reply("MoveForward"),
@@ -94,7 +94,7 @@ def test_with_audio_clip_each_prompt_carries_the_previous_steps_recorded_sound(w
     from core.agents.observe import ObservationOptions
     from core.episode.load import load_episode
 
-    actions = ActionSet.from_profile_data(builtin_profile.actions)
+    actions = load_backend("builtin").action_set()
     task = load_task(TASKS_DIR / "q03_pier_navigation.yaml", builtin_profile.flags)
     server.replies.extend([reply("MoveForward"), reply("MoveForward"), reply("RotateLeft")])
     client = make_client(config_for("openai:gpt-4o-audio-preview", base_url=f"http://127.0.0.1:{server.port}/v1",
@@ -129,7 +129,7 @@ def test_with_audio_spectrogram_the_picture_sent_is_the_picture_recorded(world, 
 
     from core.agents.observe import ObservationOptions
 
-    actions = ActionSet.from_profile_data(builtin_profile.actions)
+    actions = load_backend("builtin").action_set()
     task = load_task(TASKS_DIR / "q03_pier_navigation.yaml", builtin_profile.flags)
     server.replies.extend([reply("MoveForward"), reply("MoveForward")])
     client = make_client(config_for("gpt-5.2", base_url=f"http://127.0.0.1:{server.port}/v1", backoff_s=0.01))

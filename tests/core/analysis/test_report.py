@@ -8,10 +8,10 @@ import json
 import pytest
 
 import main
-from core.agents.actions import ActionSet
 from core.agents.base import ReplayAgent
 from core.analysis.report import build_report, write_report
 from core.analysis.rescore import rescore_rows
+from core.backends.profile import load_backend
 from core.cli.run_cmd import apply_protocol
 from core.episode.metrics import METRICS_VERSION, UNAWARE, UNCLASSIFIED
 from core.evaluation.client import EvaluatorClient
@@ -27,7 +27,7 @@ from tests.damaged_files import flip_chunk
 def run_folder(tmp_path_factory, builtin_profile):
     """Two agents: a recorded one that walks into the park fence and says nothing about itself, and a random one."""
     out = tmp_path_factory.mktemp("run")
-    actions = ActionSet.from_profile_data(builtin_profile.actions)
+    actions = load_backend("builtin").action_set()
     replies = ['{"action": "MoveLeft"}'] * 4 + ['{"action": "MoveForward"}'] * 8  # from park_gate into the fence
     stuck = out.parent / "stuck.h5"
     task = load_task(TASKS_DIR / "q02_badge_interaction.yaml", builtin_profile.flags)

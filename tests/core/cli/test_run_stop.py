@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from core.agents.base import RandomAgent
+from core.backends.profile import load_backend
 from core.episode import EpisodeResult
 from core.recording.reader import EpisodeReader
 from core.session.runner import EpisodeRunner, RunOptions
@@ -136,12 +137,11 @@ class SlowAgent(RandomAgent):
 
 
 def test_stop_does_not_wait_for_a_decision_in_flight(world, tmp_path, builtin_profile):
-    from core.agents.actions import ActionSet
     from core.evaluation.client import EvaluatorClient
     from core.evaluation.tasks import load_task
     from core.paths import TASKS_DIR
 
-    actions = ActionSet.from_profile_data(builtin_profile.actions)
+    actions = load_backend("builtin").action_set()
     task = load_task(TASKS_DIR / f"{TASK}.yaml", builtin_profile.flags)
     agent = SlowAgent(actions)
     with EvaluatorClient.launch(world.pid) as evaluator:

@@ -16,7 +16,7 @@ import pytest
 from PIL import Image
 
 import main
-from core.agents.actions import ActionSet
+from core.backends.profile import load_backend
 from core.episode.synthetic import write_long_episode
 from core.evaluation.client import EvaluatorClient
 from core.evaluation.tasks import load_task
@@ -42,7 +42,7 @@ TICK_HZ = 30
 def episode(tmp_path_factory, builtin_profile):
     """q02 into the park fence: frames every 5 ticks, push-backs after 3 ineffective moves, and alice's label."""
     path = tmp_path_factory.mktemp("clip") / "stuck.h5"
-    actions = ActionSet.from_profile_data(builtin_profile.actions)
+    actions = load_backend("builtin").action_set()
     task = load_task(TASKS_DIR / "q02_badge_interaction.yaml", builtin_profile.flags)
     options = RunOptions(step_budget=18, frame_every_ticks=5, interventions=InterventionPolicy("physical", 3))
     with BuiltinWorld.launch(renderer="software") as world, EvaluatorClient.launch(world.pid) as evaluator:

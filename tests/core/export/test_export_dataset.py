@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import main
-from core.agents.actions import ActionSet
+from core.backends.profile import load_backend
 from core.evaluation.client import EvaluatorClient
 from core.evaluation.tasks import load_task
 from core.export.trajectory import resize
@@ -38,7 +38,7 @@ def run(tmp_path_factory, builtin_profile):
     tasks.mkdir()
     episodes.mkdir()
     (tasks / "t_short_walk.yaml").write_text(SHORT_TASK)
-    actions = ActionSet.from_profile_data(builtin_profile.actions)
+    actions = load_backend("builtin").action_set()
     short = load_task(tasks / "t_short_walk.yaml", builtin_profile.flags)
     stuck = load_task(TASKS_DIR / "q02_badge_interaction.yaml", builtin_profile.flags)
 

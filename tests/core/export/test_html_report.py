@@ -16,7 +16,7 @@ import pytest
 from PIL import Image
 
 import main
-from core.agents.actions import ActionSet
+from core.backends.profile import load_backend
 from core.evaluation.client import EvaluatorClient
 from core.evaluation.tasks import load_task
 from core.game.builtin import BuiltinWorld
@@ -37,7 +37,7 @@ def run_folder(tmp_path_factory, builtin_profile):
     root = tmp_path_factory.mktemp("html")
     replies = [r.replace("I have not moved for several steps.", HOSTILE) for r in STUCK_REPLIES]
     source = root / "source.h5"
-    actions = ActionSet.from_profile_data(builtin_profile.actions)
+    actions = load_backend("builtin").action_set()
     task = load_task(TASKS_DIR / "q02_badge_interaction.yaml", builtin_profile.flags)
     with BuiltinWorld.launch(renderer="software") as world, EvaluatorClient.launch(world.pid) as evaluator:
         evaluator.wait_locked()

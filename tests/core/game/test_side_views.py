@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from core.agents.actions import ActionSet
 from core.agents.base import RandomAgent
 from core.agents.observe import ObservationOptions
+from core.backends.profile import load_backend
 from core.evaluation.client import EvaluatorClient
 from core.evaluation.tasks import load_task
 from core.game.side_views import capture_side_views
@@ -35,7 +35,7 @@ def test_turned_views_show_what_the_instant_views_show_and_cost_game_time(world,
 
 @pytest.mark.parametrize("mode", ["turn", "instant"])
 def test_the_step_record_and_the_result_say_how_side_views_were_made(world, builtin_profile, tmp_path, mode):
-    actions = ActionSet.from_profile_data(builtin_profile.actions)
+    actions = load_backend("builtin").action_set()
     task = load_task(TASKS_DIR / "q08_site_navigation.yaml", builtin_profile.flags)
     options = RunOptions(step_budget=2, observation=ObservationOptions(side_views=True, side_view_mode=mode))
     with EvaluatorClient.launch(world.pid) as evaluator:

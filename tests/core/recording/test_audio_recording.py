@@ -16,9 +16,9 @@ import h5py
 import numpy as np
 import pytest
 
-from core.agents.actions import ActionSet
 from core.agents.base import RandomAgent
 from core.audio.clip import AudioLayout
+from core.backends.profile import load_backend
 from core.episode import Episode, load_episode
 from core.evaluation.client import EvaluatorClient
 from core.evaluation.profile import load_profile
@@ -43,7 +43,7 @@ def _numbers(step: int) -> dict:
 def _run(path: Path, audio: str = "on", steps: int = STEPS) -> Episode:
     """A real episode on the built-in world: a random agent, pushed back after 2 ineffective moves."""
     profile = load_profile(PROFILES_DIR / "builtin_world.yaml")
-    actions = ActionSet.from_profile_data(profile.actions)
+    actions = load_backend("builtin").action_set()
     task = load_task(TASKS_DIR / "q08_site_navigation.yaml", profile.flags)
     options = RunOptions(step_budget=steps, interventions=InterventionPolicy("physical", 2))
     with BuiltinWorld.launch(renderer="software", audio=audio) as world, \

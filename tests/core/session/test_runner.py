@@ -10,9 +10,9 @@ import threading
 import numpy as np
 import pytest
 
-from core.agents.actions import ActionSet
 from core.agents.base import RandomAgent, ReplayAgent
 from core.agents.observe import ObservationOptions
+from core.backends.profile import load_backend
 from core.evaluation.client import EvaluatorClient
 from core.evaluation.tasks import load_task
 from core.game.pad import PadState
@@ -31,7 +31,7 @@ def evaluator(world):
 
 @pytest.fixture(scope="module")
 def actions(builtin_profile):
-    return ActionSet.from_profile_data(builtin_profile.actions)
+    return load_backend("builtin").action_set()
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,6 @@ import sys
 
 import pytest
 
-from core.agents.actions import ActionSet
 from core.agents.base import ReplayAgent
 from core.authoring.try_task import try_task
 from core.backends.profile import load_backend
@@ -40,7 +39,7 @@ def evaluator(world):
 
 @pytest.fixture(scope="module")
 def actions(builtin_profile):
-    return ActionSet.from_profile_data(builtin_profile.actions)
+    return load_backend("builtin").action_set()
 
 
 @pytest.fixture(scope="module")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from core.agents.actions import ActionSet
 from core.agents.base import RandomAgent
 from core.agents.observe import ObservationOptions
+from core.backends.profile import load_backend
 from core.evaluation.client import EvaluatorClient
 from core.evaluation.tasks import load_task
 from core.paths import TASKS_DIR
@@ -20,7 +20,7 @@ def test_replay_shows_the_spectrogram_the_agent_was_given(world, builtin_profile
     from studio.live_session import LiveSession
     from studio.main_window import MainWindow
 
-    actions = ActionSet.from_profile_data(builtin_profile.actions)
+    actions = load_backend("builtin").action_set()
     task = load_task(TASKS_DIR / "q03_pier_navigation.yaml", builtin_profile.flags)
     options = RunOptions("goal_only", step_budget=3, observation=ObservationOptions(audio="spectrogram"))
     path = tmp_path / "heard.h5"
