@@ -15,11 +15,13 @@ is then started again for the new pid (an evaluator follows one process).
 from __future__ import annotations
 
 import contextlib
+import logging
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from core.backends import start_check
 from core.backends.profile import BackendProfile, NoMemoryProfileError, memory_profile_of, no_profile_message
 from core.evaluation.client import EvaluatorClient
 from core.evaluation.profile import Profile
@@ -27,6 +29,8 @@ from core.game.connection import GameConnection
 from core.game.errors import GameError, GameStartError
 from core.game.external.spec import FileCopy
 from core.memory.regions import MemoryAccessError, permission_advice
+
+log = logging.getLogger(__name__)
 
 
 class BackendSession:
@@ -45,6 +49,7 @@ class BackendSession:
         self._evaluator_hz = evaluator_hz
         self._evaluated_pid = 0
         self.restarts = 0
+        self._unchecked_said: set[str] = set()
 
     # -- opening ------------------------------------------------------------------------
     @classmethod
@@ -130,12 +135,38 @@ class BackendSession:
         return self._with_evaluator
 
     # -- episodes -------------------------------------------------------------------------
-    def prepare(self, start_state: str | dict[str, Any], lock_timeout: float = 60.0) -> None:
+    def prepare(self, start_state: str | dict[str, Any], lock_timeout: float = 60.0, check: bool = True) -> None:
         """Put the game in `start_state` (a fresh process where the backend needs one) and make sure the
-        evaluator reads the process that now runs."""
+        evaluator reads the process that now runs. A state with a `check:` is checked, and started again up to
+        its `retries` times; StartCheckError says how far off it still was."""
         self.game.reset(start_state)
         if self._with_evaluator:
             self.ensure_evaluator(lock_timeout)
+        if check and isinstance(start_state, str):
+            self._check_start(start_state)
+
+    def _check_start(self, start_state: str) -> None:
+        spec = self.backend.external.start_states.get(start_state) if self.backend.external else None
+        check = spec.check if spec is not None else None
+        if check is None:
+            return
+        reason = start_check.unchecked_reason(check, self.judged)
+        if reason is not None:
+            if start_state not in self._unchecked_said:
+                self._unchecked_said.add(start_state)
+                log.warning("start state %r is not checked: %s", start_state, reason)
+            return
+        for attempt in range(check.retries + 1):
+            wrong = start_check.problem(check, self.game, self.evaluator, self.backend.directory)
+            if wrong is None:
+                return
+            if attempt == check.retries:
+                raise start_check.StartCheckError(
+                    f"start state {start_state!r} did not start where its check says after {attempt + 1} "
+                    f"start(s): {wrong}. Check the state's macro, or record the start again with "
+                    f"`python main.py backend record-start {self.backend.name} {start_state}`")
+            log.warning("start state %r: %s; starting it again", start_state, wrong)
+            self.restart(start_state)
 
     def restart(self, start_state: str | None = None) -> int:
         """A fresh game process (external games); returns its pid. The evaluator follows it."""
