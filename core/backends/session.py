@@ -150,7 +150,9 @@ class BackendSession:
         check = spec.check if spec is not None else None
         if check is None:
             return
-        reason = start_check.unchecked_reason(check, self.judged)
+        if self.evaluator is not None:  # one started by its owner (the studio's keeper) follows a fresh process too
+            self.ensure_evaluator()
+        reason = start_check.unchecked_reason(check, self.evaluator is not None)
         if reason is not None:
             if start_state not in self._unchecked_said:
                 self._unchecked_said.add(start_state)
