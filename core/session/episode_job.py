@@ -24,7 +24,7 @@ from core.agents.actions import ActionSet
 from core.agents.models.rate_limit import RequestLimiter
 from core.agents.reflection import ExperienceLibrary
 from core.backends.profile import BackendProfile, load_backend
-from core.backends.session import BackendSession
+from core.backends.session import FULL_EVALUATOR_HZ, LOCKSTEP_EVALUATOR_HZ, BackendSession
 from core.evaluation.profile import load_profile
 from core.game.builtin import BuiltinWorld
 from core.game.errors import GameError
@@ -175,8 +175,10 @@ def play_episode(job: EpisodeJob, root: Path, control: EpisodeControl,
     watchdog = _Watchdog(job.timeout_s)
     start = spec.task.start_for_reset()
     try:
+        lockstep = backend.kind == "builtin" and backend.builtin_spec.mode == "lockstep"
         opened = BackendSession.attach_to(backend, job.attach) if job.attach is not None else \
-            BackendSession.open(backend, start_state=start if isinstance(start, str) else None)
+            BackendSession.open(backend, start_state=start if isinstance(start, str) else None,
+                                evaluator_hz=LOCKSTEP_EVALUATOR_HZ if lockstep else FULL_EVALUATOR_HZ)
         with opened as session:
             session.prepare(start)
             assert session.evaluator is not None
