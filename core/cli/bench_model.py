@@ -43,6 +43,7 @@ from core.session.runner import RunOptions
 TASK = "q08_site_navigation"
 GOAL_EFFICIENCY = 0.90
 SAMPLE_EVERY_S = 1.0
+KINDS = ("harness", "world", "evaluator", "other")
 KEY = "sk-bench-loopback-only"  # the stand-in model's "key": the real one never leaves for a loopback bench
 
 
@@ -59,6 +60,7 @@ class Width:
     startup_s: float
     startup_s_max: float
     in_flight_peak: int
+    cpu_ms_per_step_by_kind: dict[str, float]  # harness, world, evaluator (empty: no window where all stepped)
     failed: int
 
 
@@ -91,6 +93,8 @@ class UsageSampler:
     def __init__(self, exclude: int) -> None:
         self.exclude = exclude
         self.cpu: list[tuple[float, float]] = []  # (time.monotonic, CPU seconds so far)
+        # (time.monotonic, CPU seconds of the living processes of each kind): right only while none ends
+        self.kinds: dict[str, list[tuple[float, float]]] = {kind: [] for kind in KINDS}
         self.memory: tuple[int, float] = (0, 0.0)  # (worlds up, MiB)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="bench-usage", daemon=True)
@@ -99,7 +103,14 @@ class UsageSampler:
         rounds = 0
         while True:
             pids = [pid for pid in descendants(os.getpid()) if pid != self.exclude]
-            self.cpu.append((time.monotonic(), _cpu_now() + sum(cpu_s(pid) for pid in pids)))
+            now, by_kind = time.monotonic(), {kind: 0.0 for kind in KINDS}
+            own = os.times()
+            by_kind["harness"] = own.user + own.system
+            for pid in pids:
+                by_kind[_kind(pid)] += cpu_s(pid)
+            self.cpu.append((now, _cpu_now() + sum(by_kind.values()) - by_kind["harness"]))
+            for kind, seconds in by_kind.items():
+                self.kinds[kind].append((now, seconds))
             if rounds % 2 == 1:
                 worlds = sum(1 for pid in pids if _is_world(pid))
                 if worlds >= self.memory[0]:
@@ -109,9 +120,10 @@ class UsageSampler:
             if self._stop.wait(SAMPLE_EVERY_S):
                 return
 
-    def cpu_between(self, start: float, end: float) -> float:
-        """CPU seconds used between two moments, interpolated between samples."""
-        return _interpolate(self.cpu, end) - _interpolate(self.cpu, start)
+    def cpu_between(self, start: float, end: float, kind: str | None = None) -> float:
+        """CPU seconds used between two moments (by one kind of process), interpolated between samples."""
+        points = self.cpu if kind is None else self.kinds[kind]
+        return _interpolate(points, end) - _interpolate(points, start)
 
     def __enter__(self) -> UsageSampler:
         self._thread.start()
@@ -132,10 +144,15 @@ def _interpolate(points: list[tuple[float, float]], moment: float) -> float:
 
 
 def _is_world(pid: int) -> bool:
+    return _kind(pid) == "world"
+
+
+def _kind(pid: int) -> str:
     try:
-        return b"core.world" in Path(f"/proc/{pid}/cmdline").read_bytes()
+        command = Path(f"/proc/{pid}/cmdline").read_bytes()
     except OSError:
-        return False
+        return "other"
+    return "world" if b"core.world" in command else "evaluator" if b"core.evaluation" in command else "other"
 
 
 def _cpu_now() -> float:
@@ -173,17 +190,20 @@ def measure(workers: int, latency: float, budget: int, stand_in: StandIn, folder
     # CPU per step where every episode is stepping (from the last one's first request to the first one's last
     # reply), so that start-ups are not counted as steps; the whole run where the start-ups never overlapped.
     window = (max(s for s, _ in spans), min(e for _, e in spans)) if spans else (started, started)
-    if window[1] - window[0] < 2 * latency:
+    split = window[1] - window[0] >= 2 * latency
+    if not split:
         window = (started, time.monotonic())
     in_window = sum(1 for requests in by_connection.values() for _, answered, status in requests
                     if status == 200 and window[0] <= answered <= window[1])
     cpu = usage.cpu_between(*window)
+    kinds = {kind: 1000 * usage.cpu_between(*window, kind=kind) / max(1, in_window) for kind in KINDS} if split \
+        else {}
     efficiency = steps * latency / stepping_s if stepping_s > 0 else 0.0
     starts = [s - started for s, _ in spans]
     worlds, mib = usage.memory
     return Width(workers, steps, efficiency * workers / latency, workers / latency, efficiency, _p95(turnarounds),
                  1000 * cpu / max(1, in_window), mib / max(1, worlds), statistics.median(starts) if starts else 0.0,
-                 max(starts, default=0.0), _in_flight_peak(spans),
+                 max(starts, default=0.0), _in_flight_peak(spans), kinds,
                  sum(1 for row in rows if row.get("end_reason") == "error"))
 
 
@@ -236,6 +256,9 @@ def _emit_width(args: argparse.Namespace, emit: Callable[..., Any], width: Width
     emit(args, f"in_flight_peak_w{w}", width.in_flight_peak, "episodes")
     emit(args, f"turnaround_ms_p95_w{w}", width.turnaround_ms_p95, "ms")
     emit(args, f"cpu_ms_per_step_w{w}", width.cpu_ms_per_step, "ms")
+    for kind in ("harness", "world", "evaluator"):
+        if kind in width.cpu_ms_per_step_by_kind:
+            emit(args, f"cpu_ms_per_step_{kind}_w{w}", width.cpu_ms_per_step_by_kind[kind], "ms")
     emit(args, f"pss_mib_per_episode_w{w}", width.pss_mib_per_episode, "MiB")
     emit(args, f"episode_startup_s_w{w}", width.startup_s, "s")
     emit(args, f"episode_startup_s_max_w{w}", width.startup_s_max, "s")
