@@ -87,14 +87,16 @@ class StandIn:
 
 
 class UsageSampler:
-    """Every SAMPLE_EVERY_S, the CPU time of this process and every process it started (living or ended) but the
-    stand-in model; every other time also their PSS, keeping the sample with the most worlds up."""
+    """Every SAMPLE_EVERY_S, the CPU time of this process and every process below it that it has seen (an ended
+    one counts what it had used when last seen) but the stand-in model; every other time also their PSS,
+    keeping the sample with the most worlds up."""
 
     def __init__(self, exclude: int) -> None:
         self.exclude = exclude
         self.cpu: list[tuple[float, float]] = []  # (time.monotonic, CPU seconds so far)
-        # (time.monotonic, CPU seconds of the living processes of each kind): right only while none ends
+        # (time.monotonic, CPU seconds of every process of each kind seen so far)
         self.kinds: dict[str, list[tuple[float, float]]] = {kind: [] for kind in KINDS}
+        self._seen: dict[int, tuple[str, float]] = {}  # pid -> (kind, CPU seconds when last seen)
         self.memory: tuple[int, float] = (0, 0.0)  # (worlds up, MiB)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="bench-usage", daemon=True)
@@ -107,8 +109,11 @@ class UsageSampler:
             own = os.times()
             by_kind["harness"] = own.user + own.system
             for pid in pids:
-                by_kind[_kind(pid)] += cpu_s(pid)
-            self.cpu.append((now, _cpu_now() + sum(by_kind.values()) - by_kind["harness"]))
+                kind = self._seen[pid][0] if pid in self._seen else _kind(pid)
+                self._seen[pid] = (kind, max(cpu_s(pid), self._seen.get(pid, (kind, 0.0))[1]))
+            for kind, seconds in self._seen.values():  # an ended process keeps what it last used
+                by_kind[kind] += seconds
+            self.cpu.append((now, sum(by_kind.values())))
             for kind, seconds in by_kind.items():
                 self.kinds[kind].append((now, seconds))
             if rounds % 2 == 1:
@@ -153,11 +158,6 @@ def _kind(pid: int) -> str:
     except OSError:
         return "other"
     return "world" if b"core.world" in command else "evaluator" if b"core.evaluation" in command else "other"
-
-
-def _cpu_now() -> float:
-    times = os.times()
-    return times.user + times.system + times.children_user + times.children_system
 
 
 def _p95(values: list[float]) -> float:
