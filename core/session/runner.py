@@ -131,6 +131,7 @@ class EpisodeRunner:
         self.taken_over = False
         self._paused_before_takeover = False
         self.step = 0
+        self.budget = options.step_budget or task.step_budget
         self._images: dict[str, Any] = {}
         # The sound of the last step, which the agent hears at its next decision (`--audio`, or a listening agent)
         self._last_sound: AudioClip | None = None
@@ -142,6 +143,11 @@ class EpisodeRunner:
         self.episode = Episode(self._metadata(), record_path, self._image_sets())
         sound = game.info.audio if self.episode.audio_state == "on" else None
         self.episode.audio_format = AudioLayout(sound.rate, sound.channels) if sound is not None else None
+
+    @property
+    def progress(self) -> float:
+        """The share of the step budget played so far (a batch run's ETA)."""
+        return min(1.0, self.step / self.budget) if self.budget else 0.0
 
     # -- controls (any thread) --------------------------------------------------------------
     def pause(self) -> None:
