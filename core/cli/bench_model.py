@@ -43,6 +43,7 @@ from core.session.runner import RunOptions
 TASK = "q08_site_navigation"
 GOAL_EFFICIENCY = 0.90
 SAMPLE_EVERY_S = 1.0
+PSS_EVERY = 8  # samples
 KINDS = ("harness", "world", "evaluator", "other")
 KEY = "sk-bench-loopback-only"  # the stand-in model's "key": the real one never leaves for a loopback bench
 
@@ -87,9 +88,9 @@ class StandIn:
 
 
 class UsageSampler:
-    """Every SAMPLE_EVERY_S, the CPU time of this process and every process below it that it has seen (an ended
-    one counts what it had used when last seen) but the stand-in model; every other time also their PSS,
-    keeping the sample with the most worlds up."""
+    """Every SAMPLE_EVERY_S, the CPU time of this process (less this sampler's own) and of every process below it
+    that it has seen (an ended one counts what it had used when last seen) but the stand-in model; every
+    PSS_EVERY samples also their PSS, keeping the sample with the most worlds up."""
 
     def __init__(self, exclude: int) -> None:
         self.exclude = exclude
@@ -107,7 +108,7 @@ class UsageSampler:
             pids = [pid for pid in descendants(os.getpid()) if pid != self.exclude]
             now, by_kind = time.monotonic(), {kind: 0.0 for kind in KINDS}
             own = os.times()
-            by_kind["harness"] = own.user + own.system
+            by_kind["harness"] = own.user + own.system - time.thread_time()  # this sampler's own reading apart
             for pid in pids:
                 kind = self._seen[pid][0] if pid in self._seen else _kind(pid)
                 self._seen[pid] = (kind, max(cpu_s(pid), self._seen.get(pid, (kind, 0.0))[1]))
@@ -116,7 +117,7 @@ class UsageSampler:
             self.cpu.append((now, sum(by_kind.values())))
             for kind, seconds in by_kind.items():
                 self.kinds[kind].append((now, seconds))
-            if rounds % 2 == 1:
+            if rounds % PSS_EVERY == PSS_EVERY - 1:  # reading PSS walks page tables: dear, so seldom
                 worlds = sum(1 for pid in pids if _is_world(pid))
                 if worlds >= self.memory[0]:
                     total = pss_mib(os.getpid()) + sum(pss_mib(pid) for pid in pids)
