@@ -71,3 +71,19 @@ def test_after_the_first_tenth_of_a_run_the_eta_is_within_a_fifth_of_the_time_le
         assert abs(status.eta_s - (end - now)) <= 0.2 * (end - now), (now, status.eta_s, end - now)
         checked += 1
     assert checked > episodes // 2
+
+
+def test_a_world_that_does_not_take_its_connection_is_that_episodes_error_not_the_runs(tmp_path, monkeypatch):
+    """In a start-up storm a world process may start and still not take the connection within 10 s; that
+    ended the whole run with a traceback. It is one episode's infrastructure error, and the run goes on."""
+    from core.game import child, ipc
+
+    def busy(endpoint: ipc.Endpoint, timeout: float = 10.0) -> object:
+        raise ipc.ConnectionBusyError(f"no answer from {endpoint.address} within {timeout:.0f} s")
+
+    monkeypatch.setattr(child.ipc, "connect", busy)
+    out = tmp_path / "run"
+    rows = run_batch("q08_site_navigation", "goal", "random", 1, 1, out, RunOptions(step_budget=1), lambda *_: None)
+    assert [row["end_reason"] for row in rows] == ["error"]
+    assert "did not take the connection" in rows[0]["error"] and "--workers" in rows[0]["error"]
+    assert json.loads((out / "errors.jsonl").read_text())["key"] == rows[0]["key"]
