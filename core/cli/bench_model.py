@@ -7,7 +7,8 @@ through the real `openai` SDK over real HTTP to a stand-in model in a process of
 * `agent_steps_per_s` beside the ideal W / S, and their ratio `model_bound_efficiency`: the episodes' steps
   over the time each spent stepping (from its first request to its last reply: start-up apart), times S;
   `in_flight_peak`, the most episodes stepping at one moment (W once start-ups are shorter than episodes);
-* `turnaround_ms_p95`: from a reply leaving the server to the same episode's next request arriving;
+* `turnaround_ms_p95`: from a reply leaving the server to the same episode's next request arriving; and
+  `turnaround_ms_p95_all_started`, the same once every episode has started (no world starting beside them);
 * `cpu_ms_per_step`: CPU of the harness and every world and evaluator of the run (the stand-in model not),
   over the agent steps, while every episode is stepping (start-ups apart);
 * `pss_mib_per_episode`: the harness, worlds and evaluators' PSS from /proc (each shared page counted once),
@@ -44,6 +45,7 @@ TASK = "q08_site_navigation"
 GOAL_EFFICIENCY = 0.90
 SAMPLE_EVERY_S = 1.0
 PSS_EVERY = 8  # samples
+MIN_STEADY = 20  # turnarounds after the last start-up, for their p95
 KINDS = ("harness", "world", "evaluator", "other")
 KEY = "sk-bench-loopback-only"  # the stand-in model's "key": the real one never leaves for a loopback bench
 
@@ -56,6 +58,7 @@ class Width:
     ideal: float
     efficiency: float
     turnaround_ms_p95: float
+    turnaround_ms_p95_started: float | None  # once every episode has started (no start-up beside the steps)
     cpu_ms_per_step: float
     pss_mib_per_episode: float
     startup_s: float
@@ -179,7 +182,7 @@ def measure(workers: int, latency: float, budget: int, stand_in: StandIn, folder
     by_connection: dict[int, list[tuple[float, float, int]]] = {}
     for connection, arrived, answered, status in stand_in.take():
         by_connection.setdefault(connection, []).append((arrived, answered, status))
-    turnarounds: list[float] = []
+    turnarounds: list[tuple[float, float]] = []  # (when the reply left, ms until the next request)
     spans: list[tuple[float, float]] = []
     steps, stepping_s = 0, 0.0
     for requests in by_connection.values():
@@ -187,7 +190,7 @@ def measure(workers: int, latency: float, budget: int, stand_in: StandIn, folder
         steps += sum(1 for *_, status in requests if status == 200)
         spans.append((requests[0][0], requests[-1][1]))
         stepping_s += requests[-1][1] - requests[0][0]
-        turnarounds += [1000 * (after[0] - before[1]) for before, after in itertools.pairwise(requests)]
+        turnarounds += [(before[1], 1000 * (after[0] - before[1])) for before, after in itertools.pairwise(requests)]
     # CPU per step where every episode is stepping (from the last one's first request to the first one's last
     # reply), so that start-ups are not counted as steps; the whole run where the start-ups never overlapped.
     window = (max(s for s, _ in spans), min(e for _, e in spans)) if spans else (started, started)
@@ -202,7 +205,10 @@ def measure(workers: int, latency: float, budget: int, stand_in: StandIn, folder
     efficiency = steps * latency / stepping_s if stepping_s > 0 else 0.0
     starts = [s - started for s, _ in spans]
     worlds, mib = usage.memory
-    return Width(workers, steps, efficiency * workers / latency, workers / latency, efficiency, _p95(turnarounds),
+    all_started = max((start for start, _ in spans), default=started)
+    steady = [ms for moment, ms in turnarounds if moment >= all_started]
+    return Width(workers, steps, efficiency * workers / latency, workers / latency, efficiency,
+                 _p95([ms for _, ms in turnarounds]), _p95(steady) if len(steady) >= MIN_STEADY else None,
                  1000 * cpu / max(1, in_window), mib / max(1, worlds), statistics.median(starts) if starts else 0.0,
                  max(starts, default=0.0), _in_flight_peak(spans), kinds,
                  sum(1 for row in rows if row.get("end_reason") == "error"))
@@ -256,6 +262,8 @@ def _emit_width(args: argparse.Namespace, emit: Callable[..., Any], width: Width
     emit(args, f"model_bound_efficiency_w{w}", width.efficiency, "ratio")
     emit(args, f"in_flight_peak_w{w}", width.in_flight_peak, "episodes")
     emit(args, f"turnaround_ms_p95_w{w}", width.turnaround_ms_p95, "ms")
+    if width.turnaround_ms_p95_started is not None:
+        emit(args, f"turnaround_ms_p95_all_started_w{w}", width.turnaround_ms_p95_started, "ms")
     emit(args, f"cpu_ms_per_step_w{w}", width.cpu_ms_per_step, "ms")
     for kind in ("harness", "world", "evaluator"):
         if kind in width.cpu_ms_per_step_by_kind:
