@@ -122,11 +122,13 @@ class UsageSampler:
             self.cpu.append((now, sum(by_kind.values())))
             for kind, seconds in by_kind.items():
                 self.kinds[kind].append((now, seconds))
-            if rounds % PSS_EVERY == PSS_EVERY - 1:  # reading PSS walks page tables: dear, so seldom
-                worlds = sum(1 for pid in pids if _is_world(pid))
-                if worlds >= self.memory[0]:
-                    total = pss_mib(os.getpid()) + sum(pss_mib(pid) for pid in pids)
-                    self.memory = (worlds, max(total, self.memory[1]) if worlds == self.memory[0] else total)
+            worlds = sum(1 for kind, _ in (self._seen.get(pid, ("other", 0.0)) for pid in pids) if kind == "world")
+            # Reading PSS walks page tables, which is dear: every PSS_EVERY samples, and when more worlds are up
+            # than at the last reading (so a short width gets one too).
+            due = rounds % PSS_EVERY == PSS_EVERY - 1 or worlds > self.memory[0]
+            if due and worlds >= self.memory[0]:  # the highest reading with the most worlds up
+                total = pss_mib(os.getpid()) + sum(pss_mib(pid) for pid in pids)
+                self.memory = (worlds, max(total, self.memory[1]) if worlds == self.memory[0] else total)
             rounds += 1
             if self._stop.wait(SAMPLE_EVERY_S):
                 return
@@ -152,10 +154,6 @@ def _interpolate(points: list[tuple[float, float]], moment: float) -> float:
         if t0 <= moment <= t1:
             return v0 + (v1 - v0) * (moment - t0) / (t1 - t0) if t1 > t0 else v1
     return points[-1][1]
-
-
-def _is_world(pid: int) -> bool:
-    return _kind(pid) == "world"
 
 
 def _kind(pid: int) -> str:
