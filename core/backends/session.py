@@ -32,10 +32,17 @@ from core.memory.regions import MemoryAccessError, permission_advice
 
 log = logging.getLogger(__name__)
 
+# A lockstep game stands still between steps, and the runner asks for every step's sample when the step ends
+# (core/evaluation/stepping.py): sampling it at the full rate while the agent waits for a model only reads the
+# same state again (3,840 samples a second into one harness at 64 episodes). A batch episode's evaluator reads
+# it this often on its own, besides the samples asked for.
+LOCKSTEP_EVALUATOR_HZ = 2.0
+FULL_EVALUATOR_HZ = 60.0
+
 
 class BackendSession:
     def __init__(self, backend: BackendProfile, game: GameConnection, with_evaluator: bool,
-                 evaluator_hz: float = 60.0, evaluator_profile: Path | None = None) -> None:
+                 evaluator_hz: float = FULL_EVALUATOR_HZ, evaluator_profile: Path | None = None) -> None:
         self.backend = backend
         self.game = game
         self.profile: Profile | None = memory_profile_of(backend)  # the game's own: its flags, its version
@@ -55,8 +62,10 @@ class BackendSession:
     @classmethod
     def open(cls, backend: BackendProfile, start_state: str | None = None, with_evaluator: bool = True,
              mode: str | None = None, extra_files: Sequence[FileCopy] = (), width: int | None = None,
-             height: int | None = None, evaluator_profile: Path | None = None) -> BackendSession:
-        """Launch the backend's game (as our child) and, unless told not to, its evaluator."""
+             height: int | None = None, evaluator_profile: Path | None = None,
+             evaluator_hz: float = FULL_EVALUATOR_HZ) -> BackendSession:
+        """Launch the backend's game (as our child) and, unless told not to, its evaluator, which samples the
+        game `evaluator_hz` times a second on its own (LOCKSTEP_EVALUATOR_HZ suits a lockstep batch episode)."""
         profile = memory_profile_of(backend)
         game: GameConnection
         if backend.kind == "builtin":
@@ -74,7 +83,7 @@ class BackendSession:
                                        width=width, height=height,
                                        version_expect=profile.game_version if profile else None,
                                        extra_files=extra_files)
-        session = cls(backend, game, with_evaluator, evaluator_profile=evaluator_profile)
+        session = cls(backend, game, with_evaluator, evaluator_hz, evaluator_profile)
         try:
             if session.judged:
                 session.ensure_evaluator()
