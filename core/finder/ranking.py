@@ -32,6 +32,7 @@ from core.finder.track import MoveRecord
 SPEED_RANGE = (0.05, 2000.0)
 MIN_WALKED_SHARE = 0.5   # of the walking steps a candidate must have moved in to be ranked at all
 _WEIGHTS = {"returns": 2.0, "square": 1.5, "even": 1.0, "rotation": 1.5, "level": 1.0}
+PERMUTED_WEIGHT = 0.5  # a permuted copy still ranks, far below the position it mirrors
 _TINY = 1e-12
 VERTICAL_NAMES = {1: "y", 2: "z"}
 
@@ -227,8 +228,9 @@ def rank(addresses: np.ndarray, now: np.ndarray, moves: list[MoveRecord], move_s
     equal = (np.abs(values[:, None, :] - values[None, :, :])
              <= 1e-4 * np.maximum(1.0, np.abs(values[:, None, :]))).all(axis=2) & agree
     common = np.where(copies > 0, equal.sum(axis=1) / np.maximum(copies, 1), 1.0)
+    permuted = _permuted_copies(values, vertical[order], copies)
     final = (base[order] * (0.75 + 0.25 * support) * (0.8 + 0.2 * relative_lead) * (0.9 + 0.1 * steady)
-             * (0.8 + 0.2 * common))
+             * (0.8 + 0.2 * common) * np.where(permuted, PERMUTED_WEIGHT, 1.0))
     ranked: list[RankedTriple] = []
     for rank_index in np.argsort(-final, kind="stable")[:top]:
         i = order[rank_index]
@@ -237,11 +239,31 @@ def rank(addresses: np.ndarray, now: np.ndarray, moves: list[MoveRecord], move_s
         terms["speed_plausible"] = float(speed_plausibility(speed[i:i + 1])[0])
         terms["steady"] = float(steady[rank_index])
         terms["common_value"] = float(common[rank_index])
+        terms["permuted"] = float(permuted[rank_index])
         values = cast("tuple[float, float, float]", tuple(float(x) for x in now[i]))  # a row of the triples
         ranked.append(RankedTriple(int(addresses[i]), values, v, float(final[rank_index]),
                                    float(chosen[i]), float(speed[i]), int(copies[rank_index]),
                                    float(lead[rank_index]), terms))
     return ranked
+
+
+def _permuted_copies(values: np.ndarray, vertical: np.ndarray, copies: np.ndarray) -> np.ndarray:
+    """Per candidate: whether its two ground values are another, better supported candidate's in the other
+    order. Such a triple is the position with its axes swapped, not the game's own: a sound library's
+    listener (OpenAL keeps one), or on Minetest a window straddling two structs ([z of one, 1.0, x of the
+    next]) whose constant middle passes for a perfectly level height. It fits the walking protocol as well
+    as the position does (the swap only mirrors it), and came within 2% of the true position's score."""
+    ground = np.stack([_horizontal(values[i], int(vertical[i])) for i in range(len(values))]) \
+        if len(values) else np.zeros((0, 2))
+    swapped = ground[:, ::-1]
+
+    def close(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return np.asarray((np.abs(a - b) <= 1e-4 * np.maximum(1.0, np.abs(a))).all(axis=-1))
+
+    same_order = close(ground[:, None, :], ground[None, :, :])
+    other_order = close(ground[:, None, :], swapped[None, :, :]) & ~same_order
+    better_supported = copies[None, :] > copies[:, None]
+    return np.asarray((other_order & better_supported).any(axis=1))
 
 
 def _one_window_per_struct(addresses: np.ndarray, score: np.ndarray, order: np.ndarray) -> np.ndarray:

@@ -47,3 +47,27 @@ def test_a_position_must_have_moved_in_at_least_half_the_walks(blocked, ranked):
 def test_nothing_is_ranked_when_nothing_walked():
     now, moves = walks(3, ["once", "once"])
     assert rank(np.array([0x1000, 0x2000], np.uint64), now, moves, move_seconds=0.6) == []
+
+
+
+def test_the_position_with_its_ground_axes_swapped_ranks_below_the_position_it_mirrors():
+    """On Minetest a window [z, 1.0, x] straddling two structs walks exactly like the position, mirrored,
+    and its constant middle is a perfectly level height; it came within 2% of the position in one run and
+    above it in another. Five copies of the position here bob a little in height as the player walks."""
+    _, moves = walks(3, ["walker"] * 5)
+    heights = [0.3 * (number % 2) for number in range(len(moves) + 1)]  # uneven ground
+    joined: list[MoveRecord] = []
+    for number, move in enumerate(moves):
+        before, after = move.before.copy(), move.after.copy()
+        before[:, 1] += heights[number]
+        after[:, 1] += heights[number + 1]
+        mirror_before, mirror_after = before[:1, [2, 1, 0]].copy(), after[:1, [2, 1, 0]].copy()
+        mirror_before[:, 1] = mirror_after[:, 1] = 1.0
+        joined.append(MoveRecord(move.round, move.name, np.vstack([before, mirror_before]),
+                                 np.vstack([after, mirror_after]), None))
+    addresses = np.array([0x1000, 0x2000, 0x3000, 0x4000, 0x5000, 0x6000], np.uint64)
+    ranked = rank(addresses, joined[-1].after, joined, move_seconds=0.6)
+    mirrored = next(r for r in ranked if r.address == 0x6000)
+    assert ranked[-1].address == 0x6000
+    assert mirrored.terms["permuted"] == 1.0 and ranked[0].terms["permuted"] == 0.0
+    assert mirrored.score < 0.6 * ranked[0].score
