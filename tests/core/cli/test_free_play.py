@@ -107,3 +107,13 @@ def test_the_plan_names_the_start_and_what_needs_ground_truth_refuses_in_one_lin
         assert done.returncode == 2 and len(lines) == 1 and words in lines[0], (refused, done.stderr)
     judged = _main("run", "--start", "south_gate", "--dry-run")  # the built-in world has a profile: tasks decide
     assert judged.returncode == 2 and "--start chooses where free play starts" in judged.stderr
+
+
+def test_a_clip_exports_and_a_dataset_leaves_unjudged_episodes_out_saying_why(played, tmp_path):
+    _, out, _ = played
+    episode = out / _rows(out)[0]["episode"]
+    clip = _main("export", "clip", str(episode), "--steps", "1-5", "--out", str(tmp_path / "clip.gif"))
+    assert clip.returncode == 0, clip.stderr
+    assert (tmp_path / "clip.gif").stat().st_size > 0
+    dataset = _main("export", "dataset", str(out), "--format", "minari", "--out", str(tmp_path / "data"))
+    assert dataset.returncode != 0 and "unjudged (no memory profile): it recorded no positions" in dataset.stderr
