@@ -105,6 +105,9 @@ def test_the_plan_names_the_start_and_what_needs_ground_truth_refuses_in_one_lin
         done = _main("run", "--backend", str(backend), *refused, "--dry-run")
         lines = done.stderr.strip().splitlines()
         assert done.returncode == 2 and len(lines) == 1 and words in lines[0], (refused, done.stderr)
+    calibrate = _main("backend", "calibrate", str(backend))  # measures moves by position
+    lines = calibrate.stderr.strip().splitlines()
+    assert calibrate.returncode == 2 and len(lines) == 1 and "memory signature --backend" in lines[0]
     judged = _main("run", "--start", "south_gate", "--dry-run")  # the built-in world has a profile: tasks decide
     assert judged.returncode == 2 and "--start chooses where free play starts" in judged.stderr
 
