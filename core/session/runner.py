@@ -400,8 +400,8 @@ class EpisodeRunner:
                     # Where the task ends, for the Execution Failure rule; never part of an observation.
                     "goal_area": self._goal.to_json() if self._goal is not None else None,
                     # False: free play with nothing reading the game's memory: no positions, no success
-                    "judged": self.evaluator is not None}
-        if self.evaluator is None:
+                    "judged": self.judged}
+        if not self.judged:
             metadata["unjudged"] = UNJUDGED_WHY
         metadata["versions"] = _versions()
         outline = getattr(self.game, "map_outline", None)
