@@ -30,6 +30,7 @@ def played(tmp_path_factory) -> tuple[Path, Path, subprocess.CompletedProcess[st
     """The backend file, and a run folder of 2 unjudged free-play episodes of 5 steps on it."""
     folder = tmp_path_factory.mktemp("free")
     backend = user_game(folder / "game", memory_profile="none")
+    backend.write_text(backend.read_text().replace("audio: off", "audio: on"))  # the game's sound is recorded too
     out = folder / "run"
     done = _main("run", "--backend", str(backend), "--agent", "random", "--steps", "5", "--trials", "2",
                  "--out", str(out))
@@ -71,6 +72,7 @@ def test_the_recording_holds_frames_and_actions_and_says_it_is_unjudged(played):
     assert not episode.judged and episode.unjudged_reason == "no memory profile" and len(episode) == 5
     assert all(step.position_after is None and math.isnan(step.displacement) for step in episode)
     assert all(step.action and step.macro for step in episode)  # what the agent did is all there
+    assert episode.audio_state == "on" and all(episode.step_audio(i) is not None for i in range(5))
     assert episode.result is not None and episode.result.success is None
 
 
