@@ -45,6 +45,9 @@ def describe_end(end: EpisodeEnd) -> tuple[str, bool]:
             return (f"Success met on your step {result.success_step or steps}: human-assisted, not the agent's "
                     "(reports count it apart). Recording kept.", False)
         return f"Episode succeeded at step {result.success_step or steps} (recording kept).", False
+    if result.end_reason == "unjudged":
+        return (f"Episode played {steps} steps unjudged ({result.unjudged or 'no memory profile'}): free play, "
+                "neither a success nor a failure (recording kept).", False)
     if result.end_reason == "stopped":
         # The user ended it: not a failure of the agent, so no failure category is suggested here.
         return f"Episode stopped by user after {steps} steps (recording kept; not counted as a failure).", False

@@ -96,7 +96,7 @@ class EpisodePanes(QObject):
         self.episode, self.label_spans, self.selected_span = episode, None, None
         self._frames.clear()
         self._spans_timer.stop()
-        self.metrics.reset(budget)
+        self.metrics.reset(budget, judged=episode is None or episode.judged)
         if self.reasoning is not None:
             self.reasoning.clear()
         count = len(episode) if episode is not None else 0

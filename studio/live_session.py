@@ -139,10 +139,11 @@ class LiveSession(QObject):
 
     def _run(self, runner: EpisodeRunner) -> None:
         try:
-            if not self.host.is_builtin:
+            start = runner.task.start_for_reset()  # a task's always names one (only free play may have none)
+            if not self.host.is_builtin and start is not None:
                 # An external game is restarted into the task's start state; the evaluator follows the new
                 # process, and the runner must talk to that evaluator.
-                runner.evaluator = self.host.prepare_episode(runner.task.start_for_reset())
+                runner.evaluator = self.host.prepare_episode(start)
             result = runner.run()
         except Exception as exc:  # noqa: BLE001 - set-up failures or bugs: the window must hear of them
             # The runner turns step failures into results itself; what reaches here stopped it early.

@@ -521,7 +521,7 @@ class LiveView(QMainWindow):
             self.toggle_control()
         # Also when the episode never set a result; an error is one whatever end reason came with it.
         result = end.result
-        self.metrics.set_outcome(result.success, "error" if result.error else result.end_reason)
+        self.metrics.set_outcome(bool(result.success), "error" if result.error else result.end_reason)
         self.instruction.running = False
         text, error = describe_end(end)
         self.say(text, error=error)

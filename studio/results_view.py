@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.analysis.report import write_long_csv
+from core.analysis.report import unjudged_line, write_long_csv
 from studio.results_loader import ResultsLoader
 from widgets.im_scatter import ImScatter
 from widgets.message_banner import MessageBanner
@@ -56,6 +56,9 @@ def summary_text(report: dict[str, Any]) -> str:
     errors = len(report.get("infrastructure_errors", []))
     apart = (f" {errors} episode(s) ended in an infrastructure error: not results, counted in no table; rerun "
              "the same `python main.py run` command to retry them.") if errors else ""
+    unjudged = unjudged_line(report)
+    if unjudged:  # free play with no memory profile: neither a success nor a failure
+        apart += f" {unjudged}: free play nothing judged, counted in no table and never as a failure."
     return (f"{report['episodes']} episodes from {len(report['failures'])} agent(s); "
             f"{report['privileged_episodes']} privileged driver episode(s) kept out. Failure categories: "
             f"{human} from human labels, {automatic} automatic suggestion(s), {report['disputed']} disputed.{apart}")
@@ -213,7 +216,12 @@ class ResultsView(QWidget):
 
     def _show_warnings(self, report: dict[str, Any]) -> None:
         warnings = report["warnings"]
-        if report["episodes"] == 0:
+        if report["episodes"] == 0 and unjudged_line(report):
+            self.banner.show_message("info", f"Every episode in {report['folder']} is unjudged: the game has no "
+                                     "memory profile, so nothing judged success and the tables stay empty. Make "
+                                     "one with `python main.py memory signature --backend FILE --out PROFILE` "
+                                     "(docs/finding-memory.md).", "\n".join(warnings))
+        elif report["episodes"] == 0:
             self.banner.show_message("warning", f"{report['folder']}/results.jsonl has no finished episodes yet. "
                                      "Run `python main.py run --out` on this folder (or let it finish some), "
                                      "then press Reload.", "\n".join(warnings))

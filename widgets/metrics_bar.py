@@ -12,12 +12,15 @@ from core.episode.model import StepTotals
 
 _GREY = "color: #5f6368"
 _NOT_JUDGED = "Not judged: the agent neither succeeded nor failed (the status line says why)."
+UNJUDGED_TIP = ("Unjudged: the game has no memory profile, so nothing read where the character was or judged "
+                "success (free play).")
 # How an ended episode reads: (text, style, tooltip) by outcome (success, failed, or the end reason).
 OUTCOMES = {"success": ("Success: yes", "color: #1b7a2f; font-weight: bold", ""),
             "failed": ("Success: failed", "color: #c62828", ""),
             "stopped": ("Success: stopped", _GREY, _NOT_JUDGED),
             "interrupted": ("Success: interrupted", _GREY, _NOT_JUDGED),
-            "error": ("Success: error", "color: #b06000", _NOT_JUDGED)}
+            "error": ("Success: error", "color: #b06000", _NOT_JUDGED),
+            "unjudged": ("Success: unjudged", _GREY, UNJUDGED_TIP)}
 NO_STEPS = StepTotals(step=0, ineffective_moves=0, movement_steps=0, consecutive_im=0, tokens=0, cost_usd=0.0,
                       latency_sum_s=0.0, count=0)
 
@@ -35,8 +38,11 @@ class MetricsBar(QWidget):
         layout.addStretch(1)
         self.reset(0)
 
-    def reset(self, budget: int) -> None:
+    def reset(self, budget: int, judged: bool = True) -> None:
+        """A new episode of `budget` steps; `judged` False: nothing reads positions (no memory profile), so its
+        ineffective moves are unknown and shown as such, never as 0."""
         self._budget = budget
+        self._judged = judged
         self._ended: bool | None = None  # None while the episode can still succeed; else whether it did
         self.show_totals(None)
 
@@ -67,10 +73,22 @@ class MetricsBar(QWidget):
         consecutive = totals.consecutive_im
         deadlock = " — DEADLOCK" if consecutive >= DEADLOCK_K else ""
         self.labels["step"].setText(f"Step {totals.step} / {self._budget}")
-        self.labels["ims"].setText(f"IMs {totals.ineffective_moves} ({100 * totals.im_rate:.0f}%)")
-        self.labels["consecutive"].setText(f"Consecutive IMs {consecutive}{deadlock}")
-        self.labels["consecutive"].setStyleSheet("color: #c62828; font-weight: bold" if deadlock else "")
-        if self._ended is None:
+        if not self._judged:
+            self.labels["ims"].setText("IMs – (no positions)")
+            self.labels["ims"].setToolTip(UNJUDGED_TIP)
+            self.labels["consecutive"].setText("Consecutive IMs –")
+            self.labels["consecutive"].setStyleSheet("")
+        else:
+            self.labels["ims"].setText(f"IMs {totals.ineffective_moves} ({100 * totals.im_rate:.0f}%)")
+            self.labels["ims"].setToolTip("")
+            self.labels["consecutive"].setText(f"Consecutive IMs {consecutive}{deadlock}")
+            self.labels["consecutive"].setStyleSheet("color: #c62828; font-weight: bold" if deadlock else "")
+        if self._ended is None and not self._judged:
+            text, style, tip = OUTCOMES["unjudged"]
+            self.labels["success"].setText(text)
+            self.labels["success"].setStyleSheet(style)
+            self.labels["success"].setToolTip(tip)
+        elif self._ended is None:
             self.labels["success"].setText("Success: yes" if success else "Success: not yet")
             self.labels["success"].setStyleSheet("color: #1b7a2f; font-weight: bold" if success else "")
             self.labels["success"].setToolTip("")

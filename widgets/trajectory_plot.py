@@ -12,9 +12,9 @@ from typing import TypedDict, cast
 import numpy as np
 import pyqtgraph as pg
 from pyqtgraph.GraphicsScene.mouseEvents import MouseClickEvent
-from PySide6.QtCore import QPointF, Signal
+from PySide6.QtCore import QPointF, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QPen, QPolygonF
-from PySide6.QtWidgets import QGraphicsPolygonItem
+from PySide6.QtWidgets import QGraphicsPolygonItem, QLabel
 
 from widgets.plot_parts import plot_item, plot_scene, view_box
 
@@ -98,7 +98,24 @@ class TrajectoryPlot(pg.PlotWidget):
         self._step_buffer, self._xy_buffer = self._steps, self._step_xy
         self._mark_points: list[_Mark] = []
         self.points = 0
+        # Says why the map is empty (an episode that recorded no positions), over the plot rather than in a
+        # tooltip, so an empty map never reads as "the character stood still".
+        self.note = QLabel(self)
+        self.note.setWordWrap(True)
+        self.note.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.note.setStyleSheet("QLabel { background: rgba(255, 255, 255, 220); color: #3c4043; padding: 8px; }")
+        self.note.hide()
         plot_scene(self).sigMouseClicked.connect(self._clicked)
+
+    def set_note(self, text: str) -> None:
+        """Show `text` over the plot ("" hides it)."""
+        self.note.setText(text)
+        self.note.setVisible(bool(text))
+        self._place_note()
+
+    def _place_note(self) -> None:
+        margin = 12
+        self.note.setGeometry(margin, margin, max(1, self.width() - 2 * margin), max(1, self.height() // 3))
 
     def _add_grid(self) -> None:
         """Grid lines every GRID_M metres, drawn as one static item: pyqtgraph's axis grid redraws tick
@@ -312,6 +329,9 @@ class TrajectoryPlot(pg.PlotWidget):
 
     def resizeEvent(self, event: object) -> None:
         super().resizeEvent(event)
+        note = self.__dict__.get("note")  # Qt resizes the plot while it is still being built
+        if note is not None:
+            self._place_note()
         # In a small dock the legend would hide the map it explains; the tooltip says the same.
         legend = self.__dict__.get("_legend")  # Qt resizes the plot while it is still being built
         if legend is not None:

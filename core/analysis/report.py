@@ -8,6 +8,7 @@ Failure categories come from human labels where they exist (rule: core/analysis/
 from __future__ import annotations
 
 import csv
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from statistics import mean
@@ -22,6 +23,7 @@ from core.analysis.stats import correlation, describe_correlation
 from core.analysis.taxonomy import AUTO, HUMAN, TAXONOMY, EpisodeCategory, categorise
 from core.episode.metrics import AWARENESS_CLASSES, METRICS_VERSION
 from core.session import run_folder
+from core.session.free_play import UNJUDGED_WHY
 
 TASK_CATEGORIES = ("navigation", "interaction", "mixed")
 GRANULARITIES = ("visual_guided", "step_guided", "goal_only")
@@ -224,6 +226,9 @@ def build_report(folder: Path | str, correlation_unit: str = "task", rescore: bo
     # Infrastructure errors are not results: kept out of every table and denominator, counted apart.
     errors = [_error_summary(r) for r in run_folder.unresolved_errors(folder, rows)]
     rows = [r for r in rows if not run_folder.is_error(r)]
+    # Free play on a game with no memory profile: nothing judged it, so it is no success and no failure either.
+    unjudged = [r for r in rows if run_folder.is_unjudged(r)]
+    rows = [r for r in rows if not run_folder.is_unjudged(r)]
     if rescore:
         rows, rescore_warnings = rescore_rows(folder, rows)
         warnings += rescore_warnings
@@ -272,7 +277,24 @@ def build_report(folder: Path | str, correlation_unit: str = "task", rescore: bo
             "failure_sources": failure_sources, "disputed": sum(c.disputed for c in labelled), "points": points,
             "correlation": correlations(points, correlation_unit), "episodes": len(main),
             "privileged_episodes": len(privileged), "infrastructure_errors": errors,
+            "unjudged": unjudged_summary(unjudged),
             "warnings": warnings + label_warnings}
+
+def unjudged_summary(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """How many episodes nothing judged, by agent and by why (today always "no memory profile")."""
+    reasons = Counter(str(r.get("unjudged") or UNJUDGED_WHY) for r in rows)
+    return {"episodes": len(rows), "by_agent": dict(Counter(agent_of(r) for r in rows)), "reasons": dict(reasons)}
+
+
+def unjudged_line(report: dict[str, Any]) -> str:
+    """"3 unjudged (no memory profile)", or "" when every episode was judged."""
+    counts: Mapping[str, Any] = report.get("unjudged") or {}
+    episodes = int(counts.get("episodes") or 0)
+    if not episodes:
+        return ""
+    reasons: Mapping[str, int] = counts.get("reasons") or {UNJUDGED_WHY: episodes}
+    return f"{episodes} unjudged ({', '.join(sorted(reasons))})"
+
 
 def _error_summary(row: dict[str, Any]) -> dict[str, Any]:
     error = str(row.get("error") or "unknown error")
@@ -386,11 +408,14 @@ def write_report(folder: Path, report: dict[str, Any]) -> str:
     per_granularity = [f"- {g}: {correlation_text(v)}" for g, v in found["by_granularity"].items()]
     per_agent = [f"- {a}: {correlation_text(v)}" for a, v in found["by_agent"].items()]
     errors = report["infrastructure_errors"]
+    unjudged = unjudged_line(report)
     text = "\n\n".join([
         "# PokeGym run report", f"{report['episodes']} episodes "
         f"({report['privileged_episodes']} privileged driver episodes are kept out of every table)."
         + (f" {len(errors)} episode(s) that ended in an infrastructure error are not results; they are "
-           "counted apart, at the end." if errors else ""),
+           "counted apart, at the end." if errors else "")
+        + (f" {unjudged}: free play recorded with nothing to judge it (memory_profile: none), neither a "
+           "success nor a failure, in no table." if unjudged else ""),
         "## Success rate (the paper's layout)", paper_table(report),
         HUMAN_ASSISTED_NOTE
         + (f" {assisted} success(es) were met on a human's step in the studio here." if assisted else ""),
@@ -462,6 +487,10 @@ def long_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
     for agent in sorted({e["agent"] for e in report["infrastructure_errors"]}):
         count = sum(e["agent"] == agent for e in report["infrastructure_errors"])
         add("infrastructure_errors", agent, "all", "all", "episodes", count)
+    unjudged: Mapping[str, Any] = report.get("unjudged") or {}
+    by_agent: Mapping[str, int] = unjudged.get("by_agent") or {}
+    for agent in sorted(by_agent):
+        add("unjudged", agent, "all", "all", "episodes", by_agent[agent])
     return out
 
 

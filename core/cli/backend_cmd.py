@@ -20,7 +20,7 @@ from pathlib import Path
 
 import yaml
 
-from core.backends.profile import BackendFileError, BackendProfile, load_backend, parse_backend
+from core.backends.profile import BackendFileError, BackendProfile, load_backend, no_profile_message, parse_backend
 from core.cli import backend_start
 from core.game.motion import DEFAULT_SHARE, MotionCalibration
 
@@ -48,6 +48,9 @@ def run(args: argparse.Namespace) -> int:
         return backend_start.run(backend, args)
     if not 0 < args.share < 1:
         print(f"error: --share must be between 0 and 1, got {args.share:g}", file=sys.stderr)
+        return 2
+    if not backend.has_memory_profile:  # the calibration measures moves by position: it needs ground truth
+        print(f"error: {no_profile_message(backend)}", file=sys.stderr)
         return 2
     from core.backends.session import BackendSession
     from core.evaluation.calibrate import CalibrationError, calibrate_motion

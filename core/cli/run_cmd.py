@@ -6,6 +6,10 @@
     OPENAI_API_KEY=... python main.py run --protocol paper --agent model:gpt-5.2 --workers 2 --out runs/gpt-paper
     python main.py run --backend minetest --tasks all --agent random --out runs/minetest
     python main.py run --protocol paper --agent random --ray auto --out runs/random   # on a Ray cluster
+    python main.py run --backend ~/games/my_game.yaml --agent random --steps 50 --trials 3 --out runs/free
+
+A backend with no memory profile yet (`memory_profile: none`) has nothing to judge tasks with: without --tasks
+its run is free play, recorded as unjudged episodes (core/cli/run_free.py).
 
 Each episode gets its own game and evaluator processes. Ctrl+C stops cleanly: no new episodes start,
 running ones stop after their current step and are marked interrupted (not results); Ctrl+C again
@@ -30,11 +34,13 @@ from core.agents.models.rate_limit import RateLimits
 from core.agents.observe import ObservationOptions
 from core.backends.profile import BackendFileError, BackendProfile, load_backend, with_memory_profile
 from core.cli.progress import RunProgress
+from core.cli.run_free import FreePlayRefused, check_not_free_play, free_play_plan
 from core.game import child
 from core.session.batch import BatchError, check_run, granularities, run_batch
 from core.session.batch_control import BatchControl
 from core.session.batch_driver import EpisodeExecutor
 from core.session.capacity import capacity, check_workers
+from core.session.free_play import DEFAULT_STEPS, FreePlay
 from core.session.interventions import InterventionPolicy
 from core.session.local_pool import LocalPool
 from core.session.protocol import PROTOCOLS, RUN_DEFAULTS, ProtocolError, run_settings, suite_ids
@@ -100,7 +106,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "take audio) or spectrogram (a picture of it, for any vision model); docs/observations.md")
     parser.add_argument("--intervention", choices=["none", "text", "physical"], default="none")
     parser.add_argument("--intervention-k", type=int, default=3, help="consecutive ineffective moves (default 3)")
-    parser.add_argument("--budget", type=int, help="override every task's step budget")
+    parser.add_argument("--budget", "--steps", type=int, metavar="N",
+                        help="override every task's step budget; free play (a backend with no memory profile): "
+                             f"the steps each episode plays (default {DEFAULT_STEPS})")
+    parser.add_argument("--start", metavar="STATE",
+                        help="free play only: the start state to play from (default: the backend's default start)")
     parser.add_argument("--seed", type=int, default=0,
                         help="the run's seed; every episode's own seed is derived from it, its task, granularity "
                              "and trial (the same run seed gives the same episodes)")
@@ -268,10 +278,11 @@ def _key_variables(agent: str) -> tuple[str, ...]:
 
 
 def _print_plan(args: argparse.Namespace, options: RunOptions, agent_options: dict[str, Any],
-                backend: BackendProfile) -> int:
+                backend: BackendProfile, free_play: FreePlay | None) -> int:
     """--dry-run: every episode the command would run, with its budget and seed; nothing is started or written."""
     try:
-        specs, _ = check_run(args.tasks, args.granularity, args.agent, args.trials, options, agent_options, backend)
+        specs, _ = check_run(args.tasks, args.granularity, args.agent, args.trials, options, agent_options, backend,
+                             free_play)
     except BatchError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -282,6 +293,10 @@ def _print_plan(args: argparse.Namespace, options: RunOptions, agent_options: di
               f"{spec.key}")
     tasks = len({spec.task.id for spec in specs})
     per_task = len(specs) // tasks if tasks else 0
+    if free_play is not None:
+        print(f"{len(specs)} unjudged episode(s) of free play ({backend.name} has no memory profile), agent "
+              f"{args.agent}, run seed {args.seed}; nothing was started (--dry-run)")
+        return 0
     print(f"{len(specs)} episode(s): {tasks} task(s) x {per_task} each "
           f"({len({spec.granularity for spec in specs})} granularities x {args.trials} trials), agent {args.agent}, "
           f"run seed {args.seed}; nothing was started (--dry-run)")
@@ -301,6 +316,10 @@ def run(args: argparse.Namespace) -> int:
     if problem:
         print(f"error: {problem}", file=sys.stderr)
         return 2
+    # What the command itself gave, before the defaults fill it in (free play refuses tasks and granularity).
+    given = {name: getattr(args, name) for name in ("tasks", "protocol", "granularity")}
+    asked_for_tasks = given["tasks"] is not None or given["protocol"] is not None
+    asked_for_granularity = given["granularity"] is not None
     problem = apply_protocol(args)
     if problem:
         print(f"error: {problem}", file=sys.stderr)
@@ -312,6 +331,17 @@ def run(args: argparse.Namespace) -> int:
     try:
         backend = with_memory_profile(load_backend(chosen_backend(args)), args.profile)
     except (BackendFileError, TaskSourceError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    free_play = None
+    try:
+        if backend.has_memory_profile:
+            problem = check_not_free_play(args)
+            if problem:
+                raise FreePlayRefused(problem)
+        else:
+            free_play = free_play_plan(args, backend, asked_for_tasks, asked_for_granularity)
+    except FreePlayRefused as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     if args.attach == "auto" and backend.kind == "builtin":
@@ -342,7 +372,7 @@ def run(args: argparse.Namespace) -> int:
               "granularities x "
               f"{args.trials} trials" + (f"; {note}" if note else ""), flush=True)
     if args.dry_run:
-        return _print_plan(args, options, agent_options, backend)
+        return _print_plan(args, options, agent_options, backend, free_play)
     if args.out is None:
         print("error: --out FOLDER is required (where results.jsonl and the episodes go); "
               "--dry-run prints the plan without one", file=sys.stderr)
@@ -350,7 +380,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         limits = RateLimits(args.concurrent_requests, args.requests_per_minute)
         if args.ray is not None:  # mistakes in the command first: starting or joining Ray takes seconds
-            check_run(args.tasks, args.granularity, args.agent, args.trials, options, agent_options, backend)
+            check_run(args.tasks, args.granularity, args.agent, args.trials, options, agent_options, backend,
+                      free_play)
         executor = make_executor(args, backend)
     except BatchError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -364,7 +395,7 @@ def run(args: argparse.Namespace) -> int:
                              options, display.episode, agent_options, control, executor=executor,
                              episode_timeout_s=args.episode_timeout, retries=args.retries, limits=limits,
                              status=display.status, backend=backend, attach=args.attach,
-                             memory_profile=args.profile)
+                             memory_profile=args.profile, free_play=free_play)
     except BatchError as exc:
         display.close()
         print(f"error: {exc}", file=sys.stderr)
@@ -384,7 +415,8 @@ def run(args: argparse.Namespace) -> int:
     if broken:
         print(f"{len(broken)} task(s) are broken (their success holds at the start state), so they gave no results: "
               f"{', '.join(broken)}. Fix them: python main.py tasks validate FILE --drive", file=sys.stderr)
-    print(f"{len(results)} episode(s) run; results in {args.out / 'results.jsonl'}")
+    print(f"{len(results)} episode(s) run; results in {args.out / 'results.jsonl'}"
+          + (f" (unjudged: {backend.name} has no memory profile, so nothing judged success)" if free_play else ""))
     if errors:
         print(f"{len(errors)} episode(s) ended in an infrastructure error; they are not results (see "
               f"{args.out / 'errors.jsonl'}). Run the same command again to retry them.", file=sys.stderr)

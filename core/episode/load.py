@@ -79,7 +79,7 @@ def load_episode(path: Path) -> Episode:
     dialogue = np.asarray(table["dialogue_active"], dtype=bool)
     if result is not None:
         parsed = EpisodeResult.from_json(result)
-        episode.reached_goal_area = parsed.reached_goal_area
+        episode.reached_goal_area = bool(parsed.reached_goal_area)
         episode.set_success_step(parsed.success_step)
     for index in range(count):
         row = {name: column[index].item() for name, column in numbers.items()}

@@ -336,6 +336,23 @@ def episode_metrics(steps: Sequence[StepFacts], success: bool, reached_goal_area
     )
 
 
+# What an unjudged episode cannot know (nothing read where the character was, or whether a dialogue was open):
+# null in its metrics, never 0, so no mean or table can count them as "no IMs" (docs/metrics.md).
+NEEDS_POSITIONS = ("ineffective_moves", "im_rate", "im_rate_physical", "dialogue_moves", "dialogue_ims",
+                   "max_consecutive_im", "deadlocks", "deadlock_spans", "spans_by_awareness", "spans_ended_by",
+                   "recovery_rate")
+
+
+def unjudged_metrics(steps: Sequence[StepFacts]) -> dict[str, object]:
+    """The metrics of a free-play episode (no memory profile): what the actions alone tell (steps, moves asked
+    for, action entropy, invalid replies, interventions); everything that needs positions is None, and so are
+    success and the failure category."""
+    counted = episode_metrics(steps, success=False, judged=False).to_json()
+    counted.update({name: None for name in NEEDS_POSITIONS})
+    counted.update(success=None, failure_category=None, judged=False)
+    return counted
+
+
 STICK_SECTORS = ("N", "NE", "E", "SE", "S", "SW", "W", "NW")
 DEFAULT_DEAD_ZONE = 0.15
 

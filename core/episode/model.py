@@ -284,6 +284,17 @@ class Episode:
             return self._totals[-1].consecutive_im if self._totals else 0
 
     @property
+    def judged(self) -> bool:
+        """False for free play on a game with no memory profile: no positions, no success (metadata `judged`;
+        episodes recorded before it are all judged)."""
+        return self.metadata.get("judged", True) is not False
+
+    @property
+    def unjudged_reason(self) -> str:
+        """Why nothing judged the episode ("no memory profile"); "" when it was judged."""
+        return "" if self.judged else str(self.metadata.get("unjudged") or "no memory profile")
+
+    @property
     def goal_area(self) -> GoalArea | None:
         """Where the task's goal is (recorded with the episode since metrics v3), for the Execution Failure rule."""
         return GoalArea.from_json(self.metadata.get("goal_area"))

@@ -220,11 +220,12 @@ def _position(value: object) -> Position | None:
 @dataclass(frozen=True)
 class EpisodeResult:
     """How an episode ended. `end_reason`: success, budget, stopped (a user's Stop), interrupted (a batch cut
-    short: not a result), error (infrastructure: the game or evaluator died, the agent failed for good) or
-    task_error (the task is broken: its success holds at its start state)."""
+    short: not a result), error (infrastructure: the game or evaluator died, the agent failed for good),
+    task_error (the task is broken: its success holds at its start state) or unjudged (free play on a game with
+    no memory profile, played to its budget: `success` is None and `unjudged` says why)."""
 
     task_id: str
-    success: bool
+    success: bool | None  # None: nothing judged the episode (free play)
     steps_used: int
     end_reason: str
     success_step: int | None = None
@@ -236,7 +237,7 @@ class EpisodeResult:
     granularity: str = ""
     agent: str = ""
     privileged: bool = False
-    reached_goal_area: bool = False
+    reached_goal_area: bool | None = False  # None: unknown (unjudged: nothing read where the character was)
     side_views: str | None = None
     game: str = ""
     success_source: str | None = None   # whose step met the condition: agent, privileged or human
@@ -245,6 +246,7 @@ class EpisodeResult:
     undelivered_interventions: tuple[Mapping[str, Any], ...] = ()
     audio: str = "unavailable"          # on (recorded), off (the user turned it off), unavailable (the game has none)
     audio_mode: str = "none"            # what the agent was given of it: none, clip or spectrogram (`run --audio`)
+    unjudged: str | None = None         # why nothing judged the episode ("no memory profile"); None: judged
     # keys written by other versions, kept as they were
     extra: Mapping[str, Any] = field(default_factory=dict[str, Any])
 
@@ -255,6 +257,8 @@ class EpisodeResult:
         del data["undelivered_interventions"]
         if undelivered:
             data["undelivered_interventions"] = undelivered
+        if self.unjudged is None:  # only unjudged rows carry the key: judged rows read as they always have
+            del data["unjudged"]
         return {**self.extra, **data}
 
     @classmethod
@@ -262,7 +266,8 @@ class EpisodeResult:
         known = {f.name for f in fields(cls)} - {"extra"}
         values: dict[str, Any] = {name: data[name] for name in known if name in data and data[name] is not None}
         values.setdefault("task_id", "?")
-        values.setdefault("success", False)
+        # an unjudged result's null success stays null, never a failure
+        values.setdefault("success", None if "unjudged" in values else False)
         values.setdefault("steps_used", 0)
         values.setdefault("end_reason", "?")
         values["undelivered_interventions"] = tuple(values.get("undelivered_interventions") or ())

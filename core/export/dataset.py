@@ -183,6 +183,9 @@ def _select(files: list[Path], options: DatasetOptions, skipped: list[str],
             skipped.append(f"{path}: cut short (no result recorded), so its outcome is unknown")
         elif result.end_reason == ERROR:
             skipped.append(f"{path}: ended in an infrastructure error ({result.error}), which is not a result")
+        elif metadata.get("judged") is False:
+            skipped.append(f"{path}: unjudged ({metadata.get('unjudged') or 'no memory profile'}): it recorded no "
+                           "positions, so it has no reward")
         elif metadata.get("game", BUILTIN_GAME) != BUILTIN_GAME:
             skipped.append(f"{path}: recorded on {metadata.get('game')}; only the built-in world's action set and "
                            "tasks are known to the exporter")

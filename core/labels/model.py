@@ -173,7 +173,7 @@ def deadlock_steps(result: Mapping[str, Any] | None) -> list[SuggestedSpan]:
         return []
     found: list[SuggestedSpan] = []
     metrics: Mapping[str, Any] = result.get("metrics") or {}
-    deadlocks: list[Any] = metrics.get("deadlocks", [])
+    deadlocks: list[Any] = metrics.get("deadlocks") or []  # null in an unjudged episode: no positions, no spans
     for item in deadlocks:
         if isinstance(item, Mapping):
             item = cast("Mapping[str, Any]", item)  # an object from the result's JSON

@@ -26,6 +26,7 @@ from core.recording.writer import (
     EPISODE_FORMAT,
     EPISODE_FORMAT_VERSION,
     NO_AUDIO,
+    SAMPLE_DTYPE,
     SAMPLE_FIELDS,
     SOURCES,
     STEP_NUMBERS,
@@ -36,10 +37,12 @@ __all__ = ["REQUIRED_PARTS", "EpisodeFileError", "EpisodeReader", "check_episode
 # What h5py, zlib, json and numpy raise on damaged bytes or structure (json's errors are ValueErrors).
 READ_ERRORS = (OSError, KeyError, ValueError, TypeError, IndexError, AttributeError, RuntimeError, zlib.error)
 # Every episode has these from its first step on (the writer creates them up front): without them the
-# file is not an episode, whatever its attributes say. /labels is optional (episodes predating it).
+# file is not an episode, whatever its attributes say. /labels is optional (episodes predating it); /samples is
+# absent from unjudged episodes (root attribute judged = False: free play with no memory profile).
 REQUIRED_PARTS: dict[str, type] = {"steps": h5py.Group, "steps/table": h5py.Dataset,
                                    "steps/record_bytes": h5py.Dataset, "steps/record_index": h5py.Dataset,
                                    "images": h5py.Group, "samples": h5py.Group, "samples/table": h5py.Dataset}
+SAMPLE_PARTS = ("samples", "samples/table")
 RESTORE = "Restore the file from a backup or record the episode again."
 
 
@@ -120,7 +123,10 @@ def check_episode(path: Path, file: h5py.File) -> int:
     if version > EPISODE_FORMAT_VERSION:
         raise EpisodeFileError(path, "format_version attribute", f"says episode format version {version}; this "
                                f"PokeGym Studio reads up to {EPISODE_FORMAT_VERSION}: update PokeGym Studio to open it")
+    unjudged = file_is_unjudged(path, file)
     for name, kind in REQUIRED_PARTS.items():
+        if unjudged and name in SAMPLE_PARTS:
+            continue
         with damaged_part(path, f"/{name}"):
             # Not file.get: it would call a present but damaged object "missing".
             item = _lookup(file, name)
@@ -129,6 +135,14 @@ def check_episode(path: Path, file: h5py.File) -> int:
             raise EpisodeFileError(path, f"/{name}", f"{found}: the file is damaged or was not written by PokeGym "
                                    "Studio. " + RESTORE)
     return version
+
+
+def file_is_unjudged(path: Path, file: h5py.File) -> bool:
+    """Whether the file says it is unjudged (root attribute judged = False): then it has no /samples. Files
+    written before the attribute are all judged."""
+    with damaged_part(path, "judged attribute"):
+        value = file.attrs.get("judged")
+    return value is not None and not bool(value)
 
 
 def _read_image(dataset: h5py.Dataset, index: int) -> np.ndarray:
@@ -161,6 +175,7 @@ class EpisodeReader:
                 raise EpisodeFileError(self.path, "metadata_json attribute", "is not a JSON object: the header is "
                                        "damaged. " + RESTORE)
             self.metadata = cast("dict[str, Any]", metadata)
+            self.judged = not file_is_unjudged(self.path, self._file)
         except EpisodeFileError:
             self._file.close()
             raise
@@ -280,14 +295,16 @@ class EpisodeReader:
             return _read_image(self._file["frames"]["pixels"], index)
 
     def sample_table(self) -> np.ndarray:
-        """/samples/table as it is stored (a structured array, fields SAMPLE_FIELDS)."""
+        """/samples/table as it is stored (a structured array, fields SAMPLE_FIELDS); empty for an unjudged
+        episode, which has no samples."""
+        if not self.judged:
+            return np.zeros(0, SAMPLE_DTYPE)
         with self._part("/samples/table"):
             return self._file["samples"]["table"][:]
 
     def samples(self) -> dict[str, np.ndarray]:
-        with self._part("/samples/table"):
-            table = self._file["samples"]["table"][:]
-            return {name: table[name] for name, _ in SAMPLE_FIELDS}
+        table = self.sample_table()
+        return {name: table[name] for name, _ in SAMPLE_FIELDS}
 
     # -- sound (/audio: docs/episode-format.md) ----------------------------------------------
     def audio_layout(self) -> AudioLayout | None:

@@ -91,9 +91,13 @@ class EpisodeWriter:
         root.attrs["format_version"] = EPISODE_FORMAT_VERSION
         root.attrs["created"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
         root.attrs["metadata_json"] = json.dumps(metadata, sort_keys=True, default=str)
-        for key in ("task_id", "quest", "category", "granularity", "agent", "privileged"):
+        for key in ("task_id", "quest", "category", "granularity", "agent", "privileged", "unjudged"):
             if key in metadata:
                 root.attrs[key] = metadata[key]
+        # An unjudged episode (free play, no memory profile) has no evaluator samples: no /samples at all, so
+        # nothing can read an empty table as "the character stood still" (docs/episode-format.md).
+        self.judged = metadata.get("judged", True) is not False
+        root.attrs["judged"] = self.judged
         steps = root.create_group("steps")
         steps.create_dataset("table", (0,), maxshape=(None,), dtype=STEP_DTYPE, chunks=(1024,))
         steps.create_dataset("record_bytes", (0,), maxshape=(None,), dtype="u1", chunks=(65536,))
@@ -113,8 +117,9 @@ class EpisodeWriter:
             frames.create_dataset("pixels", (0, h, w, c), maxshape=(None, h, w, c), dtype="u1",
                                   chunks=(1, h, w, c), **_compression())
             frames.create_dataset("tick", (0,), maxshape=(None,), dtype="i8", chunks=(1024,))
-        samples = root.create_group("samples")
-        samples.create_dataset("table", (0,), maxshape=(None,), dtype=SAMPLE_DTYPE, chunks=(4096,))
+        if self.judged:
+            samples = root.create_group("samples")
+            samples.create_dataset("table", (0,), maxshape=(None,), dtype=SAMPLE_DTYPE, chunks=(4096,))
         create_label_slots(root.create_group("labels"))  # the studio's annotations
         if audio is not None:
             self._create_audio(audio)
@@ -167,6 +172,8 @@ class EpisodeWriter:
     def add_samples(self, samples: list[dict[str, Any]]) -> None:
         if not samples:
             return
+        if not self.judged:
+            raise ValueError("this episode is unjudged (no memory profile): it records no evaluator samples")
         rows = np.array([tuple(s[name] for name, _ in SAMPLE_FIELDS) for s in samples], dtype=SAMPLE_DTYPE)
         self._append(self._file["samples"]["table"], rows)
 

@@ -28,19 +28,21 @@ from core.session.episodes import (
     EpisodeSpec,
     backend_reference,
     backend_tasks,
+    free_play_episodes,
     granularities,
     make_agent,
     plan_episodes,
     replay_replies,
     select_tasks,
 )
+from core.session.free_play import FreePlay
 from core.session.local_pool import LocalPool
 from core.session.runner import RunOptions
 
 # With the episode planning of core/session/episodes.py, re-exported: where callers have always found it.
 __all__ = ["GRANULARITY_NAMES", "BatchError", "EpisodeSpec", "backend_reference", "backend_tasks", "check_run",
-           "finish_experience", "granularities", "make_agent", "plan_episodes", "replay_replies", "run_batch",
-           "select_tasks", "starting_experience"]
+           "finish_experience", "free_play_episodes", "granularities", "make_agent", "plan_episodes",
+           "replay_replies", "run_batch", "select_tasks", "starting_experience"]
 
 
 def starting_experience(out: Path, experience_from: Path | None) -> ExperienceLibrary:
@@ -78,13 +80,17 @@ def finish_experience(out: Path, start: ExperienceLibrary, keys: list[str]) -> P
 
 def check_run(task_selector: str, granularity: str, agent_spec: str, trials: int, options: RunOptions,
               agent_options: dict[str, Any], backend: BackendProfile | None = None,
-              ) -> tuple[list[EpisodeSpec], tuple[str, ...] | None]:
+              free_play: FreePlay | None = None) -> tuple[list[EpisodeSpec], tuple[str, ...] | None]:
     """The run's episodes and a replay agent's replies; BatchError for an unknown task or agent, a missing key
-    or an unreadable replay file, before anything is made (or a cluster is started)."""
+    or an unreadable replay file, before anything is made (or a cluster is started). `free_play`: unjudged
+    episodes instead of the tasks (a backend with no memory profile), `trials` of them."""
     backend = backend or load_backend("builtin")
-    profile = load_profile(backend.memory_profile_path)
     actions = backend.action_set()
-    specs = plan_episodes(task_selector, granularity, agent_spec, trials, backend, profile.flags)
+    if free_play is not None:
+        specs = free_play_episodes(free_play, agent_spec, trials)
+    else:
+        profile = load_profile(backend.memory_profile_path)
+        specs = plan_episodes(task_selector, granularity, agent_spec, trials, backend, profile.flags)
     if not specs:
         raise BatchError("nothing to run: --trials must be at least 1")
     replies = tuple(replay_replies(agent_spec.partition(":")[2])) if agent_spec.startswith("replay:") else None
@@ -123,12 +129,13 @@ def run_batch(task_selector: str, granularity: str, agent_spec: str, trials: int
               executor: EpisodeExecutor | None = None, episode_timeout_s: float | None = None, retries: int = 0,
               limits: RateLimits | None = None, status: Callable[[BatchStatus], None] | None = None,
               backend: BackendProfile | None = None, attach: str | None = None,
-              memory_profile: Path | None = None) -> list[dict[str, Any]]:
+              memory_profile: Path | None = None, free_play: FreePlay | None = None) -> list[dict[str, Any]]:
     """Run what `out` has no result for yet; returns the rows written (results and errors) by this call.
 
     `backend` is the game (the built-in world by default), launched for each episode, or with `attach`
     the one already running (BackendSession.attach_to), read through the memory profile file `memory_profile`
-    when given (--profile) instead of its own; `executor` is where episodes run (default: a local
+    when given (--profile) instead of its own, or with `free_play` not read at all (unjudged episodes, no
+    tasks: core/session/free_play.py); `executor` is where episodes run (default: a local
     pool of `workers` threads). An episode that ends in an
     infrastructure error is tried again up to `retries` times in this call; `limits` cap the run's model
     requests; `status` hears where the run stands (done, running, ETA) several times a second.
@@ -137,7 +144,8 @@ def run_batch(task_selector: str, granularity: str, agent_spec: str, trials: int
     agent_options = agent_options or {}
     control = control or BatchControl()
     backend = with_memory_profile(backend or load_backend("builtin"), memory_profile)
-    specs, replies = check_run(task_selector, granularity, agent_spec, trials, options, agent_options, backend)
+    specs, replies = check_run(task_selector, granularity, agent_spec, trials, options, agent_options, backend,
+                               free_play)
     try:
         run_folder.prepare(out)
     except run_folder.RunFolderError as exc:

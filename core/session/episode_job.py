@@ -29,6 +29,7 @@ from core.game.errors import GameError
 from core.session import run_folder
 from core.session.batch_control import INTERRUPTED, Stoppable
 from core.session.episodes import EpisodeSpec, make_agent
+from core.session.free_play import FreePlay
 from core.session.runner import EpisodeRunner, RunOptions
 from core.session.startup_gate import STARTUP_GATE
 
@@ -148,21 +149,24 @@ def _our_processes(session: BackendSession) -> tuple[int, ...]:
     return tuple(pids)
 
 
-def _start_session(job: EpisodeJob, backend: BackendProfile, start: str | dict[str, Any],
+def _start_session(job: EpisodeJob, backend: BackendProfile, start: str | dict[str, Any] | None,
                    control: EpisodeControl) -> BackendSession | None:
-    """The episode's game and evaluator, up and in its start state, started in its turn (STARTUP_GATE); None
-    when the run stops before its turn comes."""
+    """The episode's game and evaluator (none for free play), up and in its start state (None: as the game
+    launched), started in its turn (STARTUP_GATE); None when the run stops before its turn comes."""
+    judged = not isinstance(job.spec.task, FreePlay)
     with STARTUP_GATE.turn(lambda: control.stopping) as admitted:
         if not admitted:
             return None
         if job.attach is not None:
-            session = BackendSession.attach_to(backend, job.attach)
+            session = BackendSession.attach_to(backend, job.attach, with_evaluator=judged)
         else:
             lockstep = backend.kind == "builtin" and backend.builtin_spec.mode == "lockstep"
             session = BackendSession.open(backend, start_state=start if isinstance(start, str) else None,
+                                          with_evaluator=judged,
                                           evaluator_hz=LOCKSTEP_EVALUATOR_HZ if lockstep else FULL_EVALUATOR_HZ)
         try:
-            session.prepare(start)
+            if start is not None:
+                session.prepare(start)
         except BaseException:
             session.close()
             raise
@@ -200,8 +204,9 @@ def play_episode(job: EpisodeJob, root: Path, control: EpisodeControl,
         if session is None:  # the run stopped while it waited for its turn to start
             return EpisodeOutcome(SKIPPED, files=tuple(written))
         with session:
-            assert session.evaluator is not None
-            runner = EpisodeRunner(session.game, session.evaluator, agent, actions, spec.task, options, path)
+            # A task always has its evaluator (the session refuses to open without a profile); free play none.
+            evaluator = session.evaluator if not isinstance(spec.task, FreePlay) else None
+            runner = EpisodeRunner(session.game, evaluator, agent, actions, spec.task, options, path)
             if not control.start(runner):
                 return EpisodeOutcome(SKIPPED, files=tuple(written))
             watchdog.arm(runner, _our_processes(session))

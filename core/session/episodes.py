@@ -18,6 +18,7 @@ from core.evaluation.profile import load_profile
 from core.evaluation.tasks import Task
 from core.recording.errors import EpisodeFileError
 from core.recording.reader import EpisodeReader
+from core.session.free_play import FreePlay
 from core.session.protocol import ProtocolError, suite_ids
 from core.session.task_source import (
     TaskSourceError,
@@ -37,7 +38,7 @@ class BatchError(ValueError):
 
 @dataclass(frozen=True)
 class EpisodeSpec:
-    task: Task
+    task: Task | FreePlay  # FreePlay: an unjudged episode on a backend with no memory profile
     granularity: str
     agent_spec: str
     trial: int
@@ -175,6 +176,12 @@ def plan_episodes(task_selector: str, granularity: str, agent_spec: str, trials:
     tasks = select_tasks(selector, pool, suite, where)
     return [EpisodeSpec(t, g, agent_spec, trial) for t in tasks for g in granularities(granularity)
             for trial in range(trials)]
+
+
+def free_play_episodes(play: FreePlay, agent_spec: str, trials: int) -> list[EpisodeSpec]:
+    """The unjudged episodes of a free-play run, one per trial. Free play has no instruction levels: it is
+    played at goal_only, whose prompt carries the one instruction it has."""
+    return [EpisodeSpec(play, GRANULARITY_NAMES["goal"], agent_spec, trial) for trial in range(trials)]
 
 
 def backend_tasks(backend: BackendProfile, flags: list[str]) -> list[Task]:

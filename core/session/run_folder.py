@@ -1,6 +1,7 @@
 """A run folder (`python main.py run --out FOLDER`): what is a result, what is an error, what runs again.
 
-* results.jsonl: one line per episode that ended as a result (success or budget), appended as it ends.
+* results.jsonl: one line per episode that ended as a result (success or budget, or unjudged: free play on
+  a game with no memory profile, which is neither a success nor a failure), appended as it ends.
 * errors.jsonl: one line per episode that ended in an infrastructure error (the game or the evaluator
   died, the model API failed for good). These are not results: `report` counts them apart, and running
   the same command again retries them.
@@ -17,6 +18,8 @@ import tempfile
 from pathlib import Path
 from typing import Any, cast
 
+from core.session.free_play import UNJUDGED
+
 RESULTS = "results.jsonl"
 ERRORS = "errors.jsonl"
 EPISODES = "episodes"
@@ -32,6 +35,11 @@ def is_error(row: dict[str, Any]) -> bool:
     """An infrastructure error or a broken task: not a result (results.jsonl written before errors.jsonl existed
     held them)."""
     return row.get("end_reason") in (ERROR, TASK_ERROR)
+
+
+def is_unjudged(row: dict[str, Any]) -> bool:
+    """Free play that nothing judged (no memory profile): a result, but never a success or a failure."""
+    return row.get("end_reason") == UNJUDGED
 
 
 def read_rows(path: Path) -> tuple[list[dict[str, Any]], list[int]]:

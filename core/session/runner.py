@@ -2,8 +2,10 @@
 
 Loop: observe -> decide -> execute -> (settle) -> read evaluator samples -> metrics -> record.
 Ends on success, budget exhausted, stop, or error (the game died, the agent failed for good);
-the episode file is finished in every case. Controls (pause, resume, single step, stop, human
-takeover, interventions) may be called from any thread, for example the studio's GUI thread.
+the episode file is finished in every case. Free play (core/session/free_play.py) runs the same loop with no
+evaluator: no sample is read, steps have no positions, and the result is `unjudged`. Controls (pause,
+resume, single step, stop, human takeover, interventions) may be called from any thread, for example the
+studio's GUI thread.
 """
 
 from __future__ import annotations
@@ -35,10 +37,18 @@ from core.episode.metrics import (
     continuous_facts,
     episode_metrics,
     next_run_length,
+    unjudged_metrics,
 )
 from core.episode.model import Episode
 from core.episode.recorder import EpisodeRecorder
-from core.episode.records import EpisodeResult, InterventionRecord, StepDecision, StepRecord, trajectory_digest
+from core.episode.records import (
+    EpisodeResult,
+    InterventionRecord,
+    Position,
+    StepDecision,
+    StepRecord,
+    trajectory_digest,
+)
 from core.evaluation.client import EvaluatorClient, EvaluatorError
 from core.evaluation.sample import StateSample
 from core.evaluation.stepping import StepProtocol, current_tick
@@ -50,6 +60,7 @@ from core.game.motion import MotionCalibration
 from core.game.pad import PadState
 from core.recording.writer import EpisodeWriter
 from core.session.events import RunnerEvents
+from core.session.free_play import UNJUDGED, UNJUDGED_WHY, FreePlay
 from core.session.interventions import (
     DEFAULT_HINT,
     PHYSICAL,
@@ -111,9 +122,14 @@ class TaskAlreadyMet(RuntimeError):
 
 
 class EpisodeRunner:
-    def __init__(self, game: GameConnection, evaluator: EvaluatorClient, agent: Agent, actions: ActionSet,
-                 task: Task, options: RunOptions, record_path: Path | None) -> None:
-        self.game, self.evaluator, self.agent, self.actions = game, evaluator, agent, actions
+    def __init__(self, game: GameConnection, evaluator: EvaluatorClient | None, agent: Agent, actions: ActionSet,
+                 task: Task | FreePlay, options: RunOptions, record_path: Path | None) -> None:
+        """`evaluator` None: free play (`task` a FreePlay), which nothing judges; a Task always needs one."""
+        if isinstance(task, Task) and evaluator is None:
+            raise ValueError(f"the task {task.id} needs an evaluator to judge it; only free play runs without one")
+        self.game, self.agent, self.actions = game, agent, actions
+        # Free play never reads ground truth, even where an evaluator happens to run beside the game.
+        self.evaluator = evaluator if isinstance(task, Task) else None
         self.task, self.options, self.record_path = task, options, record_path
         self.events = RunnerEvents()
         self._paused = False
@@ -222,16 +238,25 @@ class EpisodeRunner:
         self._wake.set()
 
     # -- the episode ------------------------------------------------------------------------
+    @property
+    def judged(self) -> bool:
+        """Whether an evaluator judges this episode (False: free play, recorded `unjudged`)."""
+        return self.evaluator is not None
+
     def run(self) -> EpisodeResult:
         """Play the episode into `self.episode` (and its file); returns how it ended. Those who write it
         (results.jsonl, the studio) turn it into JSON with `to_json()`."""
         task, options, episode = self.task, self.options, self.episode
         budget = options.step_budget or task.step_budget
         instruction = task.instruction(options.granularity)
-        self.game.reset(task.start_for_reset())
-        protocol = StepProtocol(self.game, self.evaluator, options.settle_s)
+        start = task.start_for_reset()
+        if start is not None:  # None: free play on a game with no start states, as it launched
+            self.game.reset(start)
+        protocol = StepProtocol(self.game, self.evaluator, options.settle_s) if self.evaluator is not None else None
         builder = ObservationBuilder(self.game, options.observation)
-        position = protocol.start(task.success.model_dump(exclude_none=True))
+        position: StateSample | None = None
+        if protocol is not None and isinstance(task, Task):
+            position = protocol.start(task.success.model_dump(exclude_none=True))
         recorder = self._open_recorder() if self.record_path is not None else None
         history: list[HistoryEntry] = []
         last_intervention: int | None = None
@@ -240,12 +265,13 @@ class EpisodeRunner:
         goal = self._goal
         reached_goal = False
         succeeded = False
-        sample_cursor = len(self.evaluator.samples)
-        # Where the episode starts, even when no later sample repeats it before step 1.
-        episode.append_samples([position])
-        self.events.sig_reset.emit(position, sample_cursor)
+        sample_cursor = len(self.evaluator.samples) if self.evaluator is not None else 0
+        if position is not None:
+            # Where the episode starts, even when no later sample repeats it before step 1.
+            episode.append_samples([position])
+            self.events.sig_reset.emit(position, sample_cursor)
         try:
-            if protocol.judge(position, 0, "privileged"):
+            if protocol is not None and position is not None and protocol.judge(position, 0, "privileged"):
                 raise TaskAlreadyMet(f"the task {task.id}'s success condition already holds at its start state; "
                                      "the task is broken (`python main.py tasks validate` refuses it)")
             while self.step < budget:
@@ -256,19 +282,25 @@ class EpisodeRunner:
                     break
                 pending_hint = ""
                 self.step += 1
-                tick_before = protocol.begin()
-                dialogue_open = position.dialogue_active  # pushing a stick in a dialogue box moves nothing
-                after = protocol.end(self._execute(macro))
-                before_xy = (position.x, position.y)
-                displacement = math.hypot(after.x - position.x, after.y - position.y)
+                tick_before = current_tick(self.game)
+                # pushing a stick in a dialogue box moves nothing
+                dialogue_open = position.dialogue_active if position is not None else False
+                answer = self._execute(macro)
+                after = protocol.end(answer) if protocol is not None else None
+                before_xy = (position.x, position.y) if position is not None else None
+                # NaN where nothing reads positions: unknown, which no IM rule counts as ineffective or effective
+                displacement = (math.hypot(after.x - position.x, after.y - position.y)
+                                if after is not None and position is not None else math.nan)
                 position = after
                 # Judged on the step's own end, before any push: only an acting step can meet the condition.
-                succeeded = source in JUDGED_SOURCES and protocol.judge(after, self.step, source)
+                succeeded = (protocol is not None and after is not None and source in JUDGED_SOURCES
+                             and protocol.judge(after, self.step, source))
                 label, movement = self._metric_label(decision, source, intervention)
                 threshold = self._im_threshold(decision)
                 fact = StepFacts(label, movement, displacement, "", source, step=self.step, epsilon=threshold,
                                  dialogue=dialogue_open)
-                if goal is not None and source in AGENT_SOURCES and goal.contains((after.x, after.y)):
+                if goal is not None and after is not None and source in AGENT_SOURCES \
+                        and goal.contains((after.x, after.y)):
                     reached_goal = True  # by the agent's own move: a human's steps or a push are not its execution
                 pushed_by = 0.0
                 if intervention is None and self._text_intervention is not None and decision is not None:
@@ -279,21 +311,28 @@ class EpisodeRunner:
                     intervention = options.interventions.check(
                         self.step, next_run_length(episode.consecutive_im, fact), last_intervention)
                     if intervention is not None:
-                        pending_hint, answer = self._apply(intervention)
-                        if answer is not None:
+                        pending_hint, push = self._apply(intervention)
+                        if push is not None and protocol is not None and after is not None:
                             # Measured apart, so the push is never credited to the agent's next move.
-                            pushed = protocol.end(answer, settle=False)
+                            pushed = protocol.end(push, settle=False)
                             pushed_by = math.hypot(pushed.x - after.x, pushed.y - after.y)
                             position = pushed
                 if intervention is not None:
                     intervention = dataclasses.replace(intervention, step=self.step)  # the step that carries it
                     last_intervention = self.step
                     self.events.sig_intervention.emit(InterventionProgress(intervention, "recorded"))
-                new_samples, sample_cursor, lost = self.evaluator.samples.since(sample_cursor)
+                new_samples: list[StateSample] = []
+                lost = 0
+                if self.evaluator is not None:
+                    new_samples, sample_cursor, lost = self.evaluator.samples.since(sample_cursor)
                 if lost:  # only after a pause longer than the log keeps: say so in the record
                     log.warning("%d evaluator samples before step %d were no longer kept", lost, self.step)
+                tick_after = after.tick if after is not None else (
+                    answer.tick if answer is not None else current_tick(self.game))
+                after_xy = (after.x, after.y) if after is not None else None
                 record = self._step_record(decision, source, macro, intervention, label, movement, tick_before,
-                                           after, before_xy, displacement, pushed_by, threshold, dialogue_open)
+                                           tick_after, (before_xy, after_xy), displacement, pushed_by, threshold,
+                                           dialogue_open)
                 sound = self._step_sound(tick_before)  # read at once: the game keeps only its last few seconds
                 self._last_sound = sound[0] if sound is not None else None
                 episode.append_samples(new_samples)
@@ -359,7 +398,11 @@ class EpisodeRunner:
                     # on: recorded in /audio; off: the user turned the game's sound off; unavailable: it has none
                     "audio": audio_state(self.game.info),
                     # Where the task ends, for the Execution Failure rule; never part of an observation.
-                    "goal_area": self._goal.to_json() if self._goal is not None else None}
+                    "goal_area": self._goal.to_json() if self._goal is not None else None,
+                    # False: free play with nothing reading the game's memory: no positions, no success
+                    "judged": self.judged}
+        if not self.judged:
+            metadata["unjudged"] = UNJUDGED_WHY
         metadata["versions"] = _versions()
         outline = getattr(self.game, "map_outline", None)
         if outline is not None and Capability.MAP_OUTLINE in self.game.info.capabilities:
@@ -553,7 +596,7 @@ class EpisodeRunner:
 
     def _step_record(self, decision: Decision | None, source: Source, macro: tuple[tuple[PadState, float], ...],
                      intervention: Intervention | None, label: str, movement: bool, tick_before: int,
-                     after: StateSample, before_xy: tuple[float, float], displacement: float,
+                     tick_after: int, where: tuple[Position | None, Position | None], displacement: float,
                      pushed_by: float, threshold: float, dialogue_open: bool) -> StepRecord:
         action = decision.action.describe() if decision and decision.action else (
             "NoOp" if decision else (intervention.kind if intervention else "HumanInput"))
@@ -566,10 +609,10 @@ class EpisodeRunner:
                 latency_s=decision.latency_s, memory=decision.memory, reflection=decision.reflection,
                 lessons=tuple(decision.lessons))
         return StepRecord(
-            step=self.step, source=source, tick_before=tick_before, tick_after=after.tick,
+            step=self.step, source=source, tick_before=tick_before, tick_after=tick_after,
             time=time.time(), action=action, decision=reply,
             intervention=InterventionRecord.from_json(intervention.to_json()) if intervention else None,
-            position_before=before_xy, position_after=(after.x, after.y), displacement=displacement,
+            position_before=where[0], position_after=where[1], displacement=displacement,
             intervention_displacement=pushed_by, movement=movement, entropy_label=label,
             macro=tuple((pad.to_dict(), seconds) for pad, seconds in macro),
             # Side views made by turning the camera cost game time before the action; instant ones cost none.
@@ -581,11 +624,23 @@ class EpisodeRunner:
 
     def _result(self, end_reason: str, error: str | None, reached_goal: bool,
                 undelivered: list[dict[str, Any]]) -> EpisodeResult:
+        steps = self.episode.steps()
+        if self.evaluator is None:
+            # Played to its budget with nothing to judge it: neither a success nor a failure (docs/run-folder.md).
+            end_reason = UNJUDGED if end_reason == "budget" else end_reason
+            return EpisodeResult(
+                task_id=self.task.id, quest=self.task.quest, category=self.task.category,
+                granularity=self.options.granularity, agent=self.agent.name, success=None, seed=self.options.seed,
+                trajectory_digest=trajectory_digest(steps), steps_used=self.step, end_reason=end_reason, error=error,
+                metrics=unjudged_metrics([s.facts for s in steps]), privileged=self.options.privileged,
+                reached_goal_area=None, failure_category_suggestion="",
+                side_views=self.options.observation.side_view_mode if self.options.observation.side_views else None,
+                game=self.game.info.name, undelivered_interventions=tuple(undelivered),
+                audio=self.episode.audio_state, audio_mode=self.options.observation.audio, unjudged=UNJUDGED_WHY)
         met = self.evaluator.successes[0] if self.evaluator.successes and end_reason not in NO_RESULT else None
         success = met is not None
         if success:
             self.episode.set_success_step(int(met["step"]))
-        steps = self.episode.steps()
         metrics = episode_metrics([s.facts for s in steps], success, reached_goal, self._goal,
                                   judged=end_reason not in ("stopped", "interrupted", *NO_RESULT))
         return EpisodeResult(

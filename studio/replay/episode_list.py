@@ -61,6 +61,8 @@ def result_text(episode: EpisodeLabels) -> str:
         return "success (human-assisted)" if result.get("success_source") == "human" else "success"
     if result.get("end_reason") == "stopped":
         return "stopped by user"
+    if result.get("end_reason") == "unjudged":  # free play: neither a success nor a failure
+        return f"unjudged ({result.get('unjudged') or 'no memory profile'})"
     return f"{result.get('end_reason')} · {result.get('failure_category_suggestion') or ''}".strip(" ·")
 
 

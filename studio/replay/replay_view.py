@@ -314,6 +314,12 @@ class ReplayView(QMainWindow):
             self.labels_banner.clear_message()
 
     def _show_trajectory(self, episode: Episode) -> None:
+        if not episode.judged:  # nothing read where the character was: an empty map must say why
+            self.trajectory.set_note(f"No trajectory: this episode is unjudged ({episode.unjudged_reason}). Nothing "
+                                     "read the game's memory, so no positions were recorded; frames and actions "
+                                     "are all there is.")
+            return
+        self.trajectory.set_note("")
         path = self._map_path if len(self._map_path) else episode.path_xy  # thinned on the open thread
         self.trajectory.set_path(path[:, 0], path[:, 1])
         self.trajectory.set_backdrop(episode.map_outline())

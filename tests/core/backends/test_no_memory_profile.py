@@ -51,11 +51,12 @@ def test_the_game_runs_and_takes_input_with_no_evaluator(tmp_path):
             session.ensure_evaluator()
 
 
-def test_a_run_refuses_in_one_line_naming_the_finder(tmp_path):
+def test_a_run_of_tasks_refuses_in_one_line_naming_the_finder(tmp_path):
     path = _write_backend(tmp_path)
-    done = subprocess.run([sys.executable, "main.py", "run", "--backend", str(path), "--agent", "random",
-                           "--out", str(tmp_path / "run")], cwd=PROJECT_ROOT, capture_output=True, text=True,
-                          timeout=120)
+    # Tasks need ground truth; without --tasks the same command plays unjudged (tests/core/cli/test_free_play.py)
+    done = subprocess.run([sys.executable, "main.py", "run", "--backend", str(path), "--tasks", "all", "--agent",
+                           "random", "--out", str(tmp_path / "run")], cwd=PROJECT_ROOT, capture_output=True,
+                          text=True, timeout=120)
     assert done.returncode == 2 and "Traceback" not in done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "has no memory profile yet" in lines[0]
