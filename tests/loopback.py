@@ -9,7 +9,8 @@ from typing import Any
 
 from core.agents.models.loopback import LoopbackProvider, Scripted, openai_body
 
-__all__ = ["InFlightMeter", "LoopbackProvider", "Scripted", "anthropic_body", "gemini_body", "openai_body"]
+__all__ = ["InFlightMeter", "LoopbackProvider", "RequestBucket", "Scripted", "anthropic_body", "gemini_body",
+           "openai_body"]
 
 
 def anthropic_body(text: str | None) -> dict[str, Any]:
@@ -44,4 +45,30 @@ class InFlightMeter:
         time.sleep(self.delay_s)  # the server thinking; counted as in flight until the answer leaves
         with self.lock:
             self.in_flight -= 1
+        return Scripted(200, self.reply)
+
+
+class RequestBucket:
+    """A responder that enforces a requests-per-minute limit the way providers do: a bucket refilled at
+    `per_minute` / 60 requests a second and holding at most `burst`; a request finding it empty gets a 429.
+    (A count over a whole trailing minute would never be reached in a test of seconds by a client that
+    spaces its requests.)"""
+
+    def __init__(self, reply: dict[str, Any], per_minute: float, burst: float = 2.0) -> None:
+        self.reply, self.rate, self.burst = reply, per_minute / 60.0, burst
+        self.lock = threading.Lock()
+        self.tokens = burst
+        self.refilled = time.monotonic()
+        self.refused = 0
+
+    def __call__(self, request: dict[str, Any]) -> Scripted:
+        with self.lock:
+            now = time.monotonic()
+            self.tokens = min(self.burst, self.tokens + (now - self.refilled) * self.rate)
+            self.refilled = now
+            if self.tokens < 1.0:
+                self.refused += 1
+                return Scripted(429, {"error": {"message": "rate limit reached for requests per minute",
+                                                "type": "requests", "code": "rate_limit_exceeded"}})
+            self.tokens -= 1.0
         return Scripted(200, self.reply)
