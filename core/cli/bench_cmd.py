@@ -49,6 +49,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="run --model-latency: each reply's latency varies by up to ±S seconds")
     parser.add_argument("--rate-429", type=float, default=0.0, metavar="P",
                         help="run --model-latency: answer a request with 429 (too many requests) with probability P")
+    parser.add_argument("--ray", nargs="?", const="local", metavar="ADDRESS",
+                        help="run --model-latency: the episodes on Ray (a private local one, or auto / HOST:PORT) "
+                             "instead of the local pool")
+    parser.add_argument("--cpus-per-episode", type=float, metavar="N",
+                        help="run --model-latency --ray: CPUs each episode asks Ray for (default: the cluster's "
+                             "CPUs over the widest width, so every width fits at once)")
 
 
 def emit(args: argparse.Namespace, name: str, value: float, unit: str, baseline: float | None = None,

@@ -23,6 +23,8 @@ and nearly all its episodes stepping at one moment.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import functools
 import itertools
 import json
 import os
@@ -40,6 +42,7 @@ from typing import Any
 from core.cli.proc_usage import cpu_s, descendants, pss_mib
 from core.paths import PROJECT_ROOT
 from core.session.batch import run_batch
+from core.session.batch_driver import EpisodeExecutor
 from core.session.runner import RunOptions
 
 TASK = "q08_site_navigation"
@@ -48,7 +51,7 @@ IN_FLIGHT_SHARE = 0.9  # of a width's episodes that must have stepped at one mom
 SAMPLE_EVERY_S = 1.0
 PSS_EVERY = 8  # samples
 MIN_STEADY = 20  # turnarounds after the last start-up, for their p95
-KINDS = ("harness", "world", "evaluator", "other")
+KINDS = ("harness", "world", "evaluator", "ray", "other")  # ray: its own daemons (--ray)
 KEY = "sk-bench-loopback-only"  # the stand-in model's "key": the real one never leaves for a loopback bench
 
 
@@ -97,8 +100,9 @@ class UsageSampler:
     that it has seen (an ended one counts what it had used when last seen) but the stand-in model; every
     PSS_EVERY samples also their PSS, keeping the sample with the most worlds up."""
 
-    def __init__(self, exclude: int) -> None:
+    def __init__(self, exclude: int, also: Callable[[], list[int]] | None = None) -> None:
         self.exclude = exclude
+        self.also = also  # more processes of the run that are not below this one (a joined Ray's, on this machine)
         self.cpu: list[tuple[float, float]] = []  # (time.monotonic, CPU seconds so far)
         # (time.monotonic, CPU seconds of every process of each kind seen so far)
         self.kinds: dict[str, list[tuple[float, float]]] = {kind: [] for kind in KINDS}
@@ -110,7 +114,8 @@ class UsageSampler:
     def _loop(self) -> None:
         rounds = 0
         while True:
-            pids = [pid for pid in descendants(os.getpid()) if pid != self.exclude]
+            also = self.also() if self.also is not None else []
+            pids = [pid for pid in descendants(os.getpid(), also) if pid != self.exclude]
             now, by_kind = time.monotonic(), {kind: 0.0 for kind in KINDS}
             own = os.times()
             by_kind["harness"] = own.user + own.system - time.thread_time()  # this sampler's own reading apart
@@ -161,7 +166,13 @@ def _kind(pid: int) -> str:
         command = Path(f"/proc/{pid}/cmdline").read_bytes()
     except OSError:
         return "other"
-    return "world" if b"core.world" in command else "evaluator" if b"core.evaluation" in command else "other"
+    if b"core.world" in command:
+        return "world"
+    if b"core.evaluation" in command:
+        return "evaluator"
+    if command.startswith(b"ray::") or b"default_worker.py" in command:
+        return "harness"  # a Ray worker runs an episode's harness (or waits for one)
+    return "ray" if b"/ray/" in command or b"raylet" in command or b"gcs_server" in command else "other"
 
 
 def _p95(values: list[float]) -> float:
@@ -171,14 +182,16 @@ def _p95(values: list[float]) -> float:
     return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
 
 
-def measure(workers: int, latency: float, budget: int, stand_in: StandIn, folder: Path) -> Width:
-    """One width: `workers` episodes at once of `budget` steps."""
+def measure(workers: int, latency: float, budget: int, stand_in: StandIn, folder: Path,
+            executor: EpisodeExecutor | None = None, also: Callable[[], list[int]] | None = None) -> Width:
+    """One width: `workers` episodes at once of `budget` steps (on `executor`: default, the local pool; `also`:
+    the run's processes on this machine that are not below this one)."""
     stand_in.take()  # forget anything earlier
     started = time.monotonic()
-    with UsageSampler(stand_in.process.pid) as usage:
+    with UsageSampler(stand_in.process.pid, also) as usage:
         rows = run_batch(TASK, "goal", "model:openai:bench-model", workers, workers, folder,
                          RunOptions(step_budget=budget), _quiet,
-                         {"base_url": f"http://127.0.0.1:{stand_in.port}/v1"})
+                         {"base_url": f"http://127.0.0.1:{stand_in.port}/v1"}, executor=executor)
     by_connection: dict[int, list[tuple[float, float, int]]] = {}
     for connection, arrived, answered, status in stand_in.take():
         by_connection.setdefault(connection, []).append((arrived, answered, status))
@@ -242,12 +255,23 @@ def bench_model(args: argparse.Namespace, emit: Callable[..., Any]) -> None:
     latency = float(args.model_latency)
     budget = args.episode_steps
     os.environ["OPENAI_API_KEY"] = KEY
+    counts = widths(args.workers)
     stand_in = StandIn(latency, args.jitter, args.rate_429)
     results: list[Width] = []
     try:
-        with tempfile.TemporaryDirectory(prefix="pokegym-bench-model-") as folder:
-            for workers in widths(args.workers):
-                width = measure(workers, latency, budget, stand_in, Path(folder) / f"w{workers}")
+        with tempfile.TemporaryDirectory(prefix="pokegym-bench-model-") as folder, contextlib.ExitStack() as stack:
+            executor_for: Callable[[int], EpisodeExecutor | None] = lambda _: None  # noqa: E731 - the local pool
+            also: Callable[[], list[int]] | None = None
+            if args.ray is not None:
+                from core.cli.bench_model_ray import ray_executor, ray_processes_here, ray_widths
+
+                cluster, cpus = stack.enter_context(ray_widths(args, max(counts)))
+                emit(args, "ray_cpus_per_episode", cpus, "CPUs", cluster.cpus, "cluster_cpus")
+                executor_for = functools.partial(ray_executor, args, cpus=cpus)
+                also = None if cluster.started_here else ray_processes_here()
+            for workers in counts:
+                executor = executor_for(workers)
+                width = measure(workers, latency, budget, stand_in, Path(folder) / f"w{workers}", executor, also)
                 results.append(width)
                 _emit_width(args, emit, width)
     finally:
@@ -268,8 +292,8 @@ def _emit_width(args: argparse.Namespace, emit: Callable[..., Any], width: Width
     if width.turnaround_ms_p95_started is not None:
         emit(args, f"turnaround_ms_p95_all_started_w{w}", width.turnaround_ms_p95_started, "ms")
     emit(args, f"cpu_ms_per_step_w{w}", width.cpu_ms_per_step, "ms")
-    for kind in ("harness", "world", "evaluator"):
-        if kind in width.cpu_ms_per_step_by_kind:
+    for kind in ("harness", "world", "evaluator", "ray"):
+        if width.cpu_ms_per_step_by_kind.get(kind):
             emit(args, f"cpu_ms_per_step_{kind}_w{w}", width.cpu_ms_per_step_by_kind[kind], "ms")
     emit(args, f"pss_mib_per_episode_w{w}", width.pss_mib_per_episode, "MiB")
     emit(args, f"episode_startup_s_w{w}", width.startup_s, "s")

@@ -21,17 +21,35 @@ def _parents() -> dict[int, int]:
     return parents
 
 
-def descendants(pid: int) -> list[int]:
-    """Every living process below `pid` (children, their children, ...)."""
+def descendants(pid: int, also: list[int] | None = None) -> list[int]:
+    """Every living process below `pid` (children, their children, ...); with `also`, those processes and
+    every process below them too (each once, `pid` itself not)."""
     children: dict[int, list[int]] = {}
     for child, parent in _parents().items():
         children.setdefault(parent, []).append(child)
     found: list[int] = []
-    stack = list(children.get(pid, []))
+    seen = {pid}
+    stack = [*children.get(pid, []), *(also or [])]
     while stack:
         current = stack.pop()
+        if current in seen:
+            continue
+        seen.add(current)
         found.append(current)
         stack.extend(children.get(current, []))
+    return found
+
+
+def with_marker(marker: bytes) -> list[int]:
+    """The living processes whose command line contains `marker`."""
+    found: list[int] = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if marker in (entry / "cmdline").read_bytes():
+                    found.append(int(entry.name))
+            except OSError:
+                continue  # ended while we looked
     return found
 
 

@@ -280,3 +280,23 @@ def test_ray_episodes_keep_a_requests_per_minute_limit_the_server_enforces_at_it
     # on the server (seen: 100 answers in 24.9 s, each about 0.25 s after the last, none refused).
     rate = (len(answered) - 1) / (answered[-1] - answered[0]) * 60
     assert 0.95 * per_minute <= rate <= 1.05 * per_minute, (rate, bucket.refused)
+
+
+def test_bench_run_measures_model_bound_widths_with_the_episodes_on_ray(head):
+    done = _main(["bench", "run", "--model-latency", "0.3", "--workers", "1,2", "--episode-steps", "4", "--ray",
+                  head.address, "--json"], head.env)
+    assert done.returncode == 0, done.stderr
+    figures = {row["name"]: row for row in map(json.loads, done.stdout.splitlines())}
+    assert figures["ray_cpus_per_episode"]["value"] == pytest.approx(head_cpus(figures) / 2, abs=0.01)
+    for width in (1, 2):
+        assert figures[f"in_flight_peak_w{width}"]["value"] == width
+        assert 0 < figures[f"model_bound_efficiency_w{width}"]["value"] <= 1.0
+        assert figures[f"pss_mib_per_episode_w{width}"]["value"] > 100  # a world at least, though not below the bench
+    # The joined cluster's processes on this machine are counted: its workers' harness, their worlds, its daemons.
+    for kind in ("harness", "world", "evaluator", "ray"):
+        assert figures[f"cpu_ms_per_step_{kind}_w1"]["value"] > 0, kind
+    assert "failed_episodes_w1" not in figures and "failed_episodes_w2" not in figures
+
+
+def head_cpus(figures: dict) -> float:
+    return figures["ray_cpus_per_episode"]["baseline"]
