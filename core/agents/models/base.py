@@ -42,10 +42,13 @@ class Preset:
     key_env: tuple[str, ...]
     usd_per_million_in: float
     usd_per_million_out: float
+    usd_per_million_audio_in: float | None = None  # audio input billed apart; None: as other input
 
 
 # Model ids are what the providers called these models when the paper was written; override
-# them with --model-id. Prices are list prices per million tokens, for cost estimates only.
+# them with --model-id. Prices are list prices per million tokens, for cost estimates only. Audio input
+# (`--audio clip`) is billed at the input price for Gemini 3 Pro; providers that price it apart (OpenAI's audio
+# models, Gemini's Flash models) report its tokens apart, and `usd_per_million_audio_in` prices them.
 PRESETS: dict[str, Preset] = {
     "claude-sonnet-4.6": Preset("anthropic", "claude-sonnet-4-6", ("ANTHROPIC_API_KEY",), 3.0, 15.0),
     "gpt-5.2": Preset("openai", "gpt-5.2", ("OPENAI_API_KEY",), 1.75, 14.0),
@@ -65,6 +68,7 @@ class ModelConfig:
     max_output_tokens: int = 1024
     usd_per_million_in: float = 0.0
     usd_per_million_out: float = 0.0
+    usd_per_million_audio_in: float | None = None  # None: audio input costs what other input costs
     audio_input: bool | None = None  # whether the model takes audio; None: judged by provider and model id
 
     def describe(self) -> dict[str, Any]:
@@ -93,7 +97,7 @@ def config_for(name: str, model_id: str | None = None, base_url: str | None = No
         return ModelConfig(provider, model_id or model, key_env, base_url, **overrides)
     return ModelConfig(preset.provider, model_id or preset.model, preset.key_env, base_url,
                        usd_per_million_in=preset.usd_per_million_in, usd_per_million_out=preset.usd_per_million_out,
-                       **overrides)
+                       usd_per_million_audio_in=preset.usd_per_million_audio_in, **overrides)
 
 
 @dataclass(frozen=True)
@@ -105,10 +109,23 @@ class ModelReply:
     attempts: int = 1
     cost_usd: float = 0.0
     extra: dict[str, Any] = field(default_factory=dict[str, Any])
+    audio_input_tokens: int = 0  # of input_tokens, those the step's sound took (as the provider counted them)
 
     def usage(self) -> dict[str, Any]:
-        return {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens, "attempts": self.attempts,
-                "cost_usd": round(self.cost_usd, 6), "latency_s": round(self.latency_s, 4)}
+        counted = {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens, "attempts": self.attempts,
+                   "cost_usd": round(self.cost_usd, 6), "latency_s": round(self.latency_s, 4)}
+        if self.audio_input_tokens:
+            counted["audio_input_tokens"] = self.audio_input_tokens
+        return counted
+
+
+def cost_usd(config: ModelConfig, reply: ModelReply) -> float:
+    """What a reply cost at the config's list prices, audio input at its own price where it has one."""
+    audio = min(reply.audio_input_tokens, reply.input_tokens)
+    audio_price = config.usd_per_million_in if config.usd_per_million_audio_in is None \
+        else config.usd_per_million_audio_in
+    return ((reply.input_tokens - audio) * config.usd_per_million_in + audio * audio_price
+            + reply.output_tokens * config.usd_per_million_out) / 1e6
 
 
 class ModelClient(Protocol):
@@ -200,7 +217,6 @@ def with_retries(config: ModelConfig, call: Callable[[], ModelReply], sleep: Cal
         except Exception as exc:  # noqa: BLE001 - an unanticipated failure: keep its text, never its key
             raise ModelError(redact(f"{config.provider} {config.model} failed: {type(exc).__name__}: {exc}",
                                     secrets)) from None
-        cost = (reply.input_tokens * config.usd_per_million_in + reply.output_tokens * config.usd_per_million_out) / 1e6
         return ModelReply(reply.text, reply.input_tokens, reply.output_tokens, time.perf_counter() - started,
-                          attempt, cost, reply.extra)
+                          attempt, cost_usd(config, reply), reply.extra, reply.audio_input_tokens)
     raise AssertionError("unreachable")

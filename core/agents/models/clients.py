@@ -65,8 +65,10 @@ class OpenAIClient:
             if not isinstance(message, str):
                 raise ModelError("the OpenAI reply had no text content")
             usage = getattr(response, "usage", None)
+            details = getattr(usage, "prompt_tokens_details", None)  # the audio part of the prompt, counted apart
             return ModelReply(message, getattr(usage, "prompt_tokens", 0) or 0,
-                              getattr(usage, "completion_tokens", 0) or 0)
+                              getattr(usage, "completion_tokens", 0) or 0,
+                              audio_input_tokens=getattr(details, "audio_tokens", 0) or 0)
 
         return with_retries(self.config, call, limiter=self.limiter)
 
@@ -158,7 +160,8 @@ class GeminiClient:
                 raise ModelError("the Gemini reply had no text")
             usage = getattr(response, "usage_metadata", None)
             return ModelReply(reply_text, getattr(usage, "prompt_token_count", 0) or 0,
-                              getattr(usage, "candidates_token_count", 0) or 0)
+                              getattr(usage, "candidates_token_count", 0) or 0,
+                              audio_input_tokens=_gemini_audio_tokens(usage))
 
         return with_retries(self.config, call, limiter=self.limiter)
 
@@ -174,3 +177,15 @@ def make_client(config: ModelConfig, limiter: RequestLimiter | None = None) -> M
     """A client for `config`; with a `limiter`, every request waits for its permit (a run's shared limit)."""
     factories = {"openai": OpenAIClient, "anthropic": AnthropicClient, "google": GeminiClient}
     return factories[config.provider](config, limiter)
+
+
+def _gemini_audio_tokens(usage: Any) -> int:
+    """The prompt's tokens of the AUDIO modality, from usage_metadata.prompt_tokens_details."""
+    total = 0
+    parts: list[Any] = list(getattr(usage, "prompt_tokens_details", None) or [])
+    for part in parts:
+        modality = getattr(part, "modality", None)
+        name = str(getattr(modality, "value", modality) or "")
+        if name.upper().endswith("AUDIO"):
+            total += getattr(part, "token_count", 0) or 0
+    return total

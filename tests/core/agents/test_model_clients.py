@@ -144,3 +144,42 @@ def test_an_unanticipated_failure_is_a_redacted_model_error(monkeypatch, preset)
     assert client.config.model in str(caught.value) or "reply" in str(caught.value)
     assert KEY not in str(caught.value)
     assert caught.value.__cause__ is None and caught.value.__suppress_context__
+
+
+AUDIO_WAV = b"RIFF$\x00\x00\x00WAVEfmt " + bytes(28)  # the client sends it as is; the server only counts tokens
+
+
+@pytest.mark.parametrize("name", ["openai:gpt-audio", "google:gemini-2.5-flash"])
+def test_audio_input_tokens_are_counted_apart_and_priced_at_the_audio_price(monkeypatch, name):
+    """Providers count a prompt's audio tokens apart (OpenAI: usage.prompt_tokens_details.audio_tokens; Gemini:
+    usage_metadata.prompt_tokens_details by modality) and some bill them at their own price."""
+    provider = name.partition(":")[0]
+    monkeypatch.setenv("OPENAI_API_KEY" if provider == "openai" else "GEMINI_API_KEY", KEY)
+    body = openai_body(REPLY) if provider == "openai" else gemini_body(REPLY)
+    if provider == "openai":
+        body["usage"]["prompt_tokens_details"] = {"audio_tokens": 300, "cached_tokens": 0}
+    else:
+        body["usageMetadata"]["promptTokensDetails"] = [{"modality": "TEXT", "tokenCount": 512},
+                                                        {"modality": "AUDIO", "tokenCount": 300}]
+    server = LoopbackProvider()
+    server.replies.append(Scripted(200, body))
+    suffix = "/v1" if provider == "openai" else ""
+    config = config_for(name, base_url=f"http://127.0.0.1:{server.port}{suffix}", timeout_s=5.0, max_attempts=1,
+                        usd_per_million_in=2.0, usd_per_million_out=10.0, usd_per_million_audio_in=40.0,
+                        audio_input=True)
+    try:
+        reply = make_client(config).complete("You control a character.", "Step 1.", [("current view", IMAGE)],
+                                             audio=AUDIO_WAV)
+    finally:
+        server.close()
+    assert (reply.input_tokens, reply.audio_input_tokens, reply.output_tokens) == (812, 300, 40)
+    assert reply.usage()["audio_input_tokens"] == 300
+    assert reply.cost_usd == pytest.approx((512 * 2.0 + 300 * 40.0 + 40 * 10.0) / 1e6)
+
+
+def test_without_an_audio_price_audio_input_costs_what_other_input_costs(provider):
+    _, body, server, config = provider
+    server.replies.append(Scripted(200, body(REPLY)))
+    reply = make_client(config).complete("You control a character.", "Step 1.", [("current view", IMAGE)])
+    assert reply.audio_input_tokens == 0 and "audio_input_tokens" not in reply.usage()
+    assert reply.cost_usd == pytest.approx((812 * config.usd_per_million_in + 40 * config.usd_per_million_out) / 1e6)
