@@ -30,7 +30,7 @@ _COMMANDS: list[tuple[str, str, str]] = [
     ("scan", "scan_cmd", "find an AOB pattern in a live process's memory (read-only)"),
     ("memory", "memory_cmd", "value scans, and find a game's position, flags and signature (read-only)"),
     ("tasks", "tasks_cmd", "list and validate the task suite"),
-    ("backend", "backend_cmd", "work on a backend file: measure its continuous-control motion table"),
+    ("backend", "backend_cmd", "work on a backend file: `new` measures a running game; `calibrate` its motion table"),
     ("run", "run_cmd", "run episodes (task x granularity x agent x trial) and record them"),
     ("report", "report_cmd", "tables and the IM/SR correlation for a run folder"),
     ("labels", "labels_cmd", "export deadlock/failure labels and measure annotator agreement"),
