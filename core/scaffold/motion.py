@@ -148,19 +148,23 @@ def central_shift(before: np.ndarray, after: np.ndarray, share: float = 0.25) ->
 
 @dataclass(frozen=True)
 class Yaw:
-    degrees: float   # how far the camera turned right
+    degrees: float   # how far the camera turned right (what the far corners say: see yaw())
     spread: float    # how much the corners disagree, relative to |degrees|: a turn moves all alike, a strafe moves
                      # near things more than far ones (parallax)
 
 
 def yaw(before: np.ndarray, after: np.ndarray, focal: float) -> Yaw | None:
     """How far the camera turned right, for a pinhole camera of `focal` analysed pixels: each moving corner at x
-    went to x', an angle atan(x / f) - atan(x' / f); their median, and how much they disagree. None when too few
-    moved."""
+    went to x', an angle atan(x / f) - atan(x' / f). A camera that turns in place moves them all alike; one that
+    orbits its character (third person) moves far things by the whole turn and near ones less, so the turn is
+    the upper quartile of the angles on the median's side, and `spread` how much all of them disagree. None when
+    too few moved."""
     seen = tracks(before, after)
     if len(seen.flow) < MIN_MOVING:
         return None
     x = seen.where[:, 0].astype(np.float64)
     angles = np.degrees(np.arctan(x / focal) - np.arctan((x + seen.flow[:, 0]) / focal))
     middle = float(np.median(angles))
-    return Yaw(middle, float(np.median(np.abs(angles - middle))) / max(abs(middle), 0.1))
+    sign = 1.0 if middle >= 0 else -1.0
+    far = float(np.percentile(angles * sign, 75)) * sign
+    return Yaw(far, float(np.median(np.abs(angles - middle))) / max(abs(middle), 0.1))

@@ -121,8 +121,12 @@ def _checks(facts: GameFacts, found: Measurements) -> list[str]:
     checks = [f"the window title {facts.window_title!r} is the same on every start (frames.window_title matches "
               "it exactly; loosen the regex if part of it changes)"]
     for role in ("forward", "back", "strafe_left", "strafe_right", "jump"):
-        if found.key_for(role) is None:
+        turn = role.replace("strafe", "turn")
+        if found.key_for(role) is None and found.key_for(turn) is None:
             checks.append(f"no key was found to {role.replace('_', ' ')}: set it in external.input.keyboard")
+        elif found.key_for(role) is None:
+            checks.append(f"{found.key_for(turn)} turns the view rather than strafing: if the game can strafe, set "
+                          "the key in external.input.keyboard.left_stick")
     if found.mouse.degrees_per_px is None:
         checks.append("the mouse did not turn the view: if the game has mouse look, check it has the pointer "
                       "(click into it) and run again")
