@@ -16,6 +16,7 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from Xlib import XK, X, display
@@ -83,13 +84,13 @@ def main() -> int:
         world.close()
 
 
-def _draw(window: object, gc: object, pixels: np.ndarray) -> None:
+def _draw(window: Any, gc: Any, pixels: np.ndarray) -> None:
     height, width = pixels.shape[:2]
     bgrx = np.zeros((height, width, 4), np.uint8)
     bgrx[..., :3] = pixels[..., ::-1]
     for top in range(0, height, STRIP_ROWS):
         strip = bgrx[top:top + STRIP_ROWS]
-        window.put_image(gc, 0, top, width, strip.shape[0], X.ZPixmap, 24, 0, strip.tobytes())  # pyright: ignore[reportAttributeAccessIssue]  # an Xlib window
+        window.put_image(gc, 0, top, width, strip.shape[0], X.ZPixmap, 24, 0, strip.tobytes())
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ One scaffold run serves the module; each program runs under the command's own Xv
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -17,6 +18,7 @@ import pytest
 
 from core.backends.profile import load_backend
 from core.game.external.game import ExternalGame
+from core.game.external.xvfb import Xvfb
 from core.game.pad import PadState
 from core.paths import PROJECT_ROOT
 
@@ -91,3 +93,29 @@ def test_a_window_where_nothing_moves_says_so_and_what_to_try(tmp_path):
     assert len(lines) == 1 and lines[0].startswith("error: nothing moved the view"), done.stderr
     assert "past its menus" in lines[0]
     assert not (tmp_path / "still.yaml").exists()
+
+
+def test_attaching_to_a_running_game_on_a_display_measures_it_and_leaves_it_running(tmp_path):
+    server = Xvfb.start("1024x768x24")  # "the user's display"
+    display = server.display
+    try:
+        game = subprocess.Popen([sys.executable, str(WORLD_WINDOW)], env={**os.environ, "DISPLAY": display},
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            done = _new("attached", tmp_path, "--attach", str(game.pid), "--display", display, "--keys", "w,s",
+                        timeout=120)
+            assert game.poll() is None  # ours to end, not the scaffold's
+        finally:
+            game.terminate()
+            game.wait(30)
+    finally:
+        server.stop()
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"attached to python (pid {game.pid}) on {display}" in done.stdout
+    backend = load_backend(tmp_path / "attached.yaml")
+    spec = backend.external
+    assert spec is not None and spec.attach is not None and spec.attach.process_name == "python"
+    assert spec.launch is not None and spec.launch.args == [str(WORLD_WINDOW)]  # from the process's command line
+    assert spec.display.xvfb == "never"
+    assert spec.input.keyboard is not None and spec.input.keyboard.left_stick is not None
+    assert (spec.input.keyboard.left_stick.up, spec.input.keyboard.left_stick.down) == ("w", "s")
