@@ -15,7 +15,8 @@ KEY_CANDIDATES = ("w", "s", "a", "d", "Up", "Down", "Left", "Right", "space")
 HOLD_S = 0.4            # each key is held this long
 SETTLE_LIMIT_S = 5.0    # longer than this without a still picture: the game never rests
 MOUSE_PX = 60           # one mouse probe's motion (pixels of pointer motion)
-MOUSE_TRIES = 4         # +, -, +, -: the median is kept
+MOUSE_PAIRS = 3         # pairs of moves (right, then back) that must agree; the median is kept
+MOUSE_PAIRS_MAX = 6     # pairs tried at most
 WARMUP_S = 8.0          # games swallow mouse motion for a while after they get focus: nudge until the view answers
 WARMUP_PX = 20
 JUMP_MIN_PX = 2.0       # a jump lifts the picture by at least this (analysed pixels) and brings it back
@@ -23,6 +24,9 @@ TURN_SPREAD = 0.15      # corners that agree on a turn's angle within this share
                         # strafe moves near things more than far ones); raised to twice the mouse's own
 
 ROLES = ("forward", "back", "strafe_left", "strafe_right", "turn_left", "turn_right", "look_up", "look_down", "jump")
+OPPOSITES = (("w", "s"), ("a", "d"), ("Up", "Down"), ("Left", "Right"))   # by convention; judged together
+OPPOSITE_ROLE = {"forward": "back", "back": "forward", "strafe_left": "strafe_right", "strafe_right": "strafe_left",
+                 "turn_left": "turn_right", "turn_right": "turn_left", "look_up": "look_down", "look_down": "look_up"}
 
 
 @dataclass(frozen=True)
@@ -31,12 +35,15 @@ class KeyEffect:
     role: str | None     # one of ROLES, or None: no use found
     evidence: str        # how it was measured, for the file's comment
     settle_s: float | None
+    seen: Movement | None = None   # the fitted motion it was judged by
+    spread: float | None = None    # how much the corners disagreed on a turn's angle
 
 
 @dataclass(frozen=True)
 class MouseLook:
-    x_ratio: float | None     # window pixels of picture shift per pixel of mouse, near the centre (None: no turn)
-    degrees_per_px: float | None   # the camera's turn per pixel of mouse, for the field of view given
+    x_ratio: float | None     # window pixels of picture shift per pixel of mouse near the centre (0: not seen)
+    degrees_per_px: float | None   # the camera's turn per pixel of mouse, for the field of view given (None: no
+                                   # mouse look found)
     spread: float             # how much the corners disagreed on the turn's angle (a pure turn's baseline)
     invert_y: bool | None     # True: moving the mouse down tilts the view up
     settle_s: float | None
@@ -69,7 +76,7 @@ class Measurements:
     def settle_s(self) -> float | None:
         """The longest time the picture took to rest after an input that moved it (None: none moved)."""
         times = [e.settle_s for e in self.keys if e.role is not None and e.settle_s is not None]
-        if self.mouse.settle_s is not None and self.mouse.x_ratio is not None:
+        if self.mouse.settle_s is not None and self.mouse.degrees_per_px is not None:
             times.append(self.mouse.settle_s)
         return max(times) if times else None
 
@@ -92,42 +99,61 @@ def classify(probe: Probe, focal: float, turn_spread: float) -> KeyEffect:
                              f"{back.describe()} after)", settle)
         return KeyEffect(probe.what, None, f"the picture rose {-peak.ty:.1f} px and came back (crouch?)", settle)
     shown, frame = (end, probe.during[-1].picture) if end.moved else (back, probe.after)
-    role = _direction(shown)
-    evidence = shown.describe()
-    if role == "sideways":
-        turned = yaw(probe.before, frame, focal)
-        spread = turned.spread if turned is not None else 1.0
-        kind = "turn" if spread <= turn_spread else "strafe"
-        role = f"{kind}_left" if shown.tx > 0 else f"{kind}_right"  # the picture moves the other way
-        evidence += f"; corners disagree on its angle by {spread:.0%} ({'a turn' if kind == 'turn' else 'parallax'})"
-    return KeyEffect(probe.what, role, evidence, settle)
+    turned = yaw(probe.before, frame, focal)
+    spread = turned.spread if turned is not None else 1.0
+    role, how = _direction(shown, spread, turn_spread)
+    return KeyEffect(probe.what, role, shown.describe() + how, settle, shown, spread)
 
 
-def _direction(seen: Movement) -> str:
+def _direction(seen: Movement, spread: float, turn_spread: float) -> tuple[str, str]:
+    """(the role, what decided it beyond the fitted motion)."""
     strongest = max(abs(seen.expansion_px), abs(seen.tx), abs(seen.ty))
     if strongest == abs(seen.expansion_px):
-        return "forward" if seen.expansion_px > 0 else "back"
+        return ("forward" if seen.expansion_px > 0 else "back"), ""
     if strongest == abs(seen.tx):
-        return "sideways"
-    return "look_up" if seen.ty > 0 else "look_down"
+        kind = "turn" if spread <= turn_spread else "strafe"
+        role = f"{kind}_left" if seen.tx > 0 else f"{kind}_right"  # the picture moves the other way
+        return role, f"; corners disagree on its angle by {spread:.0%} ({'a turn' if kind == 'turn' else 'parallax'})"
+    return ("look_up" if seen.ty > 0 else "look_down"), ""
+
+
+def pair_up(effects: list[KeyEffect], turn_spread: float) -> list[KeyEffect]:
+    """Keys that move opposite ways by convention (W and S, A and D, the arrows), judged together when both moved
+    the view: half their difference is what they do, with what both share (a bobbing hand, the last key's drift)
+    taken out. Small scenes with few corners (a snowfield) are told apart this way where one key alone is not."""
+    by_key = {effect.key: effect for effect in effects}
+    judged = dict(by_key)
+    for first, second in OPPOSITES:
+        a, b = by_key.get(first), by_key.get(second)
+        if a is None or b is None or a.seen is None or b.seen is None or "jump" in (a.role, b.role):
+            continue
+        half = replace(a.seen, tx=(a.seen.tx - b.seen.tx) / 2, ty=(a.seen.ty - b.seen.ty) / 2,
+                       expansion_px=(a.seen.expansion_px - b.seen.expansion_px) / 2)
+        spread = max(a.spread or 0.0, b.spread or 0.0)
+        role, how = _direction(half, spread, turn_spread)
+        together = (f"; judged with its opposite: half of {first} minus {second} is {half.tx:+.1f} px across, "
+                    f"{half.ty:+.1f} px down, {half.expansion_px:+.1f} px outward{how}")
+        judged[first] = replace(a, role=role, evidence=a.evidence.split("; corners")[0] + together)
+        judged[second] = replace(b, role=OPPOSITE_ROLE[role], evidence=b.evidence.split("; corners")[0] + together)
+    return [judged[effect.key] for effect in effects]
 
 
 def measure_keys(prober: Prober, keys: tuple[str, ...], focal: float, mouse: MouseLook,
                  say: Callable[[str], None]) -> list[KeyEffect]:
-    """Hold each key in turn and say what it did; `focal` in window pixels."""
+    """Hold each key in turn and say what it did (opposite keys judged together); `focal` in window pixels."""
     analysed = focal * ANALYSIS_WIDTH / prober.window.width
-    turn_spread = max(TURN_SPREAD, 2 * mouse.spread) if mouse.x_ratio is not None else TURN_SPREAD
-    effects: list[KeyEffect] = []
-    for key in keys:
-        effect = classify(prober.press(key, HOLD_S, SETTLE_LIMIT_S), analysed, turn_spread)
-        say(f"  {key:>6}: {effect.role or 'no use found'} ({effect.evidence})")
-        effects.append(effect)
+    turn_spread = max(TURN_SPREAD, 2 * mouse.spread) if mouse.degrees_per_px is not None else TURN_SPREAD
+    effects = [classify(prober.press(key, HOLD_S, SETTLE_LIMIT_S), analysed, turn_spread) for key in keys]
+    effects = pair_up(effects, turn_spread)
+    for effect in effects:
+        say(f"  {effect.key:>6}: {effect.role or 'no use found'} ({effect.evidence})")
     return effects
 
 
 def measure_mouse(prober: Prober, focal: float, say: Callable[[str], None]) -> MouseLook:
-    """Move the mouse right and left, then down and up, and see how far the picture turned (`focal` in window
-    pixels, for degrees)."""
+    """Move the mouse right and back, in pairs, then down and up, and see how far the view turned (`focal` in
+    window pixels, for degrees). A pair counts when both halves turned alike and the view came back to where it
+    began: a frame drawn late, or motion the game swallowed, then spoils one pair rather than the result."""
     scale = prober.window.width / ANALYSIS_WIDTH
     analysed = focal / scale
     if not _warm_up(prober):
@@ -137,27 +163,38 @@ def measure_mouse(prober: Prober, focal: float, say: Callable[[str], None]) -> M
     degrees: list[float] = []
     spreads: list[float] = []
     settles: list[float] = []
-    for sign in (1, -1) * (MOUSE_TRIES // 2):
-        probe = prober.move_mouse(sign * MOUSE_PX, 0, SETTLE_LIMIT_S)
-        centre = central_shift(probe.before, probe.after)
-        if centre is not None and abs(centre[0]) > 1.0:
-            ratios.append(-centre[0] * scale / (sign * MOUSE_PX))  # turning right moves the picture left
-        turned = yaw(probe.before, probe.after, analysed)
-        if turned is not None and abs(turned.degrees) > 0.5:
-            degrees.append(turned.degrees / (sign * MOUSE_PX))
-            spreads.append(turned.spread)
-        if probe.settle_s is not None:
-            settles.append(probe.settle_s)
+    tried = 0
+    while tried < MOUSE_PAIRS_MAX and len(degrees) < MOUSE_PAIRS:
+        tried += 1
+        right = prober.move_mouse(MOUSE_PX, 0, SETTLE_LIMIT_S)
+        left = prober.move_mouse(-MOUSE_PX, 0, SETTLE_LIMIT_S)
+        settles += [p.settle_s for p in (right, left) if p.settle_s is not None]
+        there, back = yaw(right.before, right.after, analysed), yaw(left.before, left.after, analysed)
+        home = yaw(right.before, left.after, analysed)
+        if there is None or back is None or there.degrees <= 0.5 or back.degrees >= -0.5:
+            continue
+        if abs(there.degrees + back.degrees) > 0.15 * there.degrees or (home is not None and
+                                                                         abs(home.degrees) > 0.15 * there.degrees):
+            continue  # the halves disagree, or the view did not come back: not a clean pair
+        degrees.append((there.degrees - back.degrees) / 2 / MOUSE_PX)
+        spreads.append(max(there.spread, back.spread))
+        centre = central_shift(right.before, right.after)
+        if centre is not None:
+            ratios.append(-centre[0] * scale / MOUSE_PX)  # turning right moves the picture left
+    if not degrees:
+        say(f"  mouse: the view turned, but never alike both ways in {tried} tries")
+        return replace(NO_MOUSE, evidence=f"the view turned, but never alike right and back in {tried} tries of "
+                                          f"{MOUSE_PX} px")
     down = prober.move_mouse(0, MOUSE_PX // 2, SETTLE_LIMIT_S)
     up = prober.move_mouse(0, -(MOUSE_PX // 2), SETTLE_LIMIT_S)
     tilt = movement(down.before, down.after)
-    invert = tilt.v > 0 if tilt.moved and abs(tilt.v) > 1.0 else None  # looking down moves the picture up
+    invert = tilt.ty > 0 if tilt.moved and abs(tilt.ty) > 1.0 else None  # looking down moves the picture up
     settles += [p.settle_s for p in (down, up) if p.settle_s is not None]
-    evidence = (f"{len(ratios)} of {MOUSE_TRIES} moves of {MOUSE_PX} px across shifted the picture's centre "
-                f"({', '.join(f'{r:.2f}' for r in ratios)} px per px); {MOUSE_PX // 2} px down moved it "
-                f"{tilt.v:+.1f} px")
+    evidence = (f"{len(degrees)} of {tried} pairs of {MOUSE_PX} px right and back turned the view alike both ways "
+                f"({', '.join(f'{d * MOUSE_PX:.1f}' for d in degrees)} deg); {MOUSE_PX // 2} px down moved the "
+                f"picture {tilt.ty:+.1f} px down")
     say(f"  mouse: {evidence}")
-    return MouseLook(_median(ratios), _median(degrees), _median(spreads) or 0.0, invert,
+    return MouseLook(_median(ratios) or 0.0, _median(degrees), _median(spreads) or 0.0, invert,
                      max(settles) if settles else None, evidence)
 
 

@@ -148,7 +148,7 @@ def central_shift(before: np.ndarray, after: np.ndarray, share: float = 0.25) ->
 
 @dataclass(frozen=True)
 class Yaw:
-    degrees: float   # how far the camera turned right (what the far corners say: see yaw())
+    degrees: float   # how far the camera turned right (the angle most corners agree on: see yaw())
     spread: float    # how much the corners disagree, relative to |degrees|: a turn moves all alike, a strafe moves
                      # near things more than far ones (parallax)
 
@@ -156,15 +156,19 @@ class Yaw:
 def yaw(before: np.ndarray, after: np.ndarray, focal: float) -> Yaw | None:
     """How far the camera turned right, for a pinhole camera of `focal` analysed pixels: each moving corner at x
     went to x', an angle atan(x / f) - atan(x' / f). A camera that turns in place moves them all alike; one that
-    orbits its character (third person) moves far things by the whole turn and near ones less, so the turn is
-    the upper quartile of the angles on the median's side, and `spread` how much all of them disagree. None when
-    too few moved."""
+    orbits its character (third person) moves far things by nearly the whole turn and the character and the
+    ground around it less; corners tracked wrongly (a snowfield's repeating texture) scatter. So the turn is read
+    from the upper half of the picture (far things, when it has corners enough) as the angle most of them agree on
+    (within 8%), and `spread` says how much all the corners disagree. None when too few moved."""
     seen = tracks(before, after)
     if len(seen.flow) < MIN_MOVING:
         return None
     x = seen.where[:, 0].astype(np.float64)
     angles = np.degrees(np.arctan(x / focal) - np.arctan((x + seen.flow[:, 0]) / focal))
+    upper = seen.where[:, 1] < 0
+    chosen = angles[upper] if int(upper.sum()) >= MIN_MOVING else angles
+    tolerance = np.maximum(0.5, 0.08 * np.abs(chosen))
+    near = np.abs(chosen[:, None] - chosen[None, :]) <= tolerance[:, None]
+    best = int(np.argmax(near.sum(axis=1)))
     middle = float(np.median(angles))
-    sign = 1.0 if middle >= 0 else -1.0
-    far = float(np.percentile(angles * sign, 75)) * sign
-    return Yaw(far, float(np.median(np.abs(angles - middle))) / max(abs(middle), 0.1))
+    return Yaw(float(np.mean(chosen[near[best]])), float(np.median(np.abs(angles - middle))) / max(abs(middle), 0.1))

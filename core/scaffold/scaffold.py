@@ -97,7 +97,7 @@ def _measure(options: Options, target: Target, began: float, say: Callable[[str]
     gone = target.exited()
     if gone is not None:
         raise ScaffoldError(f"{gone} while it was being measured; run this again")
-    if not any(effect.role for effect in keys) and mouse.x_ratio is None:
+    if not any(effect.role for effect in keys) and mouse.degrees_per_px is None:
         raise ScaffoldError("nothing moved the view: no key and no mouse motion changed the picture. Is the game "
                             "past its menus (start it straight into play, e.g. a --go or +map option), and does it "
                             "take XTEST input (try xdotool key w on its display)?")

@@ -21,6 +21,7 @@ from core.scaffold.errors import ScaffoldError
 from core.scaffold.windows import game_windows, pick_window, process_tree
 
 POLL_S = 0.1
+RETITLE_S = 10.0   # the game's window shown this long and --window still matches none: say so
 
 
 @dataclass
@@ -119,19 +120,24 @@ class Target:
         """The game's window once shown (polled), or ScaffoldError naming what appeared instead."""
         deadline = time.monotonic() + timeout_s
         shown: list[WindowInfo] = []
+        own_since: float | None = None
         while True:
             gone = self.exited()
             if gone is not None:
                 raise ScaffoldError(f"{gone}. Check that the command starts the game on its own (try it in a "
                                     "terminal), then run this again")
             shown, own = self.windows()
+            now = time.monotonic()
+            own_since = (own_since or now) if own else None
             if own or (title_regex is not None and shown):
                 try:
                     return pick_window(shown, own, title_regex)
                 except ScaffoldError:
-                    if time.monotonic() >= deadline:
+                    # The game's own window is there and the regex still names none: a title does change while a
+                    # game loads, but not for this long.
+                    if now >= deadline or (own_since is not None and now - own_since >= RETITLE_S):
                         raise
-            if time.monotonic() >= deadline:
+            if now >= deadline:
                 raise ScaffoldError(f"no window of the game appeared on {self.display} within {timeout_s:.0f} s "
                                     f"(--timeout); windows shown: {describe_windows(shown)}. Give it longer with "
                                     "--timeout, or choose one with --window REGEX")

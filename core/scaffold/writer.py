@@ -47,10 +47,10 @@ def frame_size(width: int, height: int) -> tuple[int, int]:
 def mouse_degrees(facts: GameFacts, found: Measurements) -> tuple[float | None, str]:
     """(degrees per mouse pixel, how it was obtained)."""
     look = found.mouse
-    if look.degrees_per_px is None or look.x_ratio is None:
+    if look.degrees_per_px is None:
         return None, ""
-    how = (f"the angle each moving corner turned through (median), with {look.x_ratio:.3f} px of picture per px of "
-           "mouse at the centre")
+    how = (f"the angle most moving corners agreed the view turned (median of the pairs above; "
+           f"{look.x_ratio or 0:.2f} px of picture per px of mouse at the centre)")
     if facts.fov is not None:
         which = "vertical" if facts.fov_vertical else "horizontal"
         return look.degrees_per_px, f"{how}, for the {which} field of view of {facts.fov:g} deg (--fov)"
@@ -140,7 +140,7 @@ def _keyboard(found: Measurements) -> list[str]:
         lines.append(f"      left_stick: {{up: {filled[0]}, down: {filled[1]}, left: {filled[2]}, right: "
                      f"{filled[3]}}}{note}")
     turn = (found.key_for("turn_left"), found.key_for("turn_right"))
-    if found.mouse.x_ratio is None and all(turn):
+    if found.mouse.degrees_per_px is None and all(turn):
         up, down = found.key_for("look_up") or "Up", found.key_for("look_down") or "Down"
         lines.append(f"      right_stick: {{up: {up}, down: {down}, left: {turn[0]}, right: {turn[1]}}}   # no mouse "
                      "look: the camera turns with keys")

@@ -47,8 +47,7 @@ def test_it_finds_the_walk_keys_and_the_mouse_turn_of_a_third_person_camera(scaf
     assert spec is not None and spec.input.keyboard is not None and spec.input.keyboard.left_stick is not None
     stick = spec.input.keyboard.left_stick
     assert (stick.up, stick.down) == ("w", "s")
-    assert (stick.left, stick.right) == ("a", "d")  # they turn the character: the file says so
-    assert "a and d turn the view" in out.read_text()
+    assert (stick.left, stick.right) == ("a", "d")  # they turn the character (or strafe): either way, the stick
     assert spec.input.mouse is not None
     # The window turns the camera 0.25 degrees per pixel; the camera orbits the character, so only the far
     # corners turn by the whole angle: within 20%.
@@ -75,7 +74,7 @@ def test_the_written_file_starts_the_window_game_through_the_backend_path(scaffo
 
 
 def test_a_window_regex_that_matches_nothing_lists_the_windows_there_are(tmp_path):
-    done = _new("nope", tmp_path, "--command", COMMAND, "--window", "^Nope", "--timeout", "4", timeout=60)
+    done = _new("nope", tmp_path, "--command", COMMAND, "--window", "^Nope", timeout=90)
     assert done.returncode == 1
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1, done.stderr
