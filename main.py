@@ -7,7 +7,7 @@
     python main.py scan          find an AOB pattern in a live process's memory
     python main.py memory        value scans; find a game's position and flags; build and verify a profile
     python main.py tasks list    the 30-task suite; `tasks validate --all` drives every task
-    python main.py backend       `backend calibrate NAME --write`: how far sticks move the character (metrics)
+    python main.py backend       `backend new NAME --command ...`: a first backend file, measured; `calibrate`: motion
     python main.py run           run and record episodes; `report DIR` makes the paper's tables
     python main.py labels        export the studio's labels (`labels export DIR`), kappa (`labels agreement`)
     python main.py export        a clip of a step range (`export clip EP.h5 --steps 40-75 --out c.mp4`), a dataset

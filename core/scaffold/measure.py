@@ -192,7 +192,7 @@ def measure_mouse(prober: Prober, focal: float, say: Callable[[str], None]) -> M
     settles += [p.settle_s for p in (down, up) if p.settle_s is not None]
     evidence = (f"{len(degrees)} of {tried} pairs of {MOUSE_PX} px right and back turned the view alike both ways "
                 f"({', '.join(f'{d * MOUSE_PX:.1f}' for d in degrees)} deg); {MOUSE_PX // 2} px down moved the "
-                f"picture {tilt.ty:+.1f} px down")
+                f"picture {abs(tilt.ty):.1f} px {'down' if tilt.ty > 0 else 'up'}")
     say(f"  mouse: {evidence}")
     return MouseLook(_median(ratios) or 0.0, _median(degrees), _median(spreads) or 0.0, invert,
                      max(settles) if settles else None, evidence)
