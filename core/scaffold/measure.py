@@ -20,11 +20,12 @@ MOUSE_PAIRS_MAX = 6     # pairs tried at most
 WARMUP_S = 8.0          # games swallow mouse motion for a while after they get focus: nudge until the view answers
 WARMUP_PX = 20
 JUMP_MIN_PX = 2.0       # a jump lifts the picture by at least this (analysed pixels) and brings it back
-TURN_SPREAD = 0.15      # corners that agree on a turn's angle within this share: a key that turns the view (a
-                        # strafe moves near things more than far ones); raised to twice the mouse's own
+TURN_SPREAD = 0.15      # without mouse look, corners that agree on a sideways key's angle within this share: it
+                        # turns the view (a strafe moves near things more than far ones)
 
 ROLES = ("forward", "back", "strafe_left", "strafe_right", "turn_left", "turn_right", "look_up", "look_down", "jump")
-OPPOSITES = (("w", "s"), ("a", "d"), ("Up", "Down"), ("Left", "Right"))   # by convention; judged together
+OPPOSITES = (("w", "s"), ("a", "d"), ("Up", "Down"), ("Left", "Right"))   # by convention
+PAIR_RETRIES = 2        # opposite keys that alone did not move opposite ways are tried again this often
 OPPOSITE_ROLE = {"forward": "back", "back": "forward", "strafe_left": "strafe_right", "strafe_right": "strafe_left",
                  "turn_left": "turn_right", "turn_right": "turn_left", "look_up": "look_down", "look_down": "look_up"}
 
@@ -111,43 +112,65 @@ def _direction(seen: Movement, spread: float, turn_spread: float) -> tuple[str, 
     if strongest == abs(seen.expansion_px):
         return ("forward" if seen.expansion_px > 0 else "back"), ""
     if strongest == abs(seen.tx):
+        side = "left" if seen.tx > 0 else "right"  # the picture moves the other way
+        if turn_spread <= 0:
+            return f"strafe_{side}", "; a sideways shift (the mouse turns the camera, so taken as a strafe)"
         kind = "turn" if spread <= turn_spread else "strafe"
-        role = f"{kind}_left" if seen.tx > 0 else f"{kind}_right"  # the picture moves the other way
-        return role, f"; corners disagree on its angle by {spread:.0%} ({'a turn' if kind == 'turn' else 'parallax'})"
+        why = "a turn" if kind == "turn" else "parallax"
+        return f"{kind}_{side}", f"; corners disagree on its angle by {spread:.0%} ({why})"
     return ("look_up" if seen.ty > 0 else "look_down"), ""
 
 
-def pair_up(effects: list[KeyEffect], turn_spread: float) -> list[KeyEffect]:
-    """Keys that move opposite ways by convention (W and S, A and D, the arrows), judged together when both moved
-    the view: half their difference is what they do, with what both share (a bobbing hand, the last key's drift)
-    taken out. Small scenes with few corners (a snowfield) are told apart this way where one key alone is not."""
-    by_key = {effect.key: effect for effect in effects}
-    judged = dict(by_key)
-    for first, second in OPPOSITES:
-        a, b = by_key.get(first), by_key.get(second)
-        if a is None or b is None or a.seen is None or b.seen is None or "jump" in (a.role, b.role):
-            continue
-        half = replace(a.seen, tx=(a.seen.tx - b.seen.tx) / 2, ty=(a.seen.ty - b.seen.ty) / 2,
-                       expansion_px=(a.seen.expansion_px - b.seen.expansion_px) / 2)
-        spread = max(a.spread or 0.0, b.spread or 0.0)
-        role, how = _direction(half, spread, turn_spread)
-        together = (f"; judged with its opposite: half of {first} minus {second} is {half.tx:+.1f} px across, "
-                    f"{half.ty:+.1f} px down, {half.expansion_px:+.1f} px outward{how}")
-        judged[first] = replace(a, role=role, evidence=a.evidence.split("; corners")[0] + together)
-        judged[second] = replace(b, role=OPPOSITE_ROLE[role], evidence=b.evidence.split("; corners")[0] + together)
-    return [judged[effect.key] for effect in effects]
+def pair_up(first: KeyEffect, second: KeyEffect, turn_spread: float) -> tuple[KeyEffect, KeyEffect]:
+    """Two keys that move opposite ways by convention (W and S, A and D, the arrows), judged together when alone
+    they do not say opposite things: half their difference is what they do, with what both share (a bobbing
+    hand, drift) taken out."""
+    a, b = first.seen, second.seen
+    if a is None or b is None or "jump" in (first.role, second.role):
+        return first, second
+    half = replace(a, tx=(a.tx - b.tx) / 2, ty=(a.ty - b.ty) / 2, expansion_px=(a.expansion_px - b.expansion_px) / 2)
+    role, how = _direction(half, max(first.spread or 0.0, second.spread or 0.0), turn_spread)
+    together = (f"; judged with its opposite: half of {first.key} minus {second.key} is {half.tx:+.1f} px across, "
+                f"{half.ty:+.1f} px down, {half.expansion_px:+.1f} px outward{how}")
+    return (replace(first, role=role, evidence=first.evidence.split("; ")[0] + together),
+            replace(second, role=OPPOSITE_ROLE[role], evidence=second.evidence.split("; ")[0] + together))
+
+
+def _opposed(first: KeyEffect, second: KeyEffect) -> bool:
+    return first.role is not None and OPPOSITE_ROLE.get(first.role) == second.role
 
 
 def measure_keys(prober: Prober, keys: tuple[str, ...], focal: float, mouse: MouseLook,
                  say: Callable[[str], None]) -> list[KeyEffect]:
-    """Hold each key in turn and say what it did (opposite keys judged together); `focal` in window pixels."""
+    """Hold each key in turn and say what it did; `focal` in window pixels. Keys that move opposite ways by
+    convention and alone did not (a wall, a slope, a snowfield with few corners) are tried again, up to
+    PAIR_RETRIES times, and then judged together."""
     analysed = focal * ANALYSIS_WIDTH / prober.window.width
-    turn_spread = max(TURN_SPREAD, 2 * mouse.spread) if mouse.degrees_per_px is not None else TURN_SPREAD
-    effects = [classify(prober.press(key, HOLD_S, SETTLE_LIMIT_S), analysed, turn_spread) for key in keys]
-    effects = pair_up(effects, turn_spread)
-    for effect in effects:
+    # With mouse look the mouse turns the camera and sideways keys strafe (or turn the character, which goes on
+    # the same stick); without it, a key that shifts every corner by the same angle turns the camera.
+    turn_spread = 0.0 if mouse.degrees_per_px is not None else TURN_SPREAD
+
+    def press(key: str) -> KeyEffect:
+        return classify(prober.press(key, HOLD_S, SETTLE_LIMIT_S), analysed, turn_spread)
+
+    effects = {key: press(key) for key in keys}
+    for first, second in OPPOSITES:
+        if first not in effects or second not in effects or effects[first].role is None \
+                or effects[second].role is None:
+            continue
+        tries = 0
+        while not _opposed(effects[first], effects[second]) and tries < PAIR_RETRIES:
+            tries += 1
+            effects[first], effects[second] = press(first), press(second)
+        if not _opposed(effects[first], effects[second]):
+            effects[first], effects[second] = pair_up(effects[first], effects[second], turn_spread)
+        elif tries:
+            note = f"; alone they did not move opposite ways until try {tries + 1}"
+            effects[first] = replace(effects[first], evidence=effects[first].evidence + note)
+            effects[second] = replace(effects[second], evidence=effects[second].evidence + note)
+    for effect in effects.values():
         say(f"  {effect.key:>6}: {effect.role or 'no use found'} ({effect.evidence})")
-    return effects
+    return list(effects.values())
 
 
 def measure_mouse(prober: Prober, focal: float, say: Callable[[str], None]) -> MouseLook:

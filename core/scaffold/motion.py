@@ -21,7 +21,10 @@ CHANGE_LEVEL = 12       # a pixel changed when its grey level moved by more than
 MOVING_PX = 0.5         # a corner moved when it travelled farther than this (analysed pixels)
 MIN_MOVING = 6          # fewer moving corners than this: nothing moved
 MAX_CORNERS = 400
+CORNER_QUALITY = 0.001   # of the strongest corner: low, so that a snowfield still gives corners to follow
 ROUND_TRIP_PX = 0.5     # tracking back must land this close to where it began
+EDGE_PX = 12            # corners this close to the edge, before or after, are dropped: a thing leaving the picture
+                        # is matched to whatever looks like it inside (a tree's repeating leaves)
 
 
 def grey(frame: np.ndarray) -> np.ndarray:
@@ -99,7 +102,7 @@ class Tracks:
 def tracks(before: np.ndarray, after: np.ndarray) -> Tracks:
     """Corners of `before` followed into `after` and back; those that moved."""
     empty = np.zeros((0, 2), np.float32)
-    found_corners = cv2.goodFeaturesToTrack(before, MAX_CORNERS, 0.01, 4)
+    found_corners = cv2.goodFeaturesToTrack(before, MAX_CORNERS, CORNER_QUALITY, 4)
     if found_corners is None or len(found_corners) == 0:  # pyright: ignore[reportUnnecessaryComparison]  # OpenCV returns None when the picture has no corners
         return Tracks(0, empty, empty)
     corners = np.asarray(found_corners, np.float32).reshape(-1, 1, 2)
@@ -113,9 +116,12 @@ def tracks(before: np.ndarray, after: np.ndarray) -> Tracks:
     found_back = np.asarray(found_back_raw).ravel() == 1
     start = corners.reshape(-1, 2)
     trip = np.linalg.norm((back - corners).reshape(-1, 2), axis=1)
-    ok = found & found_back & (trip < ROUND_TRIP_PX)
-    flow = (ahead - corners).reshape(-1, 2)[ok]
     height, width = before.shape
+    end = ahead.reshape(-1, 2)
+    inside = np.all((start >= EDGE_PX) & (start < [width - EDGE_PX, height - EDGE_PX]) & (end >= EDGE_PX)
+                    & (end < [width - EDGE_PX, height - EDGE_PX]), axis=1)
+    ok = found & found_back & (trip < ROUND_TRIP_PX) & inside
+    flow = (ahead - corners).reshape(-1, 2)[ok]
     where = start[ok] - np.array([(width - 1) / 2, (height - 1) / 2], np.float32)
     moving = np.linalg.norm(flow, axis=1) > MOVING_PX
     return Tracks(int(ok.sum()), where[moving], flow[moving])
@@ -148,7 +154,7 @@ def central_shift(before: np.ndarray, after: np.ndarray, share: float = 0.25) ->
 
 @dataclass(frozen=True)
 class Yaw:
-    degrees: float   # how far the camera turned right (the angle most corners agree on: see yaw())
+    degrees: float   # how far the camera turned right (the angle most far corners agree on: see yaw())
     spread: float    # how much the corners disagree, relative to |degrees|: a turn moves all alike, a strafe moves
                      # near things more than far ones (parallax)
 
@@ -157,9 +163,9 @@ def yaw(before: np.ndarray, after: np.ndarray, focal: float) -> Yaw | None:
     """How far the camera turned right, for a pinhole camera of `focal` analysed pixels: each moving corner at x
     went to x', an angle atan(x / f) - atan(x' / f). A camera that turns in place moves them all alike; one that
     orbits its character (third person) moves far things by nearly the whole turn and the character and the
-    ground around it less; corners tracked wrongly (a snowfield's repeating texture) scatter. So the turn is read
-    from the upper half of the picture (far things, when it has corners enough) as the angle most of them agree on
-    (within 8%), and `spread` says how much all the corners disagree. None when too few moved."""
+    ground around it less; corners tracked wrongly scatter. So the turn is read from the upper half of the
+    picture (far things, when it has corners enough) as the angle most of them agree on (within 8%), and `spread`
+    says how much all the corners disagree. None when too few moved."""
     seen = tracks(before, after)
     if len(seen.flow) < MIN_MOVING:
         return None

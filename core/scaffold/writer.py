@@ -49,7 +49,7 @@ def mouse_degrees(facts: GameFacts, found: Measurements) -> tuple[float | None, 
     look = found.mouse
     if look.degrees_per_px is None:
         return None, ""
-    how = (f"the angle most moving corners agreed the view turned (median of the pairs above; "
+    how = (f"the angle most upper (far) corners agreed the view turned (median of the pairs above; "
            f"{look.x_ratio or 0:.2f} px of picture per px of mouse at the centre)")
     if facts.fov is not None:
         which = "vertical" if facts.fov_vertical else "horizontal"
@@ -126,16 +126,15 @@ def _external(facts: GameFacts, found: Measurements) -> list[str]:
 def _keyboard(found: Measurements) -> list[str]:
     lines = ["    keyboard:"]
     roles = ["forward", "back", "strafe_left", "strafe_right"]
-    if found.mouse.degrees_per_px is not None and not found.key_for("strafe_left") \
-            and not found.key_for("strafe_right") and found.key_for("turn_left") and found.key_for("turn_right"):
-        roles[2:] = ["turn_left", "turn_right"]  # tank controls: the mouse turns the camera, these the character
     keys = [found.key_for(role) for role in roles]
+    for index, key in enumerate(keys):
+        if key is not None and key in keys[:index]:
+            keys[index] = None  # one key cannot be two directions: the later one is not found
     if any(keys):
         guesses = dict(zip(roles, ("w", "s", "a", "d")))
         filled = [key or guesses[role] for key, role in zip(keys, roles)]
         missing = [role.replace("_", " ") for key, role in zip(keys, roles) if key is None]
         note = (f"   # CHECK: {', '.join(missing)} not found; guessed" if missing
-                else f"   # {filled[2]} and {filled[3]} turn the view (none strafes)" if roles[2] == "turn_left"
                 else "   # each key held 0.4 s: see the evidence below")
         lines.append(f"      left_stick: {{up: {filled[0]}, down: {filled[1]}, left: {filled[2]}, right: "
                      f"{filled[3]}}}{note}")

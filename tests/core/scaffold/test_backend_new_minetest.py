@@ -76,7 +76,7 @@ def test_it_finds_wasd_space_and_mouse_look_and_writes_a_file_that_validates(sca
     assert backend.step_settle_s > 0
     text = out.read_text()  # every measured value says how it was measured
     assert "# w: forward:" in text and "# space: jump:" in text
-    assert "degrees_per_px: the angle most moving corners agreed the view turned" in text
+    assert "degrees_per_px: the angle most upper (far) corners agreed the view turned" in text
     assert "# ready: the window showed" in text and "# the picture rested" in text
 
 

@@ -47,7 +47,7 @@ def test_it_finds_the_walk_keys_and_the_mouse_turn_of_a_third_person_camera(scaf
     assert spec is not None and spec.input.keyboard is not None and spec.input.keyboard.left_stick is not None
     stick = spec.input.keyboard.left_stick
     assert (stick.up, stick.down) == ("w", "s")
-    assert (stick.left, stick.right) == ("a", "d")  # they turn the character (or strafe): either way, the stick
+    assert (stick.left, stick.right) == ("a", "d")  # they walk the character sideways
     assert spec.input.mouse is not None
     # The window turns the camera 0.25 degrees per pixel; the camera orbits the character, so only the far
     # corners turn by the whole angle: within 20%.
