@@ -57,7 +57,9 @@ def scaffold(options: Options, say: Callable[[str], None]) -> Outcome:
         say(f"attached to {target.name} (pid {target.pid}) on {target.display}")
     try:
         return _measure(options, target, began, say)
-    except GameError as exc:
+    except ValueError as exc:  # a --keys name the X server has no key for
+        raise ScaffoldError(f"{exc} (--keys)") from None
+    except (GameError, OSError) as exc:  # the window or the X server went away: usually the game exited
         gone = target.exited()
         raise ScaffoldError(f"{gone or exc}. Run it again; if the game keeps exiting, try its command in a terminal"
                             ) from None
