@@ -17,6 +17,7 @@ SETTLE_LIMIT_S = 5.0    # longer than this without a still picture: the game nev
 MOUSE_PX = 60           # one mouse probe's motion (pixels of pointer motion)
 MOUSE_PAIRS = 3         # pairs of moves (right, then back) that must agree; the median is kept
 MOUSE_PAIRS_MAX = 6     # pairs tried at most
+MOUSE_PAIRS_MIN = 2     # fewer clean pairs than this, or pairs that disagree: the turn is not written
 WARMUP_S = 8.0          # games swallow mouse motion for a while after they get focus: nudge until the view answers
 WARMUP_PX = 20
 JUMP_MIN_PX = 2.0       # a jump lifts the picture by at least this (analysed pixels) and brings it back
@@ -193,21 +194,23 @@ def measure_mouse(prober: Prober, focal: float, say: Callable[[str], None]) -> M
         left = prober.move_mouse(-MOUSE_PX, 0, SETTLE_LIMIT_S)
         settles += [p.settle_s for p in (right, left) if p.settle_s is not None]
         there, back = yaw(right.before, right.after, analysed), yaw(left.before, left.after, analysed)
-        home = yaw(right.before, left.after, analysed)
-        if there is None or back is None or there.degrees <= 0.5 or back.degrees >= -0.5:
+        if there is None or back is None:
             continue
-        if abs(there.degrees + back.degrees) > 0.15 * there.degrees or (home is not None and
-                                                                         abs(home.degrees) > 0.15 * there.degrees):
-            continue  # the halves disagree, or the view did not come back: not a clean pair
-        degrees.append((there.degrees - back.degrees) / 2 / MOUSE_PX)
+        home = yaw(right.before, left.after, analysed)
+        turned = _confirmed(there.readings, back.readings, home.degrees if home is not None else 0.0)
+        if turned is None:
+            continue  # the halves disagree however read, or the view did not come back: not a clean pair
+        degrees.append(turned / MOUSE_PX)
         spreads.append(max(there.spread, back.spread))
         centre = central_shift(right.before, right.after)
         if centre is not None:
             ratios.append(-centre[0] * scale / MOUSE_PX)  # turning right moves the picture left
-    if not degrees:
-        say(f"  mouse: the view turned, but never alike both ways in {tried} tries")
-        return replace(NO_MOUSE, evidence=f"the view turned, but never alike right and back in {tried} tries of "
-                                          f"{MOUSE_PX} px")
+    if len(degrees) < MOUSE_PAIRS_MIN or (max(degrees) - min(degrees)) > 0.15 * abs(_median(degrees) or 1.0):
+        turns = ", ".join(f"{d * MOUSE_PX:.1f}" for d in degrees)
+        evidence = (f"the view turned, but fewer than {MOUSE_PAIRS_MIN} of {tried} pairs of {MOUSE_PX} px right and "
+                    f"back turned it alike both ways and alike each other ({turns} deg): not written")
+        say(f"  mouse: {evidence}")
+        return replace(NO_MOUSE, evidence=evidence)
     down = prober.move_mouse(0, MOUSE_PX // 2, SETTLE_LIMIT_S)
     up = prober.move_mouse(0, -(MOUSE_PX // 2), SETTLE_LIMIT_S)
     tilt = movement(down.before, down.after)
@@ -219,6 +222,15 @@ def measure_mouse(prober: Prober, focal: float, say: Callable[[str], None]) -> M
     say(f"  mouse: {evidence}")
     return MouseLook(_median(ratios) or 0.0, _median(degrees), _median(spreads) or 0.0, invert,
                      max(settles) if settles else None, evidence)
+
+
+def _confirmed(there: tuple[float, ...], back: tuple[float, ...], home: float) -> float | None:
+    """The turn of a pair (degrees right), from the first way of reading it on which the turn and its return
+    agree within 15%, when the view came back; None when no reading agrees."""
+    for right, left in zip(there, back):
+        if right > 0.5 and left < -0.5 and abs(right + left) <= 0.15 * right and abs(home) <= 0.15 * right:
+            return (right - left) / 2
+    return None
 
 
 def _warm_up(prober: Prober) -> bool:

@@ -154,27 +154,33 @@ def central_shift(before: np.ndarray, after: np.ndarray, share: float = 0.25) ->
 
 @dataclass(frozen=True)
 class Yaw:
-    degrees: float   # how far the camera turned right (the angle most far corners agree on: see yaw())
+    degrees: float   # how far the camera turned right: the first of `readings`
     spread: float    # how much the corners disagree, relative to |degrees|: a turn moves all alike, a strafe moves
                      # near things more than far ones (parallax)
+    readings: tuple[float, ...] = ()   # the turn read three ways (see yaw()), most trusted first
+
+
+def _agreed(angles: np.ndarray) -> float:
+    """The angle most of `angles` agree on, within 8% (0.5 deg at least): their densest cluster's mean."""
+    tolerance = np.maximum(0.5, 0.08 * np.abs(angles))
+    near = np.abs(angles[:, None] - angles[None, :]) <= tolerance[:, None]
+    return float(np.mean(angles[near[int(np.argmax(near.sum(axis=1)))]]))
 
 
 def yaw(before: np.ndarray, after: np.ndarray, focal: float) -> Yaw | None:
     """How far the camera turned right, for a pinhole camera of `focal` analysed pixels: each moving corner at x
     went to x', an angle atan(x / f) - atan(x' / f). A camera that turns in place moves them all alike; one that
     orbits its character (third person) moves far things by nearly the whole turn and the character and the
-    ground around it less; corners tracked wrongly scatter. So the turn is read from the upper half of the
-    picture (far things, when it has corners enough) as the angle most of them agree on (within 8%), and `spread`
-    says how much all the corners disagree. None when too few moved."""
+    ground around it less; corners tracked wrongly scatter or, on a repeating texture, agree on a wrong angle. So
+    the turn is read three ways: the angle most corners of the upper half (far things) agree on, the angle most
+    of all corners agree on, and the median of all; the caller keeps the reading that a turn and its return
+    confirm. None when too few moved."""
     seen = tracks(before, after)
     if len(seen.flow) < MIN_MOVING:
         return None
     x = seen.where[:, 0].astype(np.float64)
     angles = np.degrees(np.arctan(x / focal) - np.arctan((x + seen.flow[:, 0]) / focal))
     upper = seen.where[:, 1] < 0
-    chosen = angles[upper] if int(upper.sum()) >= MIN_MOVING else angles
-    tolerance = np.maximum(0.5, 0.08 * np.abs(chosen))
-    near = np.abs(chosen[:, None] - chosen[None, :]) <= tolerance[:, None]
-    best = int(np.argmax(near.sum(axis=1)))
     middle = float(np.median(angles))
-    return Yaw(float(np.mean(chosen[near[best]])), float(np.median(np.abs(angles - middle))) / max(abs(middle), 0.1))
+    readings = (_agreed(angles[upper]) if int(upper.sum()) >= MIN_MOVING else _agreed(angles), _agreed(angles), middle)
+    return Yaw(readings[0], float(np.median(np.abs(angles - middle))) / max(abs(middle), 0.1), readings)
