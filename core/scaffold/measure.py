@@ -15,9 +15,12 @@ KEY_CANDIDATES = ("w", "s", "a", "d", "Up", "Down", "Left", "Right", "space")
 HOLD_S = 0.4            # each key is held this long
 SETTLE_LIMIT_S = 5.0    # longer than this without a still picture: the game never rests
 MOUSE_PX = 60           # one mouse probe's motion (pixels of pointer motion)
-MOUSE_PAIRS = 3         # pairs of moves (right, then back) that must agree; the median is kept
-MOUSE_PAIRS_MAX = 6     # pairs tried at most
-MOUSE_PAIRS_MIN = 2     # fewer clean pairs than this, or pairs that disagree: the turn is not written
+MOUSE_PAIRS = 3         # pairs of moves (right, then back) that must agree; the median of the agreeing is kept
+MOUSE_PAIRS_MAX = 20    # pairs tried at most (a featureless view, snow or sky, spoils some readings)
+MOUSE_REWARM_EVERY = 5  # after this many pairs in a row that were not clean: rest, then wake the mouse again
+MOUSE_PAIRS_MIN = 2     # fewer clean pairs than this agreeing with each other: the turn is not written
+MOUSE_AGREE = 0.15      # readings within this share of each other agree
+REWARM_REST_S = 1.0
 WARMUP_S = 8.0          # games swallow mouse motion for a while after they get focus: nudge until the view answers
 WARMUP_PX = 20
 JUMP_MIN_PX = 2.0       # a jump lifts the picture by at least this (analysed pixels) and brings it back
@@ -188,8 +191,16 @@ def measure_mouse(prober: Prober, focal: float, say: Callable[[str], None]) -> M
     spreads: list[float] = []
     settles: list[float] = []
     tried = 0
-    while tried < MOUSE_PAIRS_MAX and len(degrees) < MOUSE_PAIRS:
+    unclean = 0
+    while tried < MOUSE_PAIRS_MAX and len(_agreeing(degrees)) < MOUSE_PAIRS:
         tried += 1
+        if unclean >= MOUSE_REWARM_EVERY:
+            # A game still loading its world (Minetest in its first seconds) draws late or swallows motion for a
+            # while: one bad spell, not a property of its mouse look.
+            time.sleep(REWARM_REST_S)
+            _warm_up(prober)
+            unclean = 0
+        unclean += 1
         right = prober.move_mouse(MOUSE_PX, 0, SETTLE_LIMIT_S)
         left = prober.move_mouse(-MOUSE_PX, 0, SETTLE_LIMIT_S)
         settles += [p.settle_s for p in (right, left) if p.settle_s is not None]
@@ -200,12 +211,16 @@ def measure_mouse(prober: Prober, focal: float, say: Callable[[str], None]) -> M
         turned = _confirmed(there.readings, back.readings, home.degrees if home is not None else 0.0)
         if turned is None:
             continue  # the halves disagree however read, or the view did not come back: not a clean pair
+        unclean = 0
         degrees.append(turned / MOUSE_PX)
         spreads.append(max(there.spread, back.spread))
         centre = central_shift(right.before, right.after)
         if centre is not None:
             ratios.append(-centre[0] * scale / MOUSE_PX)  # turning right moves the picture left
-    if len(degrees) < MOUSE_PAIRS_MIN or (max(degrees) - min(degrees)) > 0.15 * abs(_median(degrees) or 1.0):
+    outliers = len(degrees)
+    degrees = _agreeing(degrees)  # a pair read wrong (few corners in view) is outvoted, not averaged in
+    outliers -= len(degrees)
+    if len(degrees) < MOUSE_PAIRS_MIN:
         turns = ", ".join(f"{d * MOUSE_PX:.1f}" for d in degrees)
         evidence = (f"the view turned, but fewer than {MOUSE_PAIRS_MIN} of {tried} pairs of {MOUSE_PX} px right and "
                     f"back turned it alike both ways and alike each other ({turns} deg): not written")
@@ -217,8 +232,9 @@ def measure_mouse(prober: Prober, focal: float, say: Callable[[str], None]) -> M
     invert = tilt.ty > 0 if tilt.moved and abs(tilt.ty) > 1.0 else None  # looking down moves the picture up
     settles += [p.settle_s for p in (down, up) if p.settle_s is not None]
     evidence = (f"{len(degrees)} of {tried} pairs of {MOUSE_PX} px right and back turned the view alike both ways "
-                f"({', '.join(f'{d * MOUSE_PX:.1f}' for d in degrees)} deg); {MOUSE_PX // 2} px down moved the "
-                f"picture {abs(tilt.ty):.1f} px {'down' if tilt.ty > 0 else 'up'}")
+                f"({', '.join(f'{d * MOUSE_PX:.1f}' for d in degrees)} deg"
+                f"{f'; {outliers} disagreeing pair(s) outvoted' if outliers else ''}); "
+                f"{MOUSE_PX // 2} px down moved the picture {abs(tilt.ty):.1f} px {'down' if tilt.ty > 0 else 'up'}")
     say(f"  mouse: {evidence}")
     return MouseLook(_median(ratios) or 0.0, _median(degrees), _median(spreads) or 0.0, invert,
                      max(settles) if settles else None, evidence)
@@ -245,6 +261,16 @@ def _warm_up(prober: Prober) -> bool:
             return True
         sign = -sign
     return False
+
+
+def _agreeing(values: list[float]) -> list[float]:
+    """The largest group of readings within MOUSE_AGREE of one of them (the first such group on a tie)."""
+    best: list[float] = []
+    for centre in values:
+        group = [v for v in values if abs(v - centre) <= MOUSE_AGREE * abs(centre)]
+        if len(group) > len(best):
+            best = group
+    return best
 
 
 def _median(values: list[float]) -> float | None:
