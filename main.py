@@ -22,6 +22,7 @@ import os
 import sys
 from collections.abc import Callable
 from types import ModuleType
+from typing import TextIO
 
 # (command, module in core.cli, one-line help). Each module has add_arguments(parser) and run(args).
 _COMMANDS: list[tuple[str, str, str]] = [
@@ -108,7 +109,20 @@ def _progress_to_stderr() -> None:
     core = logging.getLogger("core")
     if any(h.get_name() == "pokegym-cli" for h in core.handlers):
         return  # main() called again in the same process (tests)
-    handler = logging.StreamHandler(sys.stderr)
+
+    class CurrentStderr(logging.StreamHandler):
+        """Writes to whatever sys.stderr is when a line is logged: main() called in-process (tests) must not keep
+        a stream that is closed later."""
+
+        @property
+        def stream(self) -> TextIO:
+            return sys.stderr
+
+        @stream.setter
+        def stream(self, _value: TextIO) -> None:
+            pass
+
+    handler = CurrentStderr()
     handler.set_name("pokegym-cli")
     handler.setFormatter(logging.Formatter("%(message)s"))
     core.addHandler(handler)

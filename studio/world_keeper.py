@@ -157,7 +157,9 @@ class WorldKeeper:
             self._close_parts(session)
             return
         try:
-            if session.judged:  # a backend with no memory profile yet runs without one
+            # Opened without an evaluator (started here, once the world is up); a backend with no memory profile
+            # yet has nothing to read the game with and runs without one.
+            if session.evaluator_profile is not None:
                 session.ensure_evaluator(self.lock_timeout_s)
             # A game with the MAP_OUTLINE capability has map_outline() (BuiltinWorld), which GameConnection lacks.
             outline = cast("BuiltinWorld", world).map_outline() if Capability.MAP_OUTLINE in world.info.capabilities \

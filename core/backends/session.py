@@ -15,11 +15,13 @@ is then started again for the new pid (an evaluator follows one process).
 from __future__ import annotations
 
 import contextlib
+import logging
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from core.backends import start_check
 from core.backends.profile import BackendProfile, NoMemoryProfileError, memory_profile_of, no_profile_message
 from core.evaluation.client import EvaluatorClient
 from core.evaluation.profile import Profile
@@ -28,10 +30,19 @@ from core.game.errors import GameError, GameStartError
 from core.game.external.spec import FileCopy
 from core.memory.regions import MemoryAccessError, permission_advice
 
+log = logging.getLogger(__name__)
+
+# A lockstep game stands still between steps, and the runner asks for every step's sample when the step ends
+# (core/evaluation/stepping.py): sampling it at the full rate while the agent waits for a model only reads the
+# same state again (3,840 samples a second into one harness at 64 episodes). A batch episode's evaluator reads
+# it this often on its own, besides the samples asked for.
+LOCKSTEP_EVALUATOR_HZ = 2.0
+FULL_EVALUATOR_HZ = 60.0
+
 
 class BackendSession:
     def __init__(self, backend: BackendProfile, game: GameConnection, with_evaluator: bool,
-                 evaluator_hz: float = 60.0, evaluator_profile: Path | None = None) -> None:
+                 evaluator_hz: float = FULL_EVALUATOR_HZ, evaluator_profile: Path | None = None) -> None:
         self.backend = backend
         self.game = game
         self.profile: Profile | None = memory_profile_of(backend)  # the game's own: its flags, its version
@@ -45,13 +56,16 @@ class BackendSession:
         self._evaluator_hz = evaluator_hz
         self._evaluated_pid = 0
         self.restarts = 0
+        self._unchecked_said: set[str] = set()
 
     # -- opening ------------------------------------------------------------------------
     @classmethod
     def open(cls, backend: BackendProfile, start_state: str | None = None, with_evaluator: bool = True,
              mode: str | None = None, extra_files: Sequence[FileCopy] = (), width: int | None = None,
-             height: int | None = None, evaluator_profile: Path | None = None) -> BackendSession:
-        """Launch the backend's game (as our child) and, unless told not to, its evaluator."""
+             height: int | None = None, evaluator_profile: Path | None = None,
+             evaluator_hz: float = FULL_EVALUATOR_HZ) -> BackendSession:
+        """Launch the backend's game (as our child) and, unless told not to, its evaluator, which samples the
+        game `evaluator_hz` times a second on its own (LOCKSTEP_EVALUATOR_HZ suits a lockstep batch episode)."""
         profile = memory_profile_of(backend)
         game: GameConnection
         if backend.kind == "builtin":
@@ -69,7 +83,7 @@ class BackendSession:
                                        width=width, height=height,
                                        version_expect=profile.game_version if profile else None,
                                        extra_files=extra_files)
-        session = cls(backend, game, with_evaluator, evaluator_profile=evaluator_profile)
+        session = cls(backend, game, with_evaluator, evaluator_hz, evaluator_profile)
         try:
             if session.judged:
                 session.ensure_evaluator()
@@ -130,12 +144,40 @@ class BackendSession:
         return self._with_evaluator
 
     # -- episodes -------------------------------------------------------------------------
-    def prepare(self, start_state: str | dict[str, Any], lock_timeout: float = 60.0) -> None:
+    def prepare(self, start_state: str | dict[str, Any], lock_timeout: float = 60.0, check: bool = True) -> None:
         """Put the game in `start_state` (a fresh process where the backend needs one) and make sure the
-        evaluator reads the process that now runs."""
+        evaluator reads the process that now runs. A state with a `check:` is checked, and started again up to
+        its `retries` times; StartCheckError says how far off it still was."""
         self.game.reset(start_state)
         if self._with_evaluator:
             self.ensure_evaluator(lock_timeout)
+        if check and isinstance(start_state, str):
+            self._check_start(start_state)
+
+    def _check_start(self, start_state: str) -> None:
+        spec = self.backend.external.start_states.get(start_state) if self.backend.external else None
+        check = spec.check if spec is not None else None
+        if check is None:
+            return
+        if self.evaluator is not None:  # one started by its owner (the studio's keeper) follows a fresh process too
+            self.ensure_evaluator()
+        reason = start_check.unchecked_reason(check, self.evaluator is not None)
+        if reason is not None:
+            if start_state not in self._unchecked_said:
+                self._unchecked_said.add(start_state)
+                log.warning("start state %r is not checked: %s", start_state, reason)
+            return
+        for attempt in range(check.retries + 1):
+            wrong = start_check.problem(check, self.game, self.evaluator, self.backend.directory)
+            if wrong is None:
+                return
+            if attempt == check.retries:
+                raise start_check.StartCheckError(
+                    f"start state {start_state!r} did not start where its check says after {attempt + 1} "
+                    f"start(s): {wrong}. Check the state's macro, or record the start again with "
+                    f"`python main.py backend record-start {self.backend.name} {start_state}`")
+            log.warning("start state %r: %s; starting it again", start_state, wrong)
+            self.restart(start_state)
 
     def restart(self, start_state: str | None = None) -> int:
         """A fresh game process (external games); returns its pid. The evaluator follows it."""

@@ -4,6 +4,7 @@
     python main.py backend calibrate builtin            # measure how far sticks move the character; print it
     python main.py backend calibrate builtin --write    # ... and store it in the backend file
     python main.py backend calibrate minetest --start-state spawn --write
+    python main.py backend record-start minetest spawn  # where the state puts the player: its check: block
 
 `calibrate` runs the privileged driver on open flat ground (the backend's first start state unless
 --start-state names another): each stick magnitude is held for each duration forward and back, and the
@@ -21,7 +22,7 @@ from pathlib import Path
 import yaml
 
 from core.backends.profile import BackendFileError, BackendProfile, load_backend, parse_backend
-from core.cli import backend_new
+from core.cli import backend_new, backend_start
 from core.game.motion import DEFAULT_SHARE, MotionCalibration
 
 
@@ -37,6 +38,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     calibrate.add_argument("--write", action="store_true", help="store the table in the backend file")
     backend_new.add_arguments(sub.add_parser("new", help=backend_new.HELP, description=backend_new.__doc__,
                                              formatter_class=argparse.RawDescriptionHelpFormatter))
+    backend_start.add_arguments(sub)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -47,6 +49,8 @@ def run(args: argparse.Namespace) -> int:
     except BackendFileError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    if args.action == "record-start":
+        return backend_start.run(backend, args)
     if not 0 < args.share < 1:
         print(f"error: --share must be between 0 and 1, got {args.share:g}", file=sys.stderr)
         return 2

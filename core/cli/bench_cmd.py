@@ -37,7 +37,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="parse: a folder of reply corpus YAML files (default: tests/data/replies)")
     parser.add_argument("--rounds", type=int, default=30, help="parse: timed passes over the corpus (default 30)")
     parser.add_argument("--episodes", type=int, default=6, help="run: episodes per configuration (default 6)")
-    parser.add_argument("--episode-steps", type=int, default=30, help="run: steps per episode (default 30)")
+    parser.add_argument("--episode-steps", type=int,
+                        help="run: steps per episode (default 30; 20 with --model-latency: give 40 at 32 or more "
+                             "workers, so that they all step at once after their start-ups)")
+    parser.add_argument("--model-latency", type=float, metavar="S",
+                        help="run: model-bound instead: episodes against a loopback OpenAI-compatible server that "
+                             "answers after S seconds, at each of --workers (core/cli/bench_model.py)")
+    parser.add_argument("--workers", default="1,8,32,64", metavar="N,N,...",
+                        help="run --model-latency: the worker counts to measure (default %(default)s)")
+    parser.add_argument("--jitter", type=float, default=0.0, metavar="S",
+                        help="run --model-latency: each reply's latency varies by up to ±S seconds")
+    parser.add_argument("--rate-429", type=float, default=0.0, metavar="P",
+                        help="run --model-latency: answer a request with 429 (too many requests) with probability P")
 
 
 def emit(args: argparse.Namespace, name: str, value: float, unit: str, baseline: float | None = None,
@@ -148,9 +159,15 @@ def run(args: argparse.Namespace) -> int:
         from core.cli.bench_rl import bench_rl
 
         bench_rl(args, emit)
+    elif args.suite == "run" and args.model_latency is not None:
+        from core.cli.bench_model import bench_model
+
+        args.episode_steps = args.episode_steps or 20
+        bench_model(args, emit)
     elif args.suite == "run":
         from core.cli.bench_run import bench_run
 
+        args.episode_steps = args.episode_steps or 30
         bench_run(args, emit)
     return 0
 

@@ -3,6 +3,8 @@ episodes running and an ETA; on a terminal, a status line redrawn in place betwe
 
 from __future__ import annotations
 
+import io
+import os
 import sys
 import time
 from typing import Any, TextIO
@@ -11,6 +13,7 @@ from core.session.batch_driver import BatchStatus
 
 BAR_WIDTH = 24
 REDRAW_S = 1.0
+DEFAULT_COLUMNS = 100  # where the stream tells no terminal width
 
 
 def duration(seconds: float | None) -> str:
@@ -60,7 +63,9 @@ class RunProgress:
         self._rows += 1
         running = self.last.running if self.last is not None else 0
         elapsed = time.perf_counter() - self.started
-        eta = BatchStatus(done, total, running, self._rows, elapsed).eta_s
+        # The driver reports its status just before each row, with what the ETA needs (core/session/eta.py)
+        eta = self.last.eta_s if self.last is not None and self.last.done == done else \
+            BatchStatus(done, total, running, self._rows, elapsed).eta_s
         self.stream.write(f"{bar(done, total)} {done}/{total}  {row['key']}: {verdict(row)} ({elapsed:.0f} s; "
                           f"{running} running; ETA {duration(eta)})\n")
         self.stream.flush()
@@ -73,10 +78,17 @@ class RunProgress:
             return
         self._drawn_at = now
         self._clear()
-        self.stream.write(f"{bar(status.done, status.total)} {status.done}/{status.total} done, {status.running} "
-                          f"running, ETA {duration(status.eta_s)}")
+        line = (f"{bar(status.done, status.total)} {status.done}/{status.total} done, {status.running} running, "
+                f"ETA {duration(status.eta_s)}")
+        self.stream.write(line[:self._columns() - 1])  # a line that wraps could not be redrawn in place
         self.stream.flush()
         self._status_shown = True
+
+    def _columns(self) -> int:
+        try:
+            return os.get_terminal_size(self.stream.fileno()).columns
+        except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+            return DEFAULT_COLUMNS
 
     def close(self) -> None:
         self._clear()

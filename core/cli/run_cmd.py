@@ -34,6 +34,7 @@ from core.game import child
 from core.session.batch import BatchError, check_run, granularities, run_batch
 from core.session.batch_control import BatchControl
 from core.session.batch_driver import EpisodeExecutor
+from core.session.capacity import capacity, check_workers
 from core.session.interventions import InterventionPolicy
 from core.session.local_pool import LocalPool
 from core.session.protocol import PROTOCOLS, RUN_DEFAULTS, ProtocolError, run_settings, suite_ids
@@ -82,9 +83,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "pid (or nothing: found by the backend's attach section), or for the built-in world "
                              "the connection file `python main.py world` printed. One episode at a time; the game "
                              "is left running; start states are reached by the backend's macros only")
-    parser.add_argument("--workers", type=int,
-                        help="episodes at once (each has its own world; default 1). With --ray: at most this many "
-                             "handed to the cluster at once (default: as many as its CPUs take)")
+    parser.add_argument("--workers", type=workers_count, metavar="N|auto",
+                        help="episodes at once (each has its own world; default 1); auto: as many as this machine "
+                             "holds at a model's pace, by its CPUs, memory and the rate limits given (README, "
+                             "Performance). With --ray: at most this many handed to the cluster at once (default: as "
+                             "many as its CPUs take)")
     parser.add_argument("--out", type=Path, help="folder for results.jsonl and episodes/ (required unless --dry-run)")
     parser.add_argument("--paradigm", choices=["discrete", "continuous"], default="discrete")
     parser.add_argument("--previous-frame", action="store_true", help="also show the agent the previous frame")
@@ -118,6 +121,34 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                          help="CPUs each episode reserves on a node (default 2: the game and the evaluator)")
     cluster.add_argument("--ray-resource", action="append", default=[], metavar="NAME[=AMOUNT]",
                          help="a custom resource each episode needs (only nodes that advertise it run episodes)")
+
+
+def workers_count(text: str) -> int | str:
+    """--workers: a count, or "auto"."""
+    if text.strip().lower() == "auto":
+        return "auto"
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a number of episodes at once, or auto; got {text!r}") from None
+
+
+def resolve_workers(args: argparse.Namespace) -> str | None:
+    """Turn `--workers auto` into a count, and refuse a count this machine cannot hold (with the count that
+    fits); None when the count can run. With --ray the cluster's nodes hold the episodes, not this machine."""
+    if args.workers == "auto" and args.ray is not None:
+        args.workers = None  # as many as the cluster's CPUs take
+        return None
+    limits = capacity(args.concurrent_requests, args.requests_per_minute)
+    if args.workers == "auto":
+        args.workers = limits.workers
+        print(f"--workers auto: {args.workers} episodes at once (limited by {limits.reason()})", flush=True)
+        return None
+    if args.workers is None:
+        return None
+    if args.ray is not None:
+        return f"--workers must be at least 1, got {args.workers}" if args.workers < 1 else None
+    return check_workers(args.workers, limits)
 
 
 def apply_protocol(args: argparse.Namespace) -> str | None:
@@ -179,7 +210,7 @@ def _say(message: bytes) -> None:
 
 def check_arguments(args: argparse.Namespace) -> str | None:
     """The first argument that cannot work, as one line; None if all can."""
-    minimum = {"--trials": (args.trials, 1), "--workers": (args.workers, 1), "--budget": (args.budget, 1),
+    minimum = {"--trials": (args.trials, 1), "--budget": (args.budget, 1),
                "--reflection": (args.reflection, 0), "--frames-every": (args.frames_every, 0),
                "--intervention-k": (args.intervention_k, 1), "--retries": (args.retries, 0),
                "--concurrent-requests": (args.concurrent_requests, 1)}
@@ -193,7 +224,7 @@ def check_arguments(args: argparse.Namespace) -> str | None:
             return f"{flag} must be more than 0, got {value:g}"
     if args.ray is None and (args.cpus_per_episode is not None or args.ray_resource):
         return "--cpus-per-episode and --ray-resource apply to Ray runs; add --ray [ADDRESS]"
-    if args.attach is not None and (args.ray is not None or (args.workers or 1) > 1):
+    if args.attach is not None and (args.ray is not None or args.workers not in (None, 1)):
         return "--attach drives the one game already running, one episode at a time: leave out --ray and --workers"
     return None
 
@@ -266,7 +297,7 @@ def chosen_backend(args: argparse.Namespace) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    problem = check_arguments(args)
+    problem = check_arguments(args) or resolve_workers(args)
     if problem:
         print(f"error: {problem}", file=sys.stderr)
         return 2

@@ -53,7 +53,11 @@ def spawn_and_connect(module: str, args: list[str], timeout: float,
                               stderr_tail, what)
         with _LIVE_LOCK:
             _LIVE[process.pid] = (process, runtime_dir)
-        conn = ipc.connect(endpoint)
+        try:
+            conn = ipc.connect(endpoint)
+        except ipc.ConnectionBusyError as exc:  # an episode's failure to start, never the run's (64 at once did it)
+            raise GameStartError(f"the {what} process started but did not take the connection: {exc}. The machine "
+                                 "may be overloaded: run fewer games at once (for `run`, fewer --workers)") from None
     except BaseException:
         if process is not None:
             stop(process)

@@ -8,6 +8,7 @@ so they never reach results.jsonl and a resume runs them again.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from typing import Protocol
 
@@ -23,6 +24,7 @@ class BatchControl:
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._running: list[Stoppable] = []
+        self._started: dict[int, float] = {}  # id(runner) -> when it started playing (time.perf_counter)
         self.interrupted: list[str] = []  # keys of episodes stopped part-way
         self.not_started: list[str] = []  # keys of episodes that were still queued
         self._abort_hooks: list[Callable[[], None]] = []
@@ -55,11 +57,21 @@ class BatchControl:
             if self._stopping.is_set():
                 return False
             self._running.append(runner)
+            self._started[id(runner)] = time.perf_counter()
             return True
 
     def finished(self, runner: Stoppable) -> None:
         with self._lock:
             self._running.remove(runner)
+            self._started.pop(id(runner), None)
+
+    def playing(self) -> list[tuple[float, float]]:
+        """For each episode playing in this process: how long it has played (s), and the share of its step
+        budget played (a runner's `progress`; 0 where it says none), for the run's ETA."""
+        now = time.perf_counter()
+        with self._lock:
+            return [(now - self._started[id(runner)], float(getattr(runner, "progress", 0.0)))
+                    for runner in self._running]
 
     def skipped(self, key: str) -> None:
         with self._lock:

@@ -21,6 +21,7 @@ from core.agents.models.rate_limit import RateLimits
 from core.session import run_folder
 from core.session.batch_control import INTERRUPTED, BatchControl
 from core.session.episode_job import RESULT, SKIPPED, EpisodeJob, EpisodeOutcome
+from core.session.eta import time_left
 
 SIGNAL_CHECK_S = 0.2  # the main thread wakes this often, so Python runs a Ctrl+C handler promptly
 
@@ -36,13 +37,24 @@ class BatchStatus:
     running: int       # episodes playing now
     finished_now: int  # rows written by this call
     elapsed_s: float   # since this call started
+    workers: int = 0   # episodes the executor runs at once (0: unknown)
+    mean_episode_s: float | None = None  # the mean time of this call's finished episodes
+    running_ages_s: tuple[float, ...] = ()  # how long each running episode has run
+    running_progress: tuple[float, ...] = ()  # the share of its step budget each has played (0: unknown)
 
     @property
     def eta_s(self) -> float | None:
-        """Seconds left at this call's pace so far; None until an episode has finished."""
+        """Seconds left; None until an episode has finished. With the episodes' times and the workers known,
+        the running ones are expected to end at the mean time and the queued ones to follow (core/session/eta.py);
+        otherwise this call's pace so far."""
         if self.finished_now == 0 or self.elapsed_s <= 0:
             return None
-        return max(0, self.total - self.done) * self.elapsed_s / self.finished_now
+        left = max(0, self.total - self.done)
+        if self.mean_episode_s is not None and self.workers > 0:
+            queued = max(0, left - len(self.running_ages_s))
+            return time_left(self.mean_episode_s, self.running_ages_s, queued, self.workers, self.running_progress,
+                             self.finished_now)
+        return left * self.elapsed_s / self.finished_now
 
 
 class EpisodeExecutor(Protocol):
@@ -82,10 +94,19 @@ def drive(jobs: list[EpisodeJob], executor: EpisodeExecutor, out: Path, control:
     rows: list[dict[str, Any]] = []
     started = time.perf_counter()
     stopped = False
+    handed: dict[int, float] = {}  # id(job) -> when it was handed over, in order: the oldest are the running ones
+    episode_s: list[float] = []  # how long each finished episode took, from being handed over
 
     def report() -> None:
-        if status is not None:
-            status(BatchStatus(already + len(rows), total, executor.running, len(rows), time.perf_counter() - started))
+        if status is None:
+            return
+        now, running = time.perf_counter(), executor.running
+        playing = control.playing()  # episodes of this process (the local pool) with their share of the budget
+        ages = tuple(age for age, _ in playing) or tuple(now - moment for moment in list(handed.values())[:running])
+        workers = executor.capacity or running
+        mean = sum(episode_s) / len(episode_s) if episode_s else None
+        status(BatchStatus(already + len(rows), total, running, len(rows), now - started, workers, mean, ages,
+                           tuple(share for _, share in playing)))
 
     executor.open(out, control, limits)
     try:
@@ -98,10 +119,15 @@ def drive(jobs: list[EpisodeJob], executor: EpisodeExecutor, out: Path, control:
                 queue.clear()
             capacity = executor.capacity
             while queue and (capacity is None or executor.outstanding < capacity):
-                executor.submit(queue.popleft())
+                job = queue.popleft()
+                handed[id(job)] = time.perf_counter()
+                executor.submit(job)
             for job, outcome in executor.collect(SIGNAL_CHECK_S):
                 if isinstance(outcome, BaseException):
                     raise outcome
+                handed_at = handed.pop(id(job), None)
+                if outcome.kind == RESULT and handed_at is not None:
+                    episode_s.append(time.perf_counter() - handed_at)
                 if outcome.kind == SKIPPED:
                     control.skipped(job.key)
                 elif outcome.kind == INTERRUPTED:

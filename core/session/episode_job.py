@@ -23,13 +23,14 @@ from typing import Any, Protocol
 from core.agents.models.rate_limit import RequestLimiter
 from core.agents.reflection import ExperienceLibrary
 from core.backends.profile import BackendProfile, load_backend, with_memory_profile
-from core.backends.session import BackendSession
+from core.backends.session import FULL_EVALUATOR_HZ, LOCKSTEP_EVALUATOR_HZ, BackendSession
 from core.game.builtin import BuiltinWorld
 from core.game.errors import GameError
 from core.session import run_folder
 from core.session.batch_control import INTERRUPTED, Stoppable
 from core.session.episodes import EpisodeSpec, make_agent
 from core.session.runner import EpisodeRunner, RunOptions
+from core.session.startup_gate import STARTUP_GATE
 
 EXPERIENCE_DIR = "experience"
 RESULT, SKIPPED = "result", "skipped"  # and INTERRUPTED: the three kinds of outcome
@@ -147,6 +148,27 @@ def _our_processes(session: BackendSession) -> tuple[int, ...]:
     return tuple(pids)
 
 
+def _start_session(job: EpisodeJob, backend: BackendProfile, start: str | dict[str, Any],
+                   control: EpisodeControl) -> BackendSession | None:
+    """The episode's game and evaluator, up and in its start state, started in its turn (STARTUP_GATE); None
+    when the run stops before its turn comes."""
+    with STARTUP_GATE.turn(lambda: control.stopping) as admitted:
+        if not admitted:
+            return None
+        if job.attach is not None:
+            session = BackendSession.attach_to(backend, job.attach)
+        else:
+            lockstep = backend.kind == "builtin" and backend.builtin_spec.mode == "lockstep"
+            session = BackendSession.open(backend, start_state=start if isinstance(start, str) else None,
+                                          evaluator_hz=LOCKSTEP_EVALUATOR_HZ if lockstep else FULL_EVALUATOR_HZ)
+        try:
+            session.prepare(start)
+        except BaseException:
+            session.close()
+            raise
+        return session
+
+
 def play_episode(job: EpisodeJob, root: Path, control: EpisodeControl,
                  limiter: RequestLimiter | None = None) -> EpisodeOutcome:
     """Run `job` in its own world and evaluator processes, recording into `root`; its outcome and row.
@@ -174,10 +196,10 @@ def play_episode(job: EpisodeJob, root: Path, control: EpisodeControl,
     watchdog = _Watchdog(job.timeout_s)
     start = spec.task.start_for_reset()
     try:
-        opened = BackendSession.attach_to(backend, job.attach) if job.attach is not None else \
-            BackendSession.open(backend, start_state=start if isinstance(start, str) else None)
-        with opened as session:
-            session.prepare(start)
+        session = _start_session(job, backend, start, control)
+        if session is None:  # the run stopped while it waited for its turn to start
+            return EpisodeOutcome(SKIPPED, files=tuple(written))
+        with session:
             assert session.evaluator is not None
             runner = EpisodeRunner(session.game, session.evaluator, agent, actions, spec.task, options, path)
             if not control.start(runner):

@@ -27,6 +27,11 @@ def configure(width: int, height: int, renderer: RendererChoice) -> str:
                 "hardware OpenGL was requested but Panda3D's pandagl module could not open a pipe; "
                 "install the GPU driver's OpenGL libraries or use --renderer software"
             )
+    if module == "p3tinydisplay":
+        # Software frames are drawn offscreen and never need an X server; with $DISPLAY set, tinydisplay opens one
+        # anyway, and an X server that goes away (a closed session, a test's Xvfb) then kills the world with a
+        # fatal X error at start-up. This is the world's own process: nothing else loses the variable.
+        os.environ.pop("DISPLAY", None)
     loadPrcFileData(
         "pokegym-world",
         "\n".join([

@@ -31,15 +31,19 @@ class ClipExportJob(QObject):
         self._cancel = threading.Event()
         self._thread: threading.Thread | None = None
         self._last_progress = 0.0
+        # Cleared before the last signal is sent, not when the thread ends: the dialog handles that signal while the
+        # thread may still be finishing, and a click on Export right after it must start the next clip.
+        self._busy = False
 
     @property
     def running(self) -> bool:
-        return self._thread is not None and self._thread.is_alive()
+        return self._busy
 
     def start(self, episode: Path, steps: tuple[int, int], out: Path, options: ClipOptions) -> None:
         if self.running:
             raise RuntimeError("a clip is already being exported")
         self._cancel.clear()
+        self._busy = True
         self._thread = threading.Thread(target=self._run, args=(episode, steps, out, options),
                                         name="studio-export-clip", daemon=True)
         self._thread.start()
@@ -50,7 +54,7 @@ class ClipExportJob(QObject):
     def wait(self, timeout: float | None = None) -> bool:
         if self._thread is not None:
             self._thread.join(timeout)
-        return not self.running
+        return self._thread is None or not self._thread.is_alive()
 
     def _progress(self, done: int, total: int) -> None:
         now = time.monotonic()
@@ -62,10 +66,14 @@ class ClipExportJob(QObject):
         try:
             result = export_clip(episode, steps, out, options, self._progress, self._cancel)
         except ExportCancelled as exc:
+            self._busy = False
             self.sig_cancelled.emit(str(exc))
         except ExportError as exc:
+            self._busy = False
             self.sig_failed.emit(str(exc))
         except Exception as exc:  # noqa: BLE001 - a bug must reach the user, not die with the thread
+            self._busy = False
             self.sig_failed.emit(unexpected(f"exporting a clip of {episode}", exc))
         else:
+            self._busy = False
             self.sig_done.emit(result)

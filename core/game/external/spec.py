@@ -240,10 +240,31 @@ class MacroStep(_Model):
         return self
 
 
+class StartCheck(_Model):
+    """Whether the game really started where the state says, checked after its macro (a teleport, a console
+    command) has run: by the evaluator's position where a memory profile reads the game, else by the picture
+    at rest against a reference frame. A failed check starts the game again, then fails with the distance."""
+
+    position: tuple[float, float] | tuple[float, float, float] | None = None  # the evaluator's x, y[, z]
+    tolerance: float = Field(default=1.0, gt=0)             # in the memory profile's units
+    image: str | None = None                                 # a PNG of the frame at rest, relative to the file
+    image_tolerance: float = Field(default=0.05, gt=0, le=1)  # mean absolute difference, 0-1 of full scale
+    rest_s: float = Field(default=0.5, ge=0, le=30)          # wait before judging (a teleport's fade, a fall)
+    retries: int = Field(default=2, ge=0, le=10)             # fresh starts after a failed check
+
+    @model_validator(mode="after")
+    def _something_to_check(self) -> StartCheck:
+        if self.position is None and self.image is None:
+            raise ValueError("a start check needs a position (with a memory profile) and/or an image "
+                             "(`python main.py backend record-start` prints both)")
+        return self
+
+
 class StartState(_Model):
     restore: list[FileCopy] = []     # copied before launch, replacing what is there (world or save data)
     macro: list[MacroStep] = []      # after the game is ready
     relaunch: bool = True            # a fresh game process per episode (the only honest reset for most games)
+    check: StartCheck | None = None  # where the state must have put the player
 
 
 class ExternalSpec(_Model):

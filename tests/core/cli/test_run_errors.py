@@ -91,6 +91,9 @@ def test_an_infrastructure_error_is_counted_apart_and_retried_on_resume(tmp_path
     ("missing key", ["--agent", "model:gpt-5.2", "--out", "{folder}"], {}, "set OPENAI_API_KEY"),
     ("missing replay file", ["--agent", "replay:nowhere.h5", "--out", "{folder}"], {}, "no such file"),
     ("no trials", ["--trials", "0", "--out", "{folder}"], {}, "--trials must be at least 1"),
+    ("no workers", ["--workers", "0", "--out", "{folder}"], {}, "got 0; this machine fits"),
+    ("negative workers", ["--workers", "-4", "--out", "{folder}"], {}, "--workers must be at least 1, got -4"),
+    ("more workers than memory", ["--workers", "100000", "--out", "{folder}"], {}, "GiB is available; at most"),
 ])
 def test_a_mistake_gives_one_line_and_leaves_no_folder(tmp_path, case, args, env_keys, message):
     file, folder = tmp_path / "notes.txt", tmp_path / "run"
@@ -102,6 +105,17 @@ def test_a_mistake_gives_one_line_and_leaves_no_folder(tmp_path, case, args, env
     assert len(lines) == 1 and lines[0].startswith("error: ") and message in lines[0], done.stderr
     assert not folder.exists()  # nothing half-made to clean up or to mistake for a run
     assert file.read_text() == "my notes\n"
+
+
+def test_workers_auto_picks_a_count_the_rate_limit_and_machine_allow():
+    done = _main(["run", "--tasks", "q08_site_navigation", "--workers", "auto", "--concurrent-requests", "3",
+                  "--dry-run"], timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "--workers auto: 3 episodes at once (limited by the model rate limit given)" in done.stdout
+    done = _main(["run", "--tasks", "q08_site_navigation", "--workers", "auto", "--dry-run"], timeout=120)
+    chosen = int(done.stdout.split("--workers auto: ")[1].split()[0])
+    refused = _main(["run", "--tasks", "q08_site_navigation", "--workers", "0", "--dry-run"], timeout=120)
+    assert f"this machine fits {chosen} " in refused.stderr  # the refusal names the count auto picks
 
 
 def test_error_rows_written_by_older_versions_are_counted_apart_and_rerun(tmp_path):

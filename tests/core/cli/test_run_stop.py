@@ -86,7 +86,9 @@ def test_the_first_ctrl_c_stops_cleanly_and_a_resume_completes_the_run(runs, tmp
     assert not (out / "episodes" / f"{KEYS[2]}.h5").exists()  # the queue was cancelled
     with EpisodeReader(second) as episode:  # finished, readable and marked: stopped by the runner, not by
         assert episode.result["end_reason"] == "interrupted"  # a world killed under it ("error")
-        assert 0 < episode.step_count < int(BUDGET) and episode.result["steps_used"] == episode.step_count
+        # Stopped after the step it was in (none yet when Ctrl+C came while its first step was being judged),
+        # long before its budget, and its record says how many it played.
+        assert episode.step_count < int(BUDGET) and episode.result["steps_used"] == episode.step_count
     first_written = (out / "episodes" / f"{KEYS[0]}.h5").stat().st_mtime_ns
 
     again = runs(_run_args(out))

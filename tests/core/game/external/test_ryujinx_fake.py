@@ -27,25 +27,11 @@ from core.game.external.pads import UinputPad, VgamepadPad, clamp_unit
 from core.game.external.spec import Input
 from core.game.pad import Button, PadState
 from tests.external_support import needs_x11_tools, on_display, xvfb
+from tests.fake_games.backends import GUEST_RAM_PROFILE as FAKE_PROFILE
 from tests.fake_games.backends import fake_backend
-from tests.fake_games.window_game import MAGIC
 
 __all__ = ["on_display", "xvfb"]  # fixtures
 
-FAKE_PROFILE = f"""
-format_version: 1
-name: fake_za
-game: a process laid out like Ryujinx's guest RAM (tests)
-signature: {{pattern: "{' '.join(f'{b:02X}' for b in MAGIC)}", base_offset: 0}}
-block_size: 28
-scan_regions: {{perms: rw, path_contains: /dev/shm/Ryujinx}}
-checksum: {{algorithm: crc32, start: 0, length: 24, field: checksum}}
-fields:
-  tick: {{offset: 8, type: u64}}
-  x: {{offset: 16, type: f32, range: [-1000, 1000]}}
-  y: {{offset: 20, type: f32, range: [-1000, 1000]}}
-  checksum: {{offset: 24, type: u32}}
-"""
 
 
 def test_the_ryujinx_backend_asks_for_what_only_its_owner_has(monkeypatch, tmp_path):
