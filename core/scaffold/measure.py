@@ -4,25 +4,15 @@ the picture takes to settle after an input, and whether it is still at rest."""
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from core.scaffold.motion import ANALYSIS_WIDTH, Movement, central_shift, movement, yaw
-from core.scaffold.probes import Probe, Prober
+from core.scaffold.motion import ANALYSIS_WIDTH, Movement, movement, yaw
+from core.scaffold.mouse import MouseLook
+from core.scaffold.probes import SETTLE_LIMIT_S, Probe, Prober
 
 KEY_CANDIDATES = ("w", "s", "a", "d", "Up", "Down", "Left", "Right", "space")
 HOLD_S = 0.4            # each key is held this long
-SETTLE_LIMIT_S = 5.0    # longer than this without a still picture: the game never rests
-MOUSE_PX = 60           # one mouse probe's motion (pixels of pointer motion)
-MOUSE_PAIRS = 3         # pairs of moves (right, then back) that must agree; the median of the agreeing is kept
-MOUSE_PAIRS_MAX = 20    # pairs tried at most (a featureless view, snow or sky, spoils some readings)
-MOUSE_REWARM_EVERY = 5  # after this many pairs in a row that were not clean: rest, then wake the mouse again
-MOUSE_PAIRS_MIN = 2     # fewer clean pairs than this agreeing with each other: the turn is not written
-MOUSE_AGREE = 0.15      # readings within this share of each other agree
-REWARM_REST_S = 1.0
-WARMUP_S = 8.0          # games swallow mouse motion for a while after they get focus: nudge until the view answers
-WARMUP_PX = 20
 JUMP_MIN_PX = 2.0       # a jump lifts the picture by at least this (analysed pixels) and brings it back
 TURN_SPREAD = 0.15      # without mouse look, corners that agree on a sideways key's angle within this share: it
                         # turns the view (a strafe moves near things more than far ones)
@@ -42,20 +32,6 @@ class KeyEffect:
     settle_s: float | None
     seen: Movement | None = None   # the fitted motion it was judged by
     spread: float | None = None    # how much the corners disagreed on a turn's angle
-
-
-@dataclass(frozen=True)
-class MouseLook:
-    x_ratio: float | None     # window pixels of picture shift per pixel of mouse near the centre (0: not seen)
-    degrees_per_px: float | None   # the camera's turn per pixel of mouse, for the field of view given (None: no
-                                   # mouse look found)
-    spread: float             # how much the corners disagreed on the turn's angle (a pure turn's baseline)
-    invert_y: bool | None     # True: moving the mouse down tilts the view up
-    settle_s: float | None
-    evidence: str
-
-
-NO_MOUSE = MouseLook(None, None, 0.0, None, None, "")
 
 
 def focal_px(fov_degrees: float, axis_px: int) -> float:
@@ -175,107 +151,3 @@ def measure_keys(prober: Prober, keys: tuple[str, ...], focal: float, mouse: Mou
     for effect in effects.values():
         say(f"  {effect.key:>6}: {effect.role or 'no use found'} ({effect.evidence})")
     return list(effects.values())
-
-
-def measure_mouse(prober: Prober, focal: float, say: Callable[[str], None]) -> MouseLook:
-    """Move the mouse right and back, in pairs, then down and up, and see how far the view turned (`focal` in
-    window pixels, for degrees). A pair counts when both halves turned alike and the view came back to where it
-    began: a frame drawn late, or motion the game swallowed, then spoils one pair rather than the result."""
-    scale = prober.window.width / ANALYSIS_WIDTH
-    analysed = focal / scale
-    if not _warm_up(prober):
-        say("  mouse: the view did not turn for any mouse motion")
-        return replace(NO_MOUSE, evidence=f"no mouse motion turned the view within {WARMUP_S:.0f} s")
-    ratios: list[float] = []
-    degrees: list[float] = []
-    spreads: list[float] = []
-    settles: list[float] = []
-    tried = 0
-    unclean = 0
-    while tried < MOUSE_PAIRS_MAX and len(_agreeing(degrees)) < MOUSE_PAIRS:
-        tried += 1
-        if unclean >= MOUSE_REWARM_EVERY:
-            # A game still loading its world (Minetest in its first seconds) draws late or swallows motion for a
-            # while: one bad spell, not a property of its mouse look.
-            time.sleep(REWARM_REST_S)
-            _warm_up(prober)
-            unclean = 0
-        unclean += 1
-        right = prober.move_mouse(MOUSE_PX, 0, SETTLE_LIMIT_S)
-        left = prober.move_mouse(-MOUSE_PX, 0, SETTLE_LIMIT_S)
-        settles += [p.settle_s for p in (right, left) if p.settle_s is not None]
-        there, back = yaw(right.before, right.after, analysed), yaw(left.before, left.after, analysed)
-        if there is None or back is None:
-            continue
-        home = yaw(right.before, left.after, analysed)
-        turned = _confirmed(there.readings, back.readings, home.degrees if home is not None else 0.0)
-        if turned is None:
-            continue  # the halves disagree however read, or the view did not come back: not a clean pair
-        unclean = 0
-        degrees.append(turned / MOUSE_PX)
-        spreads.append(max(there.spread, back.spread))
-        centre = central_shift(right.before, right.after)
-        if centre is not None:
-            ratios.append(-centre[0] * scale / MOUSE_PX)  # turning right moves the picture left
-    outliers = len(degrees)
-    degrees = _agreeing(degrees)  # a pair read wrong (few corners in view) is outvoted, not averaged in
-    outliers -= len(degrees)
-    if len(degrees) < MOUSE_PAIRS_MIN:
-        turns = ", ".join(f"{d * MOUSE_PX:.1f}" for d in degrees)
-        evidence = (f"the view turned, but fewer than {MOUSE_PAIRS_MIN} of {tried} pairs of {MOUSE_PX} px right and "
-                    f"back turned it alike both ways and alike each other ({turns} deg): not written")
-        say(f"  mouse: {evidence}")
-        return replace(NO_MOUSE, evidence=evidence)
-    down = prober.move_mouse(0, MOUSE_PX // 2, SETTLE_LIMIT_S)
-    up = prober.move_mouse(0, -(MOUSE_PX // 2), SETTLE_LIMIT_S)
-    tilt = movement(down.before, down.after)
-    invert = tilt.ty > 0 if tilt.moved and abs(tilt.ty) > 1.0 else None  # looking down moves the picture up
-    settles += [p.settle_s for p in (down, up) if p.settle_s is not None]
-    evidence = (f"{len(degrees)} of {tried} pairs of {MOUSE_PX} px right and back turned the view alike both ways "
-                f"({', '.join(f'{d * MOUSE_PX:.1f}' for d in degrees)} deg"
-                f"{f'; {outliers} disagreeing pair(s) outvoted' if outliers else ''}); "
-                f"{MOUSE_PX // 2} px down moved the picture {abs(tilt.ty):.1f} px {'down' if tilt.ty > 0 else 'up'}")
-    say(f"  mouse: {evidence}")
-    return MouseLook(_median(ratios) or 0.0, _median(degrees), _median(spreads) or 0.0, invert,
-                     max(settles) if settles else None, evidence)
-
-
-def _confirmed(there: tuple[float, ...], back: tuple[float, ...], home: float) -> float | None:
-    """The turn of a pair (degrees right), from the first way of reading it on which the turn and its return
-    agree within 15%, when the view came back; None when no reading agrees."""
-    for right, left in zip(there, back):
-        if right > 0.5 and left < -0.5 and abs(right + left) <= 0.15 * right and abs(home) <= 0.15 * right:
-            return (right - left) / 2
-    return None
-
-
-def _warm_up(prober: Prober) -> bool:
-    """Nudge the mouse right and back until the view answers (games swallow motion just after focus)."""
-    deadline = time.monotonic() + WARMUP_S
-    sign = 1
-    while time.monotonic() < deadline:
-        probe = prober.move_mouse(sign * WARMUP_PX, 0, SETTLE_LIMIT_S)
-        seen = movement(probe.before, probe.after)
-        if seen.moved and abs(seen.u) > 1.0:
-            prober.move_mouse(-sign * WARMUP_PX, 0, SETTLE_LIMIT_S)
-            return True
-        sign = -sign
-    return False
-
-
-def _agreeing(values: list[float]) -> list[float]:
-    """The largest group of readings within MOUSE_AGREE of one of them (the first such group on a tie)."""
-    best: list[float] = []
-    for centre in values:
-        group = [v for v in values if abs(v - centre) <= MOUSE_AGREE * abs(centre)]
-        if len(group) > len(best):
-            best = group
-    return best
-
-
-def _median(values: list[float]) -> float | None:
-    if not values:
-        return None
-    ordered = sorted(values)
-    middle = len(ordered) // 2
-    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2

@@ -21,6 +21,7 @@ from core.scaffold.motion import changed, grey
 FOCUS_SETTLE_S = 0.6   # input in the first ~0.5 s after focusing is swallowed (Minetest)
 STILL_FOR_S = 0.3      # a picture that has not changed for this long is at rest
 POLL_S = 1 / 30        # frames are looked at this often: a busy grab loop would take the CPU the game needs
+SETTLE_LIMIT_S = 5.0   # longer than this without a still picture after an input: the game never rests
 STILL_LEVEL = 0.002    # ... where "not changed" is under this share of pixels (raised to the game's rest noise)
 
 

@@ -10,7 +10,8 @@ from pathlib import Path
 from core.game.errors import GameError
 from core.game.external.x11 import WindowInfo, describe_windows
 from core.scaffold.errors import ScaffoldError
-from core.scaffold.measure import KEY_CANDIDATES, Measurements, focal_px, measure_keys, measure_mouse
+from core.scaffold.measure import KEY_CANDIDATES, Measurements, focal_px, measure_keys
+from core.scaffold.mouse import measure_mouse
 from core.scaffold.probes import Prober
 from core.scaffold.target import Target
 from core.scaffold.windows import pick_window

@@ -49,7 +49,7 @@ def mouse_degrees(facts: GameFacts, found: Measurements) -> tuple[float | None, 
     look = found.mouse
     if look.degrees_per_px is None:
         return None, ""
-    how = (f"the angle most upper (far) corners agreed the view turned (median of the pairs above; "
+    how = (f"the angle most upper (far) corners agreed the view turned (median of the rounds above; "
            f"{look.x_ratio or 0:.2f} px of picture per px of mouse at the centre)")
     if facts.fov is not None:
         which = "vertical" if facts.fov_vertical else "horizontal"
