@@ -14,15 +14,18 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import Protocol
 
 from core.game.external.inputs import TURN_PIECE_PX
+from core.game.external.x11 import WindowInfo
 from core.scaffold.motion import ANALYSIS_WIDTH, central_shift, movement, yaw
-from core.scaffold.probes import SETTLE_LIMIT_S, Prober
+from core.scaffold.probes import SETTLE_LIMIT_S, Probe
 
 MOUSE_SIZES = (1, 2, 3)    # a round moves the mouse right and back by these multiples of its step
 MOUSE_SHIFT_PX = 4.0       # a step is sized to shift the picture's centre about this far (analysed pixels): three
                            # steps stay well under the 26 px the tracker misread
-STEP_MIN_PX = 2
+STEP_MIN_PX = 1
+TURN_MIN_DEG = 0.5         # a move that turned the view less than this is not read (tracking noise)
 MOUSE_LINEAR = 0.10        # each size's turn per pixel within this share of the round's: the turn is proportional
 MOUSE_ROUNDS = 2           # rounds whose turn per pixel agree
 MOUSE_ROUNDS_MAX = 8       # rounds tried at most
@@ -31,6 +34,14 @@ REWARM_EVERY = 2           # after this many failed rounds in a row: rest, then 
 REWARM_REST_S = 1.0
 WARMUP_S = 8.0             # games swallow mouse motion for a while after they get focus: nudge until the view answers
 WARMUP_PX = 20
+
+
+class Mouse(Protocol):
+    """What mouse look is measured through: the game's window and moves of its pointer (probes.Prober)."""
+
+    window: WindowInfo
+
+    def move_mouse(self, dx: int, dy: int, settle_limit_s: float) -> Probe: ...
 
 
 @dataclass(frozen=True)
@@ -62,10 +73,11 @@ class Round:
     def describe(self) -> str:
         sizes = "/".join(str(k * self.step) for k in MOUSE_SIZES)
         turns = ", ".join(f"{t:.2f}" for t in self.turns)
-        return f"{sizes} px: {turns} deg" + (f" ({self.why})" if self.why else "")
+        read = f"{sizes} px: {turns} deg" if turns else f"{sizes} px"
+        return read + (f" ({self.why})" if self.why else "")
 
 
-def measure_mouse(prober: Prober, focal: float, say: Callable[[str], None]) -> MouseLook:
+def measure_mouse(prober: Mouse, focal: float, say: Callable[[str], None]) -> MouseLook:
     """Move the mouse right and back in rounds of 1, 2 and 3 steps, then down and up, and see how far the view
     turned (`focal` in window pixels, for degrees). A round counts when each move's return brought the view back
     by as much and the turns grew in proportion to the motion; a smaller step is tried after one that did not."""
@@ -75,6 +87,8 @@ def measure_mouse(prober: Prober, focal: float, say: Callable[[str], None]) -> M
     if nudge is None:
         say("  mouse: the view did not turn for any mouse motion")
         return replace(NO_MOUSE, evidence=f"no mouse motion turned the view within {WARMUP_S:.0f} s")
+    # A misread nudge reads short (a wrong stripe is never more than half a stripe away), so this first step is
+    # never too small, only too big: a step that fails is halved, never grown.
     step = max(STEP_MIN_PX, min(TURN_PIECE_PX, round(WARMUP_PX * MOUSE_SHIFT_PX / nudge)))
     rounds: list[Round] = []
     failed = 0
@@ -89,7 +103,8 @@ def measure_mouse(prober: Prober, focal: float, say: Callable[[str], None]) -> M
         rounds.append(done)
         if done.per_px is None:
             failed += 1
-            # The biggest moves are the likeliest misread (see the module's docstring).
+            # The biggest moves are the likeliest misread (see the module's docstring), and a big turn misread
+            # as almost none cannot be told from a move too small to read.
             step = max(STEP_MIN_PX, step // 2)
         else:
             failed = 0
@@ -101,7 +116,7 @@ def measure_mouse(prober: Prober, focal: float, say: Callable[[str], None]) -> M
                     f"turned it in proportion to the motion and alike each other ({tried}): not written")
         say(f"  mouse: {evidence}")
         return replace(NO_MOUSE, evidence=evidence)
-    tilt_px = MOUSE_SIZES[-1] * counted[-1].step
+    tilt_px = MOUSE_SIZES[1] * counted[-1].step
     down = prober.move_mouse(0, tilt_px, SETTLE_LIMIT_S)
     up = prober.move_mouse(0, -tilt_px, SETTLE_LIMIT_S)
     tilt = movement(down.before, down.after)
@@ -116,7 +131,7 @@ def measure_mouse(prober: Prober, focal: float, say: Callable[[str], None]) -> M
                      max(settles) if settles else None, evidence)
 
 
-def _round(prober: Prober, step: int, analysed: float, scale: float) -> Round:
+def _round(prober: Mouse, step: int, analysed: float, scale: float) -> Round:
     """Moves of each of MOUSE_SIZES steps right and back; stops at the first that did not turn cleanly."""
     turns: list[float] = []
     ratios: list[float] = []
@@ -131,9 +146,10 @@ def _round(prober: Prober, step: int, analysed: float, scale: float) -> Round:
         home = yaw(right.before, left.after, analysed)
         turned = None if there is None or back is None else \
             _confirmed(there.readings, back.readings, home.degrees if home is not None else 0.0)
+        if turned is None and not turns and (there is None or max(map(abs, there.readings)) < TURN_MIN_DEG):
+            return Round(step, (), None, f"{px} px: too little turn read")
         if there is None or back is None or turned is None:
-            return Round(step, tuple(turns), None, f"{px} px: the return did not match the turn, or too few "
-                                                   "corners moved")
+            return Round(step, tuple(turns), None, f"{px} px: not read alike both ways")
         turns.append(turned)
         spreads.append(max(there.spread, back.spread))
         centre = central_shift(right.before, right.after)
@@ -149,12 +165,12 @@ def _confirmed(there: tuple[float, ...], back: tuple[float, ...], home: float) -
     """The turn of a pair (degrees right), from the first way of reading it on which the turn and its return
     agree within 15%, when the view came back; None when no reading agrees."""
     for right, left in zip(there, back):
-        if right > 0.5 and left < -0.5 and abs(right + left) <= 0.15 * right and abs(home) <= 0.15 * right:
+        if right > TURN_MIN_DEG and left < -TURN_MIN_DEG and max(abs(right + left), abs(home)) <= 0.15 * right:
             return (right - left) / 2
     return None
 
 
-def _warm_up(prober: Prober) -> float | None:
+def _warm_up(prober: Mouse) -> float | None:
     """Nudge the mouse right and back until the view answers (games swallow motion just after focus); how far
     the nudge shifted the picture (analysed pixels), or None if it never did."""
     deadline = time.monotonic() + WARMUP_S
