@@ -7,7 +7,7 @@
     python main.py scan          find an AOB pattern in a live process's memory
     python main.py memory        value scans; find a game's position and flags; build and verify a profile
     python main.py tasks list    the 30-task suite; `tasks validate --all` drives every task
-    python main.py backend       `backend calibrate NAME --write`: how far sticks move the character (metrics)
+    python main.py backend       `backend new NAME --command ...`: a first backend file, measured; `calibrate`: motion
     python main.py run           run and record episodes; `report DIR` makes the paper's tables
     python main.py labels        export the studio's labels (`labels export DIR`), kappa (`labels agreement`)
     python main.py export        a clip of a step range (`export clip EP.h5 --steps 40-75 --out c.mp4`), a dataset
@@ -31,7 +31,7 @@ _COMMANDS: list[tuple[str, str, str]] = [
     ("scan", "scan_cmd", "find an AOB pattern in a live process's memory (read-only)"),
     ("memory", "memory_cmd", "value scans, and find a game's position, flags and signature (read-only)"),
     ("tasks", "tasks_cmd", "list and validate the task suite"),
-    ("backend", "backend_cmd", "work on a backend file: measure its continuous-control motion table"),
+    ("backend", "backend_cmd", "work on a backend file: `new` measures a running game; `calibrate` its motion table"),
     ("run", "run_cmd", "run episodes (task x granularity x agent x trial) and record them"),
     ("report", "report_cmd", "tables and the IM/SR correlation for a run folder"),
     ("labels", "labels_cmd", "export deadlock/failure labels and measure annotator agreement"),

@@ -1,5 +1,6 @@
 """`python main.py backend`: work on a backend file.
 
+    python main.py backend new my_game --command "my_game --skip-intro"   # a first file, measured from its frames
     python main.py backend calibrate builtin            # measure how far sticks move the character; print it
     python main.py backend calibrate builtin --write    # ... and store it in the backend file
     python main.py backend calibrate minetest --start-state spawn --write
@@ -21,7 +22,7 @@ from pathlib import Path
 import yaml
 
 from core.backends.profile import BackendFileError, BackendProfile, load_backend, no_profile_message, parse_backend
-from core.cli import backend_start
+from core.cli import backend_new, backend_start
 from core.game.motion import DEFAULT_SHARE, MotionCalibration
 
 
@@ -35,10 +36,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                            help=f"a continuous move below this share of the open-ground distance is ineffective "
                                 f"(default {DEFAULT_SHARE})")
     calibrate.add_argument("--write", action="store_true", help="store the table in the backend file")
+    backend_new.add_arguments(sub.add_parser("new", help=backend_new.HELP, description=backend_new.__doc__,
+                                             formatter_class=argparse.RawDescriptionHelpFormatter))
     backend_start.add_arguments(sub)
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.action == "new":
+        return backend_new.run(args)
     try:
         backend = load_backend(args.backend)
     except BackendFileError as exc:

@@ -229,6 +229,12 @@ class XTestDevice:
             self._xtest.fake_input(self._display, self._X.MotionNotify, detail=True, x=int(dx), y=int(dy))
             self._display.sync()
 
+    def move_to(self, x: int, y: int) -> None:
+        """Put the pointer at (x, y) on the root window (absolute motion): over a game's window before mouse look."""
+        with self._lock:
+            self._xtest.fake_input(self._display, self._X.MotionNotify, x=int(x), y=int(y))
+            self._display.sync()
+
     def focus(self, window_id: int) -> None:
         """Give the window X input focus: games ignore XTEST input without it (FACTS: the focus trap)."""
         with self._lock:

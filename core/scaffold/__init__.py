@@ -1,0 +1,1 @@
+"""`python main.py backend new`: a first backend file for a game, measured from its frames alone."""

@@ -1,0 +1,153 @@
+"""What a backend needs, measured from the game's frames: which keys move the view and how, mouse look, how long
+the picture takes to settle after an input, and whether it is still at rest."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+from core.scaffold.motion import ANALYSIS_WIDTH, Movement, movement, yaw
+from core.scaffold.mouse import MouseLook
+from core.scaffold.probes import SETTLE_LIMIT_S, Probe, Prober
+
+KEY_CANDIDATES = ("w", "s", "a", "d", "Up", "Down", "Left", "Right", "space")
+HOLD_S = 0.4            # each key is held this long
+JUMP_MIN_PX = 2.0       # a jump lifts the picture by at least this (analysed pixels) and brings it back
+TURN_SPREAD = 0.15      # without mouse look, corners that agree on a sideways key's angle within this share: it
+                        # turns the view (a strafe moves near things more than far ones)
+
+ROLES = ("forward", "back", "strafe_left", "strafe_right", "turn_left", "turn_right", "look_up", "look_down", "jump")
+OPPOSITES = (("w", "s"), ("a", "d"), ("Up", "Down"), ("Left", "Right"))   # by convention
+PAIR_RETRIES = 2        # opposite keys that alone did not move opposite ways are tried again this often
+OPPOSITE_ROLE = {"forward": "back", "back": "forward", "strafe_left": "strafe_right", "strafe_right": "strafe_left",
+                 "turn_left": "turn_right", "turn_right": "turn_left", "look_up": "look_down", "look_down": "look_up"}
+
+
+@dataclass(frozen=True)
+class KeyEffect:
+    key: str
+    role: str | None     # one of ROLES, or None: no use found
+    evidence: str        # how it was measured, for the file's comment
+    settle_s: float | None
+    seen: Movement | None = None   # the fitted motion it was judged by
+    spread: float | None = None    # how much the corners disagreed on a turn's angle
+
+
+def focal_px(fov_degrees: float, axis_px: int) -> float:
+    """A pinhole camera's focal length in pixels, for a field of view of `fov_degrees` across `axis_px` pixels."""
+    return (axis_px / 2) / math.tan(math.radians(fov_degrees) / 2)
+
+
+@dataclass(frozen=True)
+class Measurements:
+    width: int                 # the window's picture, in its own pixels
+    height: int
+    ready_s: float             # from our start until the picture was still (the world drawn)
+    rest_change: float         # the most the picture changed between two frames at rest (share of pixels)
+    still_at_rest: bool
+    keys: list[KeyEffect]
+    mouse: MouseLook
+
+    def key_for(self, role: str) -> str | None:
+        """The first key found for `role`."""
+        return next((effect.key for effect in self.keys if effect.role == role), None)
+
+    @property
+    def settle_s(self) -> float | None:
+        """The longest time the picture took to rest after an input that moved it (None: none moved)."""
+        times = [e.settle_s for e in self.keys if e.role is not None and e.settle_s is not None]
+        if self.mouse.settle_s is not None and self.mouse.degrees_per_px is not None:
+            times.append(self.mouse.settle_s)
+        return max(times) if times else None
+
+
+def classify(probe: Probe, focal: float, turn_spread: float) -> KeyEffect:
+    """What a held key did to the view (see ROLES), with the evidence in words. `focal`: the camera's focal length
+    in analysed pixels; `turn_spread`: how much corners may disagree on an angle for a sideways move to be a turn."""
+    path = [movement(probe.before, seen.picture) for seen in probe.during]
+    end = path[-1]
+    back = movement(probe.before, probe.after)
+    peak = max(path, key=lambda m: abs(m.ty) if m.moved else 0.0)
+    settle = probe.settle_s
+    if not any(m.moved for m in path) and not back.moved:
+        return KeyEffect(probe.what, None, f"nothing moved ({end.describe()})", settle)
+    vertical = abs(peak.ty) >= JUMP_MIN_PX and abs(peak.ty) > max(abs(peak.tx), abs(peak.expansion_px))
+    returned = not back.moved or abs(back.ty) < abs(peak.ty) / 3
+    if vertical and returned:
+        if peak.ty > 0:
+            return KeyEffect(probe.what, "jump", f"the picture dropped {peak.ty:.1f} px and came back ("
+                             f"{back.describe()} after)", settle)
+        return KeyEffect(probe.what, None, f"the picture rose {-peak.ty:.1f} px and came back (crouch?)", settle)
+    shown, frame = (end, probe.during[-1].picture) if end.moved else (back, probe.after)
+    turned = yaw(probe.before, frame, focal)
+    spread = turned.spread if turned is not None else 1.0
+    role, how = _direction(shown, spread, turn_spread)
+    return KeyEffect(probe.what, role, shown.describe() + how, settle, shown, spread)
+
+
+def _direction(seen: Movement, spread: float, turn_spread: float) -> tuple[str, str]:
+    """(the role, what decided it beyond the fitted motion)."""
+    strongest = max(abs(seen.expansion_px), abs(seen.tx), abs(seen.ty))
+    if strongest == abs(seen.expansion_px):
+        return ("forward" if seen.expansion_px > 0 else "back"), ""
+    if strongest == abs(seen.tx):
+        side = "left" if seen.tx > 0 else "right"  # the picture moves the other way
+        if turn_spread <= 0:
+            return f"strafe_{side}", "; a sideways shift (the mouse turns the camera, so taken as a strafe)"
+        kind = "turn" if spread <= turn_spread else "strafe"
+        why = "a turn" if kind == "turn" else "parallax"
+        return f"{kind}_{side}", f"; corners disagree on its angle by {spread:.0%} ({why})"
+    return ("look_up" if seen.ty > 0 else "look_down"), ""
+
+
+def pair_up(first: KeyEffect, second: KeyEffect, turn_spread: float) -> tuple[KeyEffect, KeyEffect]:
+    """Two keys that move opposite ways by convention (W and S, A and D, the arrows), judged together when alone
+    they do not say opposite things: half their difference is what they do, with what both share (a bobbing
+    hand, drift) taken out."""
+    a, b = first.seen, second.seen
+    if a is None or b is None or "jump" in (first.role, second.role):
+        return first, second
+    half = replace(a, tx=(a.tx - b.tx) / 2, ty=(a.ty - b.ty) / 2, expansion_px=(a.expansion_px - b.expansion_px) / 2)
+    role, how = _direction(half, max(first.spread or 0.0, second.spread or 0.0), turn_spread)
+    together = (f"; judged with its opposite: half of {first.key} minus {second.key} is {half.tx:+.1f} px across, "
+                f"{half.ty:+.1f} px down, {half.expansion_px:+.1f} px outward{how}")
+    return (replace(first, role=role, evidence=first.evidence.split("; ")[0] + together),
+            replace(second, role=OPPOSITE_ROLE[role], evidence=second.evidence.split("; ")[0] + together))
+
+
+def _opposed(first: KeyEffect, second: KeyEffect) -> bool:
+    return first.role is not None and OPPOSITE_ROLE.get(first.role) == second.role
+
+
+def measure_keys(prober: Prober, keys: tuple[str, ...], focal: float, mouse: MouseLook,
+                 say: Callable[[str], None]) -> list[KeyEffect]:
+    """Hold each key in turn and say what it did; `focal` in window pixels. Keys that move opposite ways by
+    convention and alone did not (a wall, a slope, a snowfield with few corners) are tried again, up to
+    PAIR_RETRIES times, and then judged together."""
+    analysed = focal * ANALYSIS_WIDTH / prober.window.width
+    # With mouse look the mouse turns the camera and sideways keys strafe (or turn the character, which goes on
+    # the same stick); without it, a key that shifts every corner by the same angle turns the camera.
+    turn_spread = 0.0 if mouse.degrees_per_px is not None else TURN_SPREAD
+
+    def press(key: str) -> KeyEffect:
+        return classify(prober.press(key, HOLD_S, SETTLE_LIMIT_S), analysed, turn_spread)
+
+    effects = {key: press(key) for key in keys}
+    for first, second in OPPOSITES:
+        if first not in effects or second not in effects or effects[first].role is None \
+                or effects[second].role is None:
+            continue
+        tries = 0
+        while not _opposed(effects[first], effects[second]) and tries < PAIR_RETRIES:
+            tries += 1
+            effects[first], effects[second] = press(first), press(second)
+        if not _opposed(effects[first], effects[second]):
+            effects[first], effects[second] = pair_up(effects[first], effects[second], turn_spread)
+        elif tries:
+            note = f"; alone they did not move opposite ways until try {tries + 1}"
+            effects[first] = replace(effects[first], evidence=effects[first].evidence + note)
+            effects[second] = replace(effects[second], evidence=effects[second].evidence + note)
+    for effect in effects.values():
+        say(f"  {effect.key:>6}: {effect.role or 'no use found'} ({effect.evidence})")
+    return list(effects.values())
