@@ -22,6 +22,7 @@ LONGEST_FIRST = (
     "tests/core/game/external/test_minetest.py",            # ~130 s, real-time Minetest
     "tests/test_project.py",                                # ~50 s (pyright, ruff, import contracts)
     "tests/studio/test_studio_desktop.py",                  # ~50 s
+    "tests/core/scaffold/test_backend_new_minetest.py",     # ~60 s, real-time Minetest
     "tests/studio/memory/test_studio_memory.py",            # ~35 s
     "tests/studio/test_studio_desktop_minetest.py",         # ~30 s, real-time Minetest
     "tests/core/session/test_rl_training.py",               # ~25 s
@@ -29,6 +30,7 @@ LONGEST_FIRST = (
     "tests/core/analysis/test_report.py",                   # ~20 s
     "tests/studio/test_studio_sound_output.py",             # ~20 s
     "tests/core/session/test_validity.py",                  # ~20 s
+    "tests/core/scaffold/test_backend_new_world_window.py",  # ~60 s
 )
 
 
