@@ -17,16 +17,13 @@ import math
 import sys
 import threading
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
-
-import numpy as np
 
 from core.agents.actions import ActionSet
 from core.agents.base import Agent, Decision
 from core.agents.observation import HistoryEntry, Observation
-from core.agents.observe import ObservationBuilder, ObservationOptions, resize_for_model
+from core.agents.observe import ObservationBuilder, resize_for_model
 from core.audio.clip import AudioClip, AudioLayout
 from core.episode.metrics import (
     AGENT_SOURCES,
@@ -40,7 +37,6 @@ from core.episode.metrics import (
     unjudged_metrics,
 )
 from core.episode.model import Episode
-from core.episode.recorder import EpisodeRecorder
 from core.episode.records import (
     EpisodeResult,
     InterventionRecord,
@@ -53,22 +49,20 @@ from core.evaluation.client import EvaluatorClient, EvaluatorError
 from core.evaluation.sample import StateSample
 from core.evaluation.stepping import StepProtocol, current_tick
 from core.evaluation.tasks import Task
-from core.game.audio_ring import AudioUnavailableError
-from core.game.connection import Capability, GameConnection, StepResult, audio_state
+from core.game.connection import GameConnection, StepResult
 from core.game.errors import GameError
-from core.game.motion import MotionCalibration
 from core.game.pad import PadState
-from core.recording.writer import EpisodeWriter
+from core.session.episode_file import episode_metadata, image_sets, open_recorder, step_sound
 from core.session.events import RunnerEvents
 from core.session.free_play import UNJUDGED, UNJUDGED_WHY, FreePlay
 from core.session.interventions import (
     DEFAULT_HINT,
     PHYSICAL,
     Intervention,
-    InterventionPolicy,
     InterventionProgress,
     Kind,
 )
+from core.session.run_options import RunOptions
 from core.step_sources import JUDGED_SOURCES, Source
 
 log = logging.getLogger(__name__)
@@ -78,40 +72,6 @@ _Command = tuple[Literal["human"], tuple[PadState, float]] | tuple[Literal["inte
 
 class AgentFailure(RuntimeError):
     """The agent could not decide (for example, a model API that failed for good)."""
-
-
-@dataclass
-class RunOptions:
-    granularity: str = "goal_only"
-    paradigm: str = "discrete"
-    observation: ObservationOptions = field(default_factory=ObservationOptions)
-    interventions: InterventionPolicy = field(default_factory=InterventionPolicy)
-    step_budget: int | None = None
-    privileged: bool = False
-    seed: int = 0
-    frame_every_ticks: int = 0  # also record continuous frames every N ticks (0 = off), for smooth replay
-    settle_s: float = 0.0  # real-time games: wait this long after an action before it is judged
-    motion: MotionCalibration | None = None  # the backend's continuous-control calibration (the IM threshold)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"granularity": self.granularity, "paradigm": self.paradigm,
-                "observation": self.observation.to_json(), "interventions": self.interventions.to_json(),
-                "step_budget": self.step_budget, "privileged": self.privileged, "seed": self.seed,
-                "frame_every_ticks": self.frame_every_ticks, "settle_s": self.settle_s,
-                "continuous_motion": self.motion.model_dump() if self.motion is not None else None}
-
-
-def _versions() -> dict[str, str]:
-    import importlib.metadata
-    import platform
-
-    versions = {"python": platform.python_version(), "episode_format": "1"}
-    for package in ("pokegym-studio", "panda3d", "h5py", "numpy"):
-        try:
-            versions[package] = importlib.metadata.version(package)
-        except importlib.metadata.PackageNotFoundError:
-            versions[package] = "not installed"
-    return versions
 
 
 NO_RESULT = ("error", "task_error")  # end reasons that make no result (run_folder.is_error)
@@ -156,7 +116,8 @@ class EpisodeRunner:
         goal = task.goal_point()
         self._goal = GoalArea(goal[0], goal[1], goal[2]) if goal is not None else None
         # What the episode holds so far: views subscribe to it; the recorder writes it (core/episode).
-        self.episode = Episode(self._metadata(), record_path, self._image_sets())
+        self.episode = Episode(episode_metadata(task, options, agent, game, self._goal, self.judged), record_path,
+                               image_sets(options.observation))
         sound = game.info.audio if self.episode.audio_state == "on" else None
         self.episode.audio_format = AudioLayout(sound.rate, sound.channels) if sound is not None else None
 
@@ -257,7 +218,8 @@ class EpisodeRunner:
         position: StateSample | None = None
         if protocol is not None and isinstance(task, Task):
             position = protocol.start(task.success.model_dump(exclude_none=True))
-        recorder = self._open_recorder() if self.record_path is not None else None
+        recorder = open_recorder(self.episode, self.game, options, self.record_path) \
+            if self.record_path is not None else None
         history: list[HistoryEntry] = []
         last_intervention: int | None = None
         pending_hint = ""
@@ -333,7 +295,8 @@ class EpisodeRunner:
                 record = self._step_record(decision, source, macro, intervention, label, movement, tick_before,
                                            tick_after, (before_xy, after_xy), displacement, pushed_by, threshold,
                                            dialogue_open)
-                sound = self._step_sound(tick_before)  # read at once: the game keeps only its last few seconds
+                # read at once: the game keeps only its last few seconds
+                sound = step_sound(self.episode, self.game, tick_before, self.step)
                 self._last_sound = sound[0] if sound is not None else None
                 episode.append_samples(new_samples)
                 if succeeded:
@@ -386,65 +349,6 @@ class EpisodeRunner:
             time.sleep(0.05)
         what = "the evaluator failed" if isinstance(exc, EvaluatorError) else "the game failed"
         return f"{what}: {exc}"
-
-    def _metadata(self) -> dict[str, Any]:
-        metadata: dict[str, Any] = {"task_id": self.task.id, "quest": self.task.quest, "category": self.task.category,
-                    "granularity": self.options.granularity, "agent": self.agent.name,
-                    "agent_config": self.agent.describe(), "privileged": self.options.privileged,
-                    "start_state": self.task.start_for_reset(), "step_budget": self.options.step_budget or
-                    self.task.step_budget, "instruction": self.task.instruction(self.options.granularity),
-                    "options": self.options.to_json(), "game": self.game.info.name,
-                    "tick_hz": self.game.info.tick_hz,  # turns recorded ticks into seconds (clips)
-                    # on: recorded in /audio; off: the user turned the game's sound off; unavailable: it has none
-                    "audio": audio_state(self.game.info),
-                    # Where the task ends, for the Execution Failure rule; never part of an observation.
-                    "goal_area": self._goal.to_json() if self._goal is not None else None,
-                    # False: free play with nothing reading the game's memory: no positions, no success
-                    "judged": self.judged}
-        if not self.judged:
-            metadata["unjudged"] = UNJUDGED_WHY
-        metadata["versions"] = _versions()
-        outline = getattr(self.game, "map_outline", None)
-        if outline is not None and Capability.MAP_OUTLINE in self.game.info.capabilities:
-            # Footprints for the replay view's map; geometry only, and never part of an observation.
-            metadata["map_outline"] = [{"kind": kind, "points": points.round(2).tolist()} for kind, points in outline()]
-        return metadata
-
-    def _step_sound(self, tick_before: int) -> tuple[AudioClip, int, int] | None:
-        """What the step played: the ticks after its tick_before up to where the game is now (the step's end, or
-        the end of the push an intervention made after it), with those ticks. None when the episode records no
-        sound, or the game no longer holds those ticks (a warning; the step is recorded without sound)."""
-        layout = self.episode.audio_format
-        if layout is None:
-            return None
-        last = current_tick(self.game)
-        first = tick_before + 1
-        if last < first:  # the step took no game time
-            return AudioClip(layout.rate, np.zeros((0, layout.channels), np.int16)), first, last
-        try:
-            return self.game.audio_ticks(first, last), first, last
-        except AudioUnavailableError as exc:
-            log.warning("step %d is recorded without its sound: %s", self.step, exc)
-            return None
-
-    def _image_sets(self) -> list[str]:
-        obs = self.options.observation
-        sets = ["current"] + (["previous"] if obs.previous_frame else [])
-        # "hearing": the spectrogram picture the agent was shown (`--audio spectrogram`); with `--audio clip` what
-        # it was given is exactly the previous step's /audio
-        return sets + (["left", "right"] if obs.side_views else []) + (["hearing"] if obs.audio == "spectrogram"
-                                                                        else [])
-
-    def _open_recorder(self) -> EpisodeRecorder:
-        """The episode's file, written as the episode grows (core/episode/recorder.py)."""
-        assert self.record_path is not None
-        shape = self.game.latest_frame().pixels.shape  # once per episode, after the reset
-        width = min(shape[1], self.options.observation.max_width)
-        height = round(shape[0] * width / shape[1])
-        writer = EpisodeWriter(self.record_path, self.episode.metadata, (height, width, 3),
-                               image_sets=tuple(self.episode.image_sets),
-                               continuous_frames=self.options.frame_every_ticks > 0, audio=self.episode.audio_format)
-        return EpisodeRecorder(self.episode, writer)
 
     def _next_action(self, builder: ObservationBuilder, instruction: str, history: list[HistoryEntry],
                      hint: str) -> tuple[Source | None, Decision | None, tuple[tuple[PadState, float], ...],
