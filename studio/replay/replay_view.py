@@ -26,10 +26,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.audio.columns import levels
 from core.episode import Episode
 from core.labels.model import SpanKind
-from studio.audio_feeder import AudioFeeder, ClipSource, audio_output_problem
 from studio.dock_layout import share_on_small_screens
 from studio.episode_cursor import EpisodeCursor
 from studio.episode_panes import EpisodePanes
@@ -41,14 +39,14 @@ from studio.replay.label_panel import LabelPanel
 from studio.replay.label_session import LabelSession
 from studio.replay.open_check import load_for_view
 from studio.replay.playback import PlaybackPlan
-from studio.sound_marks import StepColumns, bump_positions, playable_stretch
+from studio.replay.replay_sound import ReplaySound
+from studio.sound_marks import bump_positions
 from studio.sound_settings import restore_sound, save_sound
 from widgets.elided_label import ElidedLabel
 from widgets.frame_view import FrameView
 from widgets.message_banner import MessageBanner
 from widgets.metrics_bar import MetricsBar
 from widgets.observation_strip import ObservationStrip
-from widgets.sound_pane import KEEP_COLUMNS, SoundPane
 from widgets.step_details import StepDetails
 from widgets.timeline import Timeline
 from widgets.trajectory_plot import TrajectoryPlot
@@ -58,7 +56,6 @@ SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
 PLAY_TICK_MS = 15
 MAP_AFTER_MS = 1  # the map of a newly opened episode is drawn in a later turn of the event loop
 PANES_FALLBACK_MS = 60  # if the image is slow (or unreadable), update the other panes anyway
-SNIPPET_S = 0.5  # of a single step's sound, played when the cursor moves to it
 
 
 class ReplayView(QMainWindow):
@@ -100,10 +97,8 @@ class ReplayView(QMainWindow):
         self.details = StepDetails()
         self.trajectory = TrajectoryPlot()
         self.metrics = MetricsBar()
-        self.sound = SoundPane()
-        self.speaker = AudioFeeder("replay", spectrum=False, with_output=audio_output_problem() is None)
-        self.sound_columns: StepColumns | None = None
-        self.audio_played = 0  # stretches handed to the speaker (tests: 1× plays, other speeds do not)
+        self.hearing = ReplaySound()
+        self.sound, self.speaker = self.hearing.pane, self.hearing.speaker
         self.episodes = EpisodeList()
         self.labels = LabelSession()
         self.label_panel = LabelPanel(self.labels)
@@ -182,8 +177,6 @@ class ReplayView(QMainWindow):
         self.timeline.sig_span_edge_moved.connect(self._span_dragged)
         self.trajectory.sig_step_clicked.connect(self.seek_step)
         self.play_button.clicked.connect(self.toggle_play)
-        self.sound.sig_muted.connect(self.speaker.set_muted)
-        self.sound.sig_volume.connect(self.speaker.set_volume)
         self.export_button.clicked.connect(self.open_export_clip)
         export = QAction("Export clip…", self)
         export.setShortcut("Ctrl+Shift+E")
@@ -280,12 +273,7 @@ class ReplayView(QMainWindow):
         self.trajectory.clear_episode()
         budget = int(episode.metadata.get("step_budget") or len(episode))
         self.panes.set_episode(episode, budget, draw_trajectory=False, bumps=bumps)  # the map follows in a later turn
-        self.sound_columns = StepColumns(episode)
-        if self.sound_columns.maker is not None:
-            self.sound.set_scale(self.sound_columns.maker.columns_per_second, self.sound_columns.maker.row_hz)
-        self.sound.clear()
-        self.sound.set_caption({"on": "", "off": "recorded with the game's sound off",
-                                "unavailable": "no sound recorded"}.get(episode.audio_state, ""))
+        self.hearing.open(episode)
         self.label_blocker = blocker
         self._open_labels(labels)
         self.seek(0, audible=False)
@@ -342,6 +330,11 @@ class ReplayView(QMainWindow):
     def current_step(self) -> int:
         return self.panes.current_step
 
+    @property
+    def audio_played(self) -> int:
+        """Stretches of sound handed to the speaker so far."""
+        return self.hearing.played
+
     @Slot(int)
     def seek(self, index: int, audible: bool = True) -> None:
         """Move the cursor. The image is asked for at once; the other panes follow when it has been
@@ -350,7 +343,7 @@ class ReplayView(QMainWindow):
         if self.episode is None:
             return
         if audible and not self.play_timer.isActive() and 0 <= index < len(self.episode):
-            self._play_snippet(index)
+            self.hearing.play_snippet(self.episode, index)
         self.step_cursor.move_to(index)  # the timeline follows at once; the slower panes in _update_panes
         step = self.episode.step(self.cursor).step
         self.position_label.setText(f"Step {step}  ({self.cursor + 1} of {len(self.episode)})")
@@ -369,7 +362,7 @@ class ReplayView(QMainWindow):
         self._panes_due = False
         episode, cursor = self.episode, self.cursor
         self.panes.show_details()
-        self._show_sound(cursor)
+        self.hearing.show(self.episode, cursor)
         between = episode.frames_between(cursor)
         self.sub_frames.blockSignals(True)
         self.sub_frames.setRange(0, len(between))
@@ -458,7 +451,7 @@ class ReplayView(QMainWindow):
     def stop_playing(self) -> None:
         self.play_timer.stop()
         self.play_button.setText("Play")
-        self.speaker.set_source(None)
+        self.hearing.silence()
 
     @Slot()
     def _restart_clock(self) -> None:
@@ -467,43 +460,7 @@ class ReplayView(QMainWindow):
         self._play_origin = (time.perf_counter(), self.cursor)
         self._plan = PlaybackPlan.for_episode(self.episode, self.cursor) if self.episode is not None else None
         if self.play_timer.isActive():
-            self._play_sound_from(self.cursor if self.speed_factor == 1.0 else None)
-
-    # -- sound ---------------------------------------------------------------------------------------
-    def _play_sound_from(self, index: int | None) -> None:
-        """The recorded sound from the step at `index` to the end, timed like playback (None: silence)."""
-        episode = self.episode
-        stretch = playable_stretch(episode, index, len(episode) - 1) if episode is not None and index is not None \
-            else None
-        if stretch is None or not len(stretch[1]):
-            self.speaker.set_source(None)
-            return
-        self.speaker.start()
-        self.speaker.set_source(ClipSource(*stretch))
-        self.audio_played += 1
-
-    def _play_snippet(self, index: int) -> None:
-        """One step's sound, at most SNIPPET_S of it: what the cursor moved to sounds like."""
-        episode = self.episode
-        clip = episode.step_audio(index) if episode is not None else None
-        if clip is None or not len(clip.samples):
-            self.speaker.set_source(None)
-            return
-        self.speaker.start()
-        self.speaker.set_source(ClipSource(clip.rate, clip.samples[:int(SNIPPET_S * clip.rate)]))
-        self.audio_played += 1
-
-    def _show_sound(self, index: int) -> None:
-        """The sound pane: the spectrogram of the seconds up to the end of the step, and the step's levels."""
-        columns = self.sound_columns.up_to(index, KEEP_COLUMNS) if self.sound_columns is not None else None
-        if columns is None:
-            self.sound.clear()
-            return
-        self.sound.show_columns(columns)
-        clip = self.episode.step_audio(index) if self.episode is not None else None
-        self.sound.set_levels(levels(clip.samples) if clip is not None else None)
-        problem = self.episode.audio_problem(index) if self.episode is not None else None
-        self.sound.set_caption(problem or "")
+            self.hearing.play_from(self.episode, self.cursor if self.speed_factor == 1.0 else None)
 
     def _change_speed(self, direction: int) -> None:
         self.speed.setCurrentIndex(max(0, min(len(SPEEDS) - 1, self.speed.currentIndex() + direction)))
@@ -638,7 +595,7 @@ class ReplayView(QMainWindow):
     def shut_down(self) -> None:
         """The application is closing: unsaved labels are written and the workers stop (bounded waits)."""
         self.stop_playing()
-        self.speaker.close()
+        self.hearing.close()
         self.panes.close()
         if self.clip_dialog is not None:
             self.clip_dialog.shut_down()
