@@ -192,6 +192,10 @@ def measure(workers: int, latency: float, budget: int, stand_in: StandIn, folder
         rows = run_batch(TASK, "goal", "model:openai:bench-model", workers, workers, folder,
                          RunOptions(step_budget=budget), _quiet,
                          {"base_url": f"http://127.0.0.1:{stand_in.port}/v1"}, executor=executor)
+    for row in rows:  # the run folder is temporary: say why here, or the reason is lost with it
+        if row.get("end_reason") == "error":
+            print(f"bench run: width {workers}: {row.get('key')} failed: {row.get('error')}", file=sys.stderr,
+                  flush=True)
     by_connection: dict[int, list[tuple[float, float, int]]] = {}
     for connection, arrived, answered, status in stand_in.take():
         by_connection.setdefault(connection, []).append((arrived, answered, status))
