@@ -393,6 +393,12 @@ def _metric_cell(name: str, value: float | None) -> str:
     return format_value(value, name in PERCENT_METRICS)
 
 
+NOTHING_JUDGED = ("No episode here was judged, so there is no table: success rates, movement metrics and the "
+                  "correlation need positions read from the game's memory. Make the game's memory profile "
+                  "(`python main.py memory find-position --backend FILE`, then `memory signature --backend FILE "
+                  "--out PROFILE`; docs/finding-memory.md) and run its tasks.")
+
+
 def write_report(folder: Path, report: dict[str, Any]) -> str:
     sr = _markdown(["agent", "granularity", *TASK_CATEGORIES, "overall", "episodes", "human-assisted"],
                    [[r["agent"], r["granularity"], *(format_value(r[c], True) for c in TASK_CATEGORIES),
@@ -409,13 +415,20 @@ def write_report(folder: Path, report: dict[str, Any]) -> str:
     per_agent = [f"- {a}: {correlation_text(v)}" for a, v in found["by_agent"].items()]
     errors = report["infrastructure_errors"]
     unjudged = unjudged_line(report)
+    opening = (f"{report['episodes']} episodes "
+               f"({report['privileged_episodes']} privileged driver episodes are kept out of every table)."
+               + (f" {len(errors)} episode(s) that ended in an infrastructure error are not results; they are "
+                  "counted apart, at the end." if errors else "")
+               + (f" {unjudged}: free play recorded with nothing to judge it (memory_profile: none), neither a "
+                  "success nor a failure, in no table." if unjudged else ""))
+    if unjudged and not report["episodes"]:  # free play only: no table would have a row
+        text = "\n\n".join(["# PokeGym run report", opening, NOTHING_JUDGED,
+                             *(["## Infrastructure errors (not results)", errors_text(errors)] if errors else [])]
+                            ) + "\n" + _warnings_section(report["warnings"])
+        (folder / "report.md").write_text(text)
+        return text
     text = "\n\n".join([
-        "# PokeGym run report", f"{report['episodes']} episodes "
-        f"({report['privileged_episodes']} privileged driver episodes are kept out of every table)."
-        + (f" {len(errors)} episode(s) that ended in an infrastructure error are not results; they are "
-           "counted apart, at the end." if errors else "")
-        + (f" {unjudged}: free play recorded with nothing to judge it (memory_profile: none), neither a "
-           "success nor a failure, in no table." if unjudged else ""),
+        "# PokeGym run report", opening,
         "## Success rate (the paper's layout)", paper_table(report),
         HUMAN_ASSISTED_NOTE
         + (f" {assisted} success(es) were met on a human's step in the studio here." if assisted else ""),

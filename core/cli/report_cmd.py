@@ -50,5 +50,8 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(report, indent=2))
         return 0
     print(text)
-    print(f"wrote {args.folder / 'report.md'}, CSV tables and {args.folder / 'im_vs_sr.png'}")
+    if report["episodes"]:
+        print(f"wrote {args.folder / 'report.md'}, CSV tables and {args.folder / 'im_vs_sr.png'}")
+    else:  # nothing judged: no table, no scatter
+        print(f"wrote {args.folder / 'report.md'}")
     return 0
