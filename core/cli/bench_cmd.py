@@ -64,11 +64,14 @@ def emit(args: argparse.Namespace, name: str, value: float, unit: str, baseline:
         record["baseline"] = round(baseline, 3)
         record["baseline_name"] = baseline_name
         record["ratio"] = round(ratio if ratio is not None else value / baseline, 3)
+    # A bench whose libraries print to standard output (Ray's raylet warnings) points it elsewhere and keeps its
+    # own figures here, so `--json` output stays one record per line.
+    out = getattr(args, "figures_to", None) or sys.stdout
     if args.json:
-        print(json.dumps(record), flush=True)
+        print(json.dumps(record), file=out, flush=True)
     else:
         extra = f"   ({record['ratio']}x {baseline_name} = {record['baseline']})" if baseline is not None else ""
-        print(f"{name:28s} {record['value']:>10} {unit}{extra}", flush=True)
+        print(f"{name:28s} {record['value']:>10} {unit}{extra}", file=out, flush=True)
 
 
 def _probe(width: int, height: int, frames: int) -> dict[str, float]:

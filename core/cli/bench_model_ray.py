@@ -12,6 +12,7 @@ workers, and the worlds they start), which are not below the bench's own process
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable, Generator
 from contextlib import contextmanager
 
@@ -29,13 +30,18 @@ KEY_VARIABLE = "OPENAI_API_KEY"  # the stand-in model's key, set in the environm
 
 @contextmanager
 def ray_widths(args: argparse.Namespace, widest: int) -> Generator[tuple[RayCluster, float], None, None]:
-    """Ray for the whole bench: (the cluster, CPUs each episode asks for)."""
+    """Ray for the whole bench: (the cluster, CPUs each episode asks for). Ray's driver prints its raylet's
+    warnings (worker start-ups beyond its expected concurrency, at 32 and 64) to standard output: while Ray is
+    attached they go to standard error, and the figures keep standard output to themselves."""
+    args.figures_to = sys.stdout
+    sys.stdout = sys.stderr
     cluster = connect(args.ray)
     try:
         cpus = args.cpus_per_episode if args.cpus_per_episode is not None else cluster.cpus / widest
         yield cluster, cpus
     finally:
         disconnect()
+        sys.stdout = args.figures_to
 
 
 def ray_executor(args: argparse.Namespace, workers: int, *, cpus: float) -> EpisodeExecutor:
