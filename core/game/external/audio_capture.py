@@ -19,6 +19,7 @@ import os
 import select
 import shutil
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -44,6 +45,9 @@ class CaptureCounts:
 
 
 def recorder_command(source: str, rate: int, channels: int, latency_ms: int) -> list[str]:
+    if sys.platform == "win32":  # WASAPI loopback of the default output: the system's mix (wasapi_recorder.py)
+        return [sys.executable, "-m", "core.game.external.wasapi_recorder", "--rate", str(rate), "--channels",
+                str(channels), "--block-ms", str(latency_ms)]
     binary = shutil.which("parec")
     if binary is None:
         raise GameStartError("capturing a game's sound needs `parec` (Debian/Ubuntu: apt-get install "
@@ -131,8 +135,8 @@ class AudioCapture:
         pending = bytearray()
         try:
             while not self._stopping:
-                ready, _, _ = select.select([fd], [], [], 0.5)
-                if not ready:
+                # Windows' select takes sockets only: there the read blocks, and close() ends the recorder (EOF).
+                if sys.platform != "win32" and not select.select([fd], [], [], 0.5)[0]:
                     continue
                 chunk = os.read(fd, 65536)
                 if not chunk:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -48,6 +49,9 @@ class GameSound:
         try:
             env = dict(os.environ)
             if settings.source == "private":
+                if sys.platform == "win32":
+                    raise GameStartError("on Windows a game's sound is captured from the system's output (WASAPI "
+                                         "loopback): set the backend's external.audio.source to `system`")
                 if launcher is None:
                     raise GameStartError("a game we attach to plays through your own sound server: set the "
                                          "backend's external.audio.source to `system` to capture it")
