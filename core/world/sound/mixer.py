@@ -52,6 +52,9 @@ class Emitter:
     brief: bool = False
     baked: np.ndarray | None = None  # (2, samples): a brief sound as each ear hears it, once it has started
     baked_peak: float = 0.0  # the largest sample of baked, or more
+    # A brief sound's level, by which its signal (a bank's, shared) is multiplied as it is baked: the same
+    # numbers as multiplying first, without a scaled copy of the signal to write and read back.
+    scale: np.float32 | None = None
 
     @property
     def end(self) -> int:
@@ -143,17 +146,17 @@ class Mixer:
             if isinstance(event, Footstep):
                 code = stable_code(self.seed, event.tick, "footstep")
                 variant = code % VARIANTS
-                signal = self.footsteps[event.surface][variant] * np.float32(event.level)
-                self.voices.append(Emitter(signal, at + event.offset, (event.x, event.y, event.z),
-                                           loudness=event.level, brief=True,
-                                           peak=self.footstep_peaks[event.surface][variant] * event.level))
+                self.voices.append(Emitter(self.footsteps[event.surface][variant], at + event.offset,
+                                           (event.x, event.y, event.z), loudness=event.level, brief=True,
+                                           peak=self.footstep_peaks[event.surface][variant] * event.level,
+                                           scale=np.float32(event.level)))
             elif isinstance(event, Bump):
                 code = stable_code(self.seed, event.tick, "bump")
                 variant = code % VARIANTS
-                signal = self.bumps[event.material][variant] * np.float32(event.level)
-                self.voices.append(Emitter(signal, at + event.offset, (event.x, event.y, event.z),
-                                           loudness=event.level, brief=True,
-                                           peak=self.bump_peaks[event.material][variant] * event.level))
+                self.voices.append(Emitter(self.bumps[event.material][variant], at + event.offset,
+                                           (event.x, event.y, event.z), loudness=event.level, brief=True,
+                                           peak=self.bump_peaks[event.material][variant] * event.level,
+                                           scale=np.float32(event.level)))
             elif isinstance(event, Speech):
                 self._hush(at)
                 rng = np.random.default_rng([self.seed, event.tick, stable_code(event.speaker)])
@@ -261,21 +264,20 @@ class Mixer:
         largest: list[float] = gains.max(axis=(1, 2)).tolist()  # (sounds,): for the bound on the mix
         size = out.shape[1]
         loudest, written = 0.0, False
-        moving = [row for row in range(len(beds)) if heard_at_all[row] and not still[row]]
-        ramps = self._bed_ramps(moving, start, step, knots - 1)
         for row, bed in enumerate(beds):
             if not heard_at_all[row]:
                 continue
             phase = n0 % bed.length
             signal = bed.loop[phase:phase + size]
-            # The first is written to out; the others weighted in place (in the scratch buffer their gains are
-            # in, which is still in the caches), then added.
+            # The first is written to out; the others weighted in place (in the one scratch buffer every bed's
+            # gains are made in, so that it stays in the caches), then added.
             if still[row]:
                 weighted = self._weighted[:, :size] if written else out
                 np.multiply(signal, start[row, :, :1], out=weighted)
             else:
-                weighted = ramps[row] if written else out
-                np.multiply(ramps[row], signal, out=weighted)
+                ramp = self._ramp_gains(row, start, step, 0, knots - 1)
+                weighted = ramp if written else out
+                np.multiply(ramp, signal, out=weighted)
             if written:
                 np.add(out, weighted, out=out)
             written = True
@@ -321,25 +323,6 @@ class Mixer:
             out.fill(0.0)
         return loudest
 
-    def _bed_ramps(self, rows: list[int], start: np.ndarray, step: np.ndarray, ticks: int) -> dict[int, np.ndarray]:
-        """The gains of the beds in these rows, sample by sample, shaped (2, ticks * samples_per_tick) each,
-        made together: as many beds at once as fit in one of the products Ramps makes."""
-        ramps: dict[int, np.ndarray] = {}
-        together = max(1, self.ramps.rows // (2 * ticks))
-        n = ticks * self.spt
-        for first in range(0, len(rows), together):
-            group = rows[first:first + together]
-            if len(group) == group[-1] - group[0] + 1:  # rows next to each other: a view, not a copy
-                starts, steps = start[group[0]:group[-1] + 1], step[group[0]:group[-1] + 1]
-            else:
-                starts, steps = start[group], step[group]
-            ramp = self._ramp[:len(group) * 2 * n].reshape(len(group), 2, ticks, self.spt)
-            self.ramps.fill(ramp.reshape(len(group) * 2, ticks, self.spt), starts.reshape(-1, ticks),
-                            steps.reshape(-1, ticks))
-            for index, row in enumerate(group):
-                ramps[row] = ramp[index].reshape(2, n)
-        return ramps
-
     def _ramp_gains(self, row: int, start: np.ndarray, step: np.ndarray, k0: int, k1: int) -> np.ndarray:
         """Both ears' gains for ticks k0..k1 of the block, sample by sample (first + (last - first) * frac
         within each tick), in the scratch buffer: shaped (2, (k1 - k0) * samples_per_tick)."""
@@ -360,7 +343,11 @@ class Mixer:
             gain = gains[:, knot:knot + 1]
             delays = self._delays(emitter.place, poses, knot)
         for ear, delay in enumerate(delays):
-            np.multiply(emitter.signal[PAD - delay:PAD - delay + length], gain[ear], out=baked[ear])
+            signal, heard = emitter.signal[PAD - delay:PAD - delay + length], baked[ear]
+            if emitter.scale is not None:
+                np.multiply(signal, emitter.scale, out=heard)
+                signal = heard
+            np.multiply(signal, gain[ear], out=heard)
         emitter.baked = baked
         # largest: its largest gain in this block, so at least the one it keeps
         emitter.baked_peak = emitter.peak * (self.master if emitter.place is None else largest)
