@@ -9,6 +9,7 @@ bit for bit like 15 holds of one tick, or like real time.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from itertools import chain
 
@@ -198,7 +199,10 @@ class Mixer:
         still = all(t.listener == self.last for t in ticks)
         loudest = 0.0
         if beds or voices:
-            loudest = self._mix(out, poses, n0, beds, voices, still)
+            # how far the ears go within the block, for Shape.nearest (which only needs a bound: any rounding
+            # of it gives the same points), in Python: a few numbers, fewer calls than numpy's
+            radius = max(math.hypot(t.listener.x - x, t.listener.y - y) for t in ticks)
+            loudest = self._mix(out, poses, n0, beds, voices, still, (x, y, radius))
         else:
             out.fill(0.0)
         self.voices = [v for v in self.voices if v.end + PAD > n0 + size]
@@ -223,7 +227,7 @@ class Mixer:
             self.voices = sorted(self.voices + strokes, key=lambda v: v.start)  # stable: ties keep their order
 
     def _mix(self, out: np.ndarray, poses: np.ndarray, n0: int, beds: list[Bed], voices: list[Emitter],
-             still_listener: bool) -> float:
+             still_listener: bool, around: tuple[float, float, float]) -> float:
         """Spatialize every sound playing in the block at once, then add each to both ears: the beds, then
         the voices in the order they started, into out (all of it). Returns a bound on the size of any sample
         of the mix.
@@ -238,10 +242,17 @@ class Mixer:
         sx, sy = np.empty((count, knots)), np.empty((count, knots))
         if beds:
             xs, ys = poses[:, 0], poses[:, 1]
-            x, y = float(xs[0]), float(ys[0])
-            around = (x, y, float(np.hypot(xs - x, ys - y).max()))  # how far the ears go within the block
+            lines: list[int] = []
+            segments: list[tuple[float, float, float, float, float]] = []
             for row, bed in enumerate(beds):
-                sx[row], sy[row] = bed.shape.nearest(xs, ys, around)
+                segment = bed.shape.only_segment(around)
+                if segment is None:
+                    sx[row], sy[row] = bed.shape.nearest(xs, ys, around)
+                else:  # lines whose nearest point is on one segment: all of them in one set of calls
+                    lines.append(row)
+                    segments.append(segment)
+            if lines:
+                sx[lines], sy[lines] = spatial.nearest_on_segments(xs, ys, np.array(segments))
         places = [v.place or (0.0, 0.0, 0.0) for v in voices]  # inside the head: placed anywhere, never muted
         if voices:
             sx[len(beds):], sy[len(beds):] = np.array(places)[:, :2, None].transpose(1, 0, 2)
