@@ -19,8 +19,8 @@ from __future__ import annotations
 import numpy as np
 
 # OpenBLAS multiplies on all its threads once rows x columns x 2 passes 65536 x GEMM_MULTITHREAD_THRESHOLD (4):
-# on a busy machine of two cores a product of 384 rows of 800 then took 980 us of CPU instead of about 30. A
-# product is kept below this, in several if need be.
+# on a busy machine of two cores a product of 384 rows of 800 then took 1-4 ms of CPU instead of 0.05-0.08 ms
+# on one thread. A product is kept below this, in several if need be.
 SINGLE_THREAD_PRODUCT = 200_000
 
 
