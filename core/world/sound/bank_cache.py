@@ -67,11 +67,12 @@ def cached_banks(spec: WorldSpec) -> Banks:
     """This world's sound banks: from the cache where it holds them whole, else built (and cached)."""
     key = cache_key(spec)
     path = cache_path(spec, key)
-    if path.exists():
-        try:
-            return _read(path, key, spec.sound.rate)
-        except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:  # CacheMismatch is a ValueError
-            log.warning("sound bank cache %s is damaged or does not match (%s): rebuilding it", path, exc)
+    try:
+        return _read(path, key, spec.sound.rate)
+    except FileNotFoundError:  # not made yet (or just pruned by a start-up of another version of this world)
+        pass
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:  # CacheMismatch is a ValueError
+        log.warning("sound bank cache %s is damaged or does not match (%s): rebuilding it", path, exc)
     built = build_banks(spec)
     _write(path, key, built)
     return built
