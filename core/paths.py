@@ -36,6 +36,16 @@ def user_backends_dir() -> Path:
     return user_data_dir() / "backends"
 
 
+def user_cache_dir() -> Path:
+    """What PokeGym keeps only to start faster (the built-in worlds' sound banks), safe to delete at any time:
+    POKEGYM_CACHE_DIR, else $XDG_CACHE_HOME/pokegym (~/.cache/pokegym)."""
+    chosen = os.environ.get("POKEGYM_CACHE_DIR")
+    if chosen:
+        return Path(chosen).expanduser()
+    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(cache) / "pokegym"
+
+
 def user_log_dir() -> Path:
     """Where the studio writes its log: POKEGYM_LOG_DIR, else $XDG_STATE_HOME/pokegym (~/.local/state/pokegym)."""
     chosen = os.environ.get("POKEGYM_LOG_DIR")

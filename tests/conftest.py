@@ -39,6 +39,10 @@ atexit.register(shutil.rmtree, _CONFIG_HOME, ignore_errors=True)
 _USER_HOME = tempfile.mkdtemp(prefix="pokegym-test-home-")
 os.environ["POKEGYM_HOME"] = _USER_HOME
 atexit.register(shutil.rmtree, _USER_HOME, ignore_errors=True)
+# Nor the user's cache (core.paths.user_cache_dir(): the worlds' sound banks); the session's worlds share this one.
+_CACHE = tempfile.mkdtemp(prefix="pokegym-test-cache-")
+os.environ["POKEGYM_CACHE_DIR"] = _CACHE
+atexit.register(shutil.rmtree, _CACHE, ignore_errors=True)
 
 
 @dataclass

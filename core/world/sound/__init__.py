@@ -11,6 +11,7 @@ voice     babbled voices, one per NPC
 cues      the interactables' and the dialogue box's cues, and the bell
 ambience  loops: stream, sea, fountain, gulls, market chatter
 banks     all of these, made once when the world starts
+bank_cache  the banks kept on disk (the user's cache folder), so a world starts without making them again
 spatial   where a sound is heard from: distance, level and time difference between the ears
 mixer     mixes every audible sound into stereo PCM for a run of ticks
 engine    ties them to the world and writes the audio ring

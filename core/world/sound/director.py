@@ -80,6 +80,8 @@ class SoundDirector:
             self._moving = True
         before = self._stride
         self._stride += moved
+        if self._stride < stride:  # most ticks: no footfall, nothing more to work out
+            return
         speed = moved / sim.dt
         level = 0.55 + 0.45 * min(1.0, speed / self._run_speed)
         while self._stride >= stride:

@@ -31,7 +31,7 @@ from typing import TextIO
 from core.game.audio_ring import AudioFormat, AudioRing
 from core.world.content import WorldSpec
 from core.world.simulation import Simulation
-from core.world.sound.banks import build_banks
+from core.world.sound.bank_cache import cached_banks
 from core.world.sound.director import SoundDirector
 from core.world.sound.events import TickSound
 from core.world.sound.ground import Ground
@@ -55,7 +55,7 @@ class SoundEngine:
         self.format = audio_format(spec)
         ground_z = {s.id: terrain.ground_height(*s.pos) if s.pos is not None else 0.0 for s in spec.sound.sources}
         self.director = SoundDirector(spec, simulation, Ground(spec, terrain), self.format.samples_per_tick)
-        self.mixer = Mixer(spec, build_banks(spec), self.format.samples_per_tick, ground_z)
+        self.mixer = Mixer(spec, cached_banks(spec), self.format.samples_per_tick, ground_z)
         capacity = max(MAX_BLOCK_TICKS, math.ceil(spec.sound.ring_seconds * spec.tick_hz))
         self.ring = AudioRing.create(ring_path, self.format, capacity)
         self.pending: list[TickSound] = []

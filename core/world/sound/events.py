@@ -72,8 +72,13 @@ class Cue:
 SoundEvent = Footstep | Bump | Speech | Hush | Cue
 
 
+def _no_events() -> list[SoundEvent]:
+    # not default_factory=list[SoundEvent]: calling the alias costs a caught AttributeError, every tick
+    return []
+
+
 @dataclass(slots=True)
 class TickSound:
     tick: int
     listener: Listener
-    events: list[SoundEvent] = field(default_factory=list[SoundEvent])
+    events: list[SoundEvent] = field(default_factory=_no_events)

@@ -9,6 +9,7 @@ bit for bit like 15 holds of one tick, or like real time.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from itertools import chain
 
@@ -26,6 +27,9 @@ PAD = 24  # zeros around every one-shot: more than the largest interaural delay 
 MAX_BLOCK_TICKS = 64
 AUDIBLE_REFERENCES = 8.0  # a source fades out completely at this many times its reference distance
 SILENT = 4.0  # a sound quieter than this (in steps of the 16-bit output, -78 dB full scale) is left out
+# A block whose sounds' peaks times their largest gains add up to less than the 16-bit range over this margin
+# cannot clip, so clipping it is skipped (the margin covers float32 rounding in the ramps and sums, ~1e-6).
+CLIP_MARGIN = 1.001
 FADE_S = 0.01  # a voice cut short fades over this long
 NEAR_REFERENCE_M = 2.0  # footsteps, bumps, cues: at full level next to the character
 
@@ -39,7 +43,8 @@ class Emitter:
     place: tuple[float, float, float] | None  # None: inside the head (the dialogue box's cues)
     reference_m: float = NEAR_REFERENCE_M
     speech: bool = False
-    loudness: float = 1.0  # its peak, to tell when it is too far to hear
+    loudness: float = 1.0  # its level, to tell when it is too far to hear
+    peak: float = 1.0  # its largest sample's size or more: with the gains, it bounds what it adds to the mix
     # Whole-sample delays of the left and right ear, fixed when it starts: the time difference says where
     # it began; while it plays, the level difference follows the camera.
     delays: tuple[int, int] | None = None
@@ -47,6 +52,10 @@ class Emitter:
     # over its fraction of a second they hardly change, and a fixed gain costs far less to mix.
     brief: bool = False
     baked: np.ndarray | None = None  # (2, samples): a brief sound as each ear hears it, once it has started
+    baked_peak: float = 0.0  # the largest sample of baked, or more
+    # A brief sound's level, by which its signal (a bank's, shared) is multiplied as it is baked: the same
+    # numbers as multiplying first, without a scaled copy of the signal to write and read back.
+    scale: np.float32 | None = None
 
     @property
     def end(self) -> int:
@@ -67,11 +76,16 @@ class Bed:
 @dataclass
 class Bell:
     stroke: np.ndarray  # padded like an emitter's signal
+    peak: float
     place: tuple[float, float, float]
     reference_m: float
     period: int  # samples
     interval: int
     strikes: int
+
+
+def _peak(signal: np.ndarray) -> float:
+    return float(np.abs(signal).max()) if len(signal) else 0.0
 
 
 def _padded(signal: np.ndarray) -> np.ndarray:
@@ -89,6 +103,10 @@ class Mixer:
         self.footsteps = {k: [_padded(s) for s in v] for k, v in banks.footsteps.items()}
         self.bumps = {k: [_padded(s) for s in v] for k, v in banks.bumps.items()}
         self.cues = {k: _padded(v) for k, v in banks.cues.items()}
+        # each one-shot's largest sample, to bound a block's mix without looking at its samples
+        self.footstep_peaks = {k: [_peak(s) for s in v] for k, v in banks.footsteps.items()}
+        self.bump_peaks = {k: [_peak(s) for s in v] for k, v in banks.bumps.items()}
+        self.cue_peaks = {k: _peak(v) for k, v in banks.cues.items()}
         self.voice_peak = max(float(np.abs(s).max()) for v in banks.voices.values() for s in v) if banks.voices else 1.0
         self.beds: list[Bed] = []
         self.bells: list[Bell] = []
@@ -102,15 +120,17 @@ class Mixer:
             else:  # the bell
                 x, y = source.pos or (0.0, 0.0)
                 ticks = spec.tick_hz
-                self.bells.append(Bell(_padded(banks.strokes[source.id]), (x, y, shape.z), source.reference_m,
+                stroke = banks.strokes[source.id]
+                self.bells.append(Bell(_padded(stroke), _peak(stroke), (x, y, shape.z), source.reference_m,
                                        round(source.period_s * ticks) * samples_per_tick,
                                        round(source.interval_s * ticks) * samples_per_tick, source.strikes))
         self.voices: list[Emitter] = []
         self.last = Listener(0.0, 0.0, 0.0, 0.0)
-        # Scratch buffers for a block, reused by every render (one mixing thread): the mix, one sound's gains
-        # sample by sample (then the sound weighted by them), one ear of a sound weighted.
+        # Scratch buffers for a block, reused by every render (one mixing thread): the mix; the gains of up to
+        # MAX_BLOCK_TICKS // ticks beds at once, sample by sample (then each bed weighted by them), or of one
+        # sound; one ear of a sound weighted.
         self._out = np.zeros((2, block), np.float32)
-        self._ramp = np.empty(2 * block, np.float32)  # flat: its first part is a C-contiguous (2, n)
+        self._ramp = np.empty(2 * block, np.float32)  # flat: its first part is a C-contiguous (beds, 2, n)
         self._weighted = np.empty((2, block), np.float32)
         self._centre = np.full((2, 1), self.master, np.float32)
         self.reach_per_tick = spec.character.run_speed / spec.tick_hz
@@ -126,24 +146,30 @@ class Mixer:
             at = (event.tick - 1) * self.spt
             if isinstance(event, Footstep):
                 code = stable_code(self.seed, event.tick, "footstep")
-                signal = self.footsteps[event.surface][code % VARIANTS] * np.float32(event.level)
-                self.voices.append(Emitter(signal, at + event.offset, (event.x, event.y, event.z),
-                                           loudness=event.level, brief=True))
+                variant = code % VARIANTS
+                self.voices.append(Emitter(self.footsteps[event.surface][variant], at + event.offset,
+                                           (event.x, event.y, event.z), loudness=event.level, brief=True,
+                                           peak=self.footstep_peaks[event.surface][variant] * event.level,
+                                           scale=np.float32(event.level)))
             elif isinstance(event, Bump):
                 code = stable_code(self.seed, event.tick, "bump")
-                signal = self.bumps[event.material][code % VARIANTS] * np.float32(event.level)
-                self.voices.append(Emitter(signal, at + event.offset, (event.x, event.y, event.z),
-                                           loudness=event.level, brief=True))
+                variant = code % VARIANTS
+                self.voices.append(Emitter(self.bumps[event.material][variant], at + event.offset,
+                                           (event.x, event.y, event.z), loudness=event.level, brief=True,
+                                           peak=self.bump_peaks[event.material][variant] * event.level,
+                                           scale=np.float32(event.level)))
             elif isinstance(event, Speech):
                 self._hush(at)
                 rng = np.random.default_rng([self.seed, event.tick, stable_code(event.speaker)])
                 line = babble(rng, self.banks.voices[event.speaker], self.rate, event.seconds)
+                # its syllables at 0.7 to 1 of their level: none louder than the loudest syllable
                 self.voices.append(Emitter(_padded(line), at, (event.x, event.y, event.z), speech=True,
-                                           loudness=self.voice_peak))
+                                           loudness=self.voice_peak, peak=self.voice_peak))
             elif isinstance(event, Hush):
                 self._hush(at)
             elif event.name in self.cues:  # a Cue
-                self.voices.append(Emitter(self.cues[event.name], at, event.place, brief=True))
+                self.voices.append(Emitter(self.cues[event.name], at, event.place, brief=True,
+                                           peak=self.cue_peaks[event.name]))
 
     def _hush(self, at: int) -> None:
         """Cut speech short at sample `at` (nothing before it changes: it may have been heard already)."""
@@ -169,12 +195,20 @@ class Mixer:
         # from its first sample (delays only hold sound back) to its last delayed one
         voices = [v for v in self.voices if v.start < n0 + size and v.end + PAD - 1 > n0]
         out = self._out[:, :size]
-        out.fill(0.0)
+        # the listener standing still all block: every sound's gains are the same at each tick boundary
+        still = all(t.listener == self.last for t in ticks)
+        loudest = 0.0
         if beds or voices:
-            self._mix(out, poses, n0, beds, voices)
+            # how far the ears go within the block, for Shape.nearest (which only needs a bound: any rounding
+            # of it gives the same points), in Python: a few numbers, fewer calls than numpy's
+            radius = max(math.hypot(t.listener.x - x, t.listener.y - y) for t in ticks)
+            loudest = self._mix(out, poses, n0, beds, voices, still, (x, y, radius))
+        else:
+            out.fill(0.0)
         self.voices = [v for v in self.voices if v.end + PAD > n0 + size]
         self.last = ticks[-1].listener
-        np.clip(out, -32768.0, 32767.0, out=out)  # the same as minimum then maximum, several times faster
+        if loudest * CLIP_MARGIN >= 32767.0:  # it may reach past the 16-bit range
+            np.clip(out, -32768.0, 32767.0, out=out)  # the same as minimum then maximum, several times faster
         pcm = out.astype(np.int16)
         interleaved = np.empty((size, 2), np.int16)  # the ring's layout; casting while transposing is slow
         interleaved[:, 0], interleaved[:, 1] = pcm
@@ -188,65 +222,95 @@ class Mixer:
                 for strike in range(bell.strikes):
                     start = ring * bell.period + strike * bell.interval
                     if n0 <= start < n0 + size:
-                        strokes.append(Emitter(bell.stroke, start, bell.place, bell.reference_m))
+                        strokes.append(Emitter(bell.stroke, start, bell.place, bell.reference_m, peak=bell.peak))
         if strokes:
             self.voices = sorted(self.voices + strokes, key=lambda v: v.start)  # stable: ties keep their order
 
-    def _mix(self, out: np.ndarray, poses: np.ndarray, n0: int, beds: list[Bed], voices: list[Emitter]) -> None:
+    def _mix(self, out: np.ndarray, poses: np.ndarray, n0: int, beds: list[Bed], voices: list[Emitter],
+             still_listener: bool, around: tuple[float, float, float]) -> float:
         """Spatialize every sound playing in the block at once, then add each to both ears: the beds, then
-        the voices in the order they started.
+        the voices in the order they started, into out (all of it). Returns a bound on the size of any sample
+        of the mix.
 
         Gains are given at tick boundaries and move in a straight line across each tick. A tick too quiet to
         hear at both ends is left out. All of it is decided tick by tick, so any grouping of ticks gives the
         same samples. The sums are formed in scratch buffers allocated once, with as few numpy calls as the
-        arithmetic allows: most of a block's cost is calls, not samples."""
+        arithmetic allows: most of a block's cost is calls, not samples. So the moving beds' gains are made
+        together, in one matrix product, and the first sound heard is written to out rather than added to
+        zeros (x + 0 is x; only a zero's sign could differ, which int16 cannot hold)."""
         knots, spt, count = len(poses), self.spt, len(beds) + len(voices)
         sx, sy = np.empty((count, knots)), np.empty((count, knots))
         if beds:
             xs, ys = poses[:, 0], poses[:, 1]
-            x, y = float(xs[0]), float(ys[0])
-            around = (x, y, float(np.hypot(xs - x, ys - y).max()))  # how far the ears go within the block
+            lines: list[int] = []
+            segments: list[tuple[float, float, float, float, float]] = []
             for row, bed in enumerate(beds):
-                sx[row], sy[row] = bed.shape.nearest(xs, ys, around)
+                segment = bed.shape.only_segment(around)
+                if segment is None:
+                    sx[row], sy[row] = bed.shape.nearest(xs, ys, around)
+                else:  # lines whose nearest point is on one segment: all of them in one set of calls
+                    lines.append(row)
+                    segments.append(segment)
+            if lines:
+                sx[lines], sy[lines] = spatial.nearest_on_segments(xs, ys, np.array(segments))
         places = [v.place or (0.0, 0.0, 0.0) for v in voices]  # inside the head: placed anywhere, never muted
         if voices:
             sx[len(beds):], sy[len(beds):] = np.array(places)[:, :2, None].transpose(1, 0, 2)
-        references = np.array([b.reference_m for b in beds] + [v.reference_m for v in voices])[:, None]
-        heights = np.array([b.shape.z for b in beds] + [p[2] for p in places])[:, None]
+        # (sound, 3): its reference distance, height and level, in one array for fewer calls
+        table = np.array([(b.reference_m, b.shape.z, b.loudness) for b in beds]
+                         + [(v.reference_m, p[2], v.loudness) for v, p in zip(voices, places, strict=True)])
+        references = table[:, :1]
         # (sounds, ears, knots)
-        gains = spatial.ears(sx, sy, heights, poses, references, references * AUDIBLE_REFERENCES)
+        gains = spatial.ears(sx, sy, table[:, 1:2], poses, references, references * AUDIBLE_REFERENCES)
         gains *= np.float32(self.master)
         # A tick is left out where the sound is too quiet to hear at both of its ends, in both ears.
-        loudness = np.array([b.loudness for b in beds] + [v.loudness for v in voices], np.float32)[:, None]
+        loudness = table[:, 2:].astype(np.float32)
         heard: np.ndarray = np.maximum(gains[:, 0], gains[:, 1]) * loudness >= SILENT  # (sounds, knots)
         audible = heard[:, :-1] | heard[:, 1:]  # (sounds, ticks)
         start = gains[..., :-1] * audible[:, None]  # (sounds, ears, ticks)
         step = gains[..., 1:] * audible[:, None] - start
-        heard_at_all = np.logical_or.reduce(audible, axis=1)  # (sounds,)
-        still = (step == 0.0).all(axis=(1, 2)) & audible.all(axis=1)  # the same gains at every tick boundary
+        heard_at_all: list[bool] = np.logical_or.reduce(audible, axis=1).tolist()  # (sounds,)
+        # The same gains at every tick boundary. Only a shortcut: a ramp of step 0 gives the same bits.
+        still: list[bool] = np.logical_and.reduce(audible, axis=1).tolist() if still_listener else [False] * count
+        largest: list[float] = gains.max(axis=(1, 2)).tolist()  # (sounds,): for the bound on the mix
         size = out.shape[1]
+        loudest, written = 0.0, False
         for row, bed in enumerate(beds):
             if not heard_at_all[row]:
                 continue
             phase = n0 % bed.length
             signal = bed.loop[phase:phase + size]
+            # The first is written to out; the others weighted in place (in the one scratch buffer every bed's
+            # gains are made in, so that it stays in the caches), then added.
             if still[row]:
-                weighted = self._ramp[:2 * size].reshape(2, size)
+                weighted = self._weighted[:, :size] if written else out
                 np.multiply(signal, start[row, :, :1], out=weighted)
             else:
-                weighted = self._ramp_gains(row, start, step, 0, knots - 1)
-                np.multiply(weighted, signal, out=weighted)
-            np.add(out, weighted, out=out)
+                ramp = self._ramp_gains(row, start, step, 0, knots - 1)
+                weighted = ramp if written else out
+                np.multiply(ramp, signal, out=weighted)
+            if written:
+                np.add(out, weighted, out=out)
+            written = True
+            loudest += bed.loudness * largest[row]
         for row, emitter in enumerate(voices, len(beds)):
             if not heard_at_all[row] and emitter.place is not None:  # inside the head it is always heard
                 continue
             a, b = max(0, emitter.start - n0), min(size, emitter.end + PAD - 1 - n0)
+            whole = (a, b) == (0, size)
             if emitter.brief or emitter.place is None:
                 if emitter.baked is None:
-                    self._bake(emitter, gains[row], poses, n0)
+                    self._bake(emitter, gains[row], poses, n0, largest[row])
                     assert emitter.baked is not None
                 offset = n0 - emitter.start
-                np.add(out[:, a:b], emitter.baked[:, offset + a:offset + b], out=out[:, a:b])
+                if written or not whole:
+                    if not written:
+                        out.fill(0.0)
+                    np.add(out[:, a:b], emitter.baked[:, offset + a:offset + b], out=out[:, a:b])
+                else:
+                    out[...] = emitter.baked[:, offset:offset + size]
+                written = True
+                loudest += emitter.baked_peak
                 continue
             if emitter.delays is None:  # those of the listener pose at the end of the tick it starts in
                 knot = min(max((emitter.start - n0) // spt + 1, 0), knots - 1)
@@ -257,11 +321,18 @@ class Mixer:
             else:
                 k0 = a // spt
                 gain = self._ramp_gains(row, start, step, k0, (b - 1) // spt + 1)[:, a - k0 * spt:b - k0 * spt]
+            if not written:
+                out.fill(0.0)
+                written = True
             weighted = self._weighted[0, :b - a]
             for ear, delay in enumerate(emitter.delays):
                 begin = PAD + n0 - emitter.start + a - delay
                 np.multiply(emitter.signal[begin:begin + b - a], gain[ear], out=weighted)
                 np.add(out[ear, a:b], weighted, out=out[ear, a:b])
+            loudest += emitter.peak * largest[row]
+        if not written:
+            out.fill(0.0)
+        return loudest
 
     def _ramp_gains(self, row: int, start: np.ndarray, step: np.ndarray, k0: int, k1: int) -> np.ndarray:
         """Both ears' gains for ticks k0..k1 of the block, sample by sample (first + (last - first) * frac
@@ -270,7 +341,7 @@ class Mixer:
         self.ramps.fill(ramp.reshape(2, k1 - k0, self.spt), start[row, :, k0:k1], step[row, :, k0:k1])
         return ramp
 
-    def _bake(self, emitter: Emitter, gains: np.ndarray, poses: np.ndarray, n0: int) -> None:
+    def _bake(self, emitter: Emitter, gains: np.ndarray, poses: np.ndarray, n0: int, largest: float) -> None:
         """A brief sound keeps the ears' gains and delays of the listener pose at the end of the tick it starts
         in (inside the head: full level, no delay), so what each ear hears of it is fixed once: mixing it is
         then a single addition per block."""
@@ -283,8 +354,14 @@ class Mixer:
             gain = gains[:, knot:knot + 1]
             delays = self._delays(emitter.place, poses, knot)
         for ear, delay in enumerate(delays):
-            np.multiply(emitter.signal[PAD - delay:PAD - delay + length], gain[ear], out=baked[ear])
+            signal, heard = emitter.signal[PAD - delay:PAD - delay + length], baked[ear]
+            if emitter.scale is not None:
+                np.multiply(signal, emitter.scale, out=heard)
+                signal = heard
+            np.multiply(signal, gain[ear], out=heard)
         emitter.baked = baked
+        # largest: its largest gain in this block, so at least the one it keeps
+        emitter.baked_peak = emitter.peak * (self.master if emitter.place is None else largest)
 
     def _delays(self, place: tuple[float, float, float], poses: np.ndarray, knot: int) -> tuple[int, int]:
         x, y, z, yaw = poses[knot].tolist()  # Python floats: math on numpy's scalars is several times slower

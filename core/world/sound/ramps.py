@@ -18,13 +18,20 @@ from __future__ import annotations
 
 import numpy as np
 
+# OpenBLAS multiplies on all its threads once rows x columns x 2 passes 65536 x GEMM_MULTITHREAD_THRESHOLD (4):
+# on a busy machine of two cores a product of 384 rows of 800 then took 1-4 ms of CPU instead of 0.05-0.08 ms
+# on one thread. A product is kept below this, in several if need be.
+SINGLE_THREAD_PRODUCT = 200_000
+
 
 class Ramps:
     def __init__(self, samples_per_tick: int, max_ticks: int) -> None:
         self.frac = (np.arange(samples_per_tick) / samples_per_tick).astype(np.float32)
         self._basis = np.vstack([self.frac, np.ones(samples_per_tick, np.float32)])  # (2, samples_per_tick)
         self._pairs = np.empty((2 * max_ticks, 2), np.float32)  # [step, first] per ear and tick
-        self.by_product = self._product_is_exact(max_ticks)
+        # rows in one product: an even number, at most those checked below
+        self.rows = max(2, min(2 * max_ticks, SINGLE_THREAD_PRODUCT // (2 * samples_per_tick) // 2 * 2))
+        self.by_product = self._product_is_exact()
 
     def fill(self, out: np.ndarray, first: np.ndarray, step: np.ndarray) -> None:
         """out (ears, ticks, samples_per_tick) float32, C-contiguous, = first + step * frac, with first and
@@ -35,16 +42,20 @@ class Ramps:
             return
         ears, ticks = first.shape
         assert out.flags.c_contiguous, "the product is written through a reshaped view of out"
-        pairs = self._pairs[:ears * ticks]
+        rows = ears * ticks
+        pairs = self._pairs[:rows]
         pairs[:, 0], pairs[:, 1] = step.reshape(-1), first.reshape(-1)
-        np.matmul(pairs, self._basis, out=out.reshape(ears * ticks, -1))
+        flat = out.reshape(rows, -1)
+        for row in range(0, rows, self.rows):  # the row counts are even: ticks of whole ears, or self.rows
+            np.matmul(pairs[row:row + self.rows], self._basis, out=flat[row:row + self.rows])
 
-    def _product_is_exact(self, max_ticks: int) -> bool:
-        """Whether the matrix product gives the same bits as the two numpy calls, for test ramps in every
-        block size (a BLAS kernel may treat the rows at the edge of its tiles apart)."""
+    def _product_is_exact(self) -> bool:
+        """Whether the matrix product gives the same bits as the two numpy calls, for test ramps of every row
+        count a product can have (a BLAS kernel may treat the rows at the edge of its tiles apart): an even
+        number up to self.rows."""
         rng = np.random.default_rng(0)
         spt = len(self.frac)
-        for ticks in range(1, max_ticks + 1):
+        for ticks in range(1, self.rows // 2 + 1):
             scale = np.float32(10.0) ** rng.integers(-3, 5, (2, ticks)).astype(np.float32)
             first = (rng.standard_normal((2, ticks)) * scale).astype(np.float32)
             step = (rng.standard_normal((2, ticks)) * scale * np.float32(0.01)).astype(np.float32)

@@ -65,12 +65,9 @@ class Shape:
         if len(self.points) == 1:
             return self._point[0], self._point[1]
         if around is not None:
-            x, y, r = around
-            reach = [_segment_distance(x, y, *segment) for segment in self._floats]
-            # TIE_M: a segment left out is farther from every pose by more than rounding could blur
-            candidates = [k for k, d in enumerate(reach) if d <= min(reach) + 2.0 * r + TIE_M]
-            if len(candidates) == 1:
-                ax, ay, along_x, along_y, length_sq = self._floats[candidates[0]]
+            segment = self.only_segment(around)
+            if segment is not None:
+                ax, ay, along_x, along_y, length_sq = segment
                 t = np.minimum(np.maximum(((xs - ax) * along_x + (ys - ay) * along_y) / length_sq, 0.0), 1.0)
                 return ax + t * along_x, ay + t * along_y
         # every segment against every pose at once: (segments, poses)
@@ -81,6 +78,26 @@ class Shape:
         best = ((xs - px) ** 2 + (ys - py) ** 2).argmin(axis=0)
         poses = np.arange(len(xs))
         return px[best, poses], py[best, poses]
+
+
+    def only_segment(self, around: tuple[float, float, float]) -> tuple[float, float, float, float, float] | None:
+        """For a line: the one segment that can be nearest to every pose within r of (x, y) = around, as (ax, ay,
+        along x, along y, length squared); None where several can (or the shape is no line of segments)."""
+        if self.area is not None or self.points is None or len(self.points) == 1:
+            return None
+        x, y, r = around
+        reach = [_segment_distance(x, y, *segment) for segment in self._floats]
+        # TIE_M: a segment left out is farther from every pose by more than rounding could blur
+        candidates = [k for k, d in enumerate(reach) if d <= min(reach) + 2.0 * r + TIE_M]
+        return self._floats[candidates[0]] if len(candidates) == 1 else None
+
+
+def nearest_on_segments(xs: np.ndarray, ys: np.ndarray, segments: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each segment's nearest point to each (x, y): segments (n, 5) as only_segment gives them, the points
+    (n, poses). The same arithmetic as Shape.nearest on one segment, for several lines in one set of calls."""
+    ax, ay, along_x, along_y, length_sq = (segments[:, k:k + 1] for k in range(5))
+    t = np.minimum(np.maximum(((xs - ax) * along_x + (ys - ay) * along_y) / length_sq, 0.0), 1.0)
+    return ax + t * along_x, ay + t * along_y
 
 
 def _segment_distance(x: float, y: float, ax: float, ay: float, along_x: float, along_y: float,
