@@ -28,7 +28,6 @@ from tests.foreign import (
     ring_binary,  # noqa: F401 - the many-copies C target, for memory tests
 )
 from tests.quick_subset import is_quick
-from tests.scheduling import module_rank
 
 # No test reads or changes the user's studio settings, in this process or in a studio it starts: Qt looks for
 # them under XDG_CONFIG_HOME. (A test that checks settings also gets a folder of its own: settings_dir.)
@@ -90,7 +89,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:  # `-m quick`: the subset tests/quick_subset.py names
         if is_quick(item.nodeid):
             item.add_marker(pytest.mark.quick)
-    items.sort(key=lambda item: module_rank(item.nodeid))  # stable: the rest keep their order (tests/scheduling.py)
 
 
 # pytest-timeout's signal method raises only when Python code runs. A test blocked inside C (a Qt

@@ -283,18 +283,19 @@ def test_ray_episodes_keep_a_requests_per_minute_limit_the_server_enforces_at_it
 
 
 def test_bench_run_measures_model_bound_widths_with_the_episodes_on_ray(head):
-    done = _main(["bench", "run", "--model-latency", "0.3", "--workers", "1,2", "--episode-steps", "4", "--ray",
+    done = _main(["bench", "run", "--model-latency", "0.5", "--workers", "1,2", "--episode-steps", "6", "--ray",
                   head.address, "--json"], head.env)
     assert done.returncode == 0, done.stderr
     figures = {row["name"]: row for row in map(json.loads, done.stdout.splitlines())}
     assert figures["ray_cpus_per_episode"]["value"] == pytest.approx(head_cpus(figures) / 2, abs=0.01)
     for width in (1, 2):
-        # Start-ups take turns: on a loaded machine the first of two 4-step episodes may end before the second starts.
+        # Start-ups take turns: on a loaded machine the first of two short episodes may end before the second starts.
         assert 1 <= figures[f"in_flight_peak_w{width}"]["value"] <= width
         assert 0 < figures[f"model_bound_efficiency_w{width}"]["value"] <= 1.0
         assert figures[f"pss_mib_per_episode_w{width}"]["value"] > 100  # a world at least, though not below the bench
-    # The joined cluster's processes on this machine are counted: its workers' harness, their worlds, its daemons.
-    for kind in ("harness", "world", "evaluator", "ray"):
+    # The joined cluster's processes on this machine are counted: its workers' worlds and its own daemons (an
+    # evaluator sampling at 2 Hz may use too little CPU to show between two 1 s samples).
+    for kind in ("world", "ray"):
         assert figures[f"cpu_ms_per_step_{kind}_w1"]["value"] > 0, kind
     assert "failed_episodes_w1" not in figures and "failed_episodes_w2" not in figures
 
