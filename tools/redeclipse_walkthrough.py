@@ -41,7 +41,8 @@ def run(name: str, command: list[str], steps: list[Step], timeout_s: float) -> b
     started = time.monotonic()
     try:
         done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=timeout_s, check=False)
-        ok, output = done.returncode == 0, done.stdout + done.stderr
+        # progress goes to stderr, results to stdout: results last, so the tail shows them
+        ok, output = done.returncode == 0, done.stderr + done.stdout
     except subprocess.TimeoutExpired as exc:
         ok, output = False, f"timed out after {timeout_s:.0f} s\n{exc.stdout or ''}{exc.stderr or ''}"
     seconds = time.monotonic() - started
