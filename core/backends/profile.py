@@ -179,6 +179,18 @@ def backend_path(name_or_path: str | Path) -> Path:
                            "(or give a path to a backend file)")
 
 
+def command_argument(backend: BackendProfile) -> str:
+    """How a command line names this backend: its name where the name finds this very file, else its path.
+
+    A hint such as `backend record-start NAME` fails for a backend file kept outside the folders names are
+    looked up in (a user's ~/games/my_game/my_game.yaml), so hints name that file instead."""
+    try:
+        found = backend_path(backend.name)
+    except BackendFileError:
+        return str(backend.path)
+    return backend.name if found.resolve() == backend.path.resolve() else str(backend.path)
+
+
 def load_backend(name_or_path: str | Path = "builtin") -> BackendProfile:
     path = backend_path(name_or_path)
     try:

@@ -22,7 +22,13 @@ from pathlib import Path
 from typing import Any
 
 from core.backends import start_check
-from core.backends.profile import BackendProfile, NoMemoryProfileError, memory_profile_of, no_profile_message
+from core.backends.profile import (
+    BackendProfile,
+    NoMemoryProfileError,
+    command_argument,
+    memory_profile_of,
+    no_profile_message,
+)
 from core.evaluation.client import EvaluatorClient
 from core.evaluation.profile import Profile
 from core.game.connection import GameConnection
@@ -175,7 +181,7 @@ class BackendSession:
                 raise start_check.StartCheckError(
                     f"start state {start_state!r} did not start where its check says after {attempt + 1} "
                     f"start(s): {wrong}. Check the state's macro, or record the start again with "
-                    f"`python main.py backend record-start {self.backend.name} {start_state}`")
+                    f"`python main.py backend record-start {command_argument(self.backend)} {start_state}`")
             log.warning("start state %r: %s; starting it again", start_state, wrong)
             self.restart(start_state)
 

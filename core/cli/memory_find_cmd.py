@@ -10,14 +10,18 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import json
 import sys
 import time
 from collections.abc import Callable, Generator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.memory.scanner import RegionFilter
+
+if TYPE_CHECKING:
+    from core.finder.motion import MotionPlan
 
 
 def add_subcommands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:  # pyright: ignore[reportPrivateUsage]  # argparse has no public name for it
@@ -91,14 +95,17 @@ def _progress(args: argparse.Namespace) -> Callable[[str, float, int], None]:
 
 
 @contextlib.contextmanager
-def _open_game(args: argparse.Namespace) -> Generator[Any, None, None]:
-    """The game to drive: attached to, or launched through its backend (and ended afterwards)."""
+def _open_game(args: argparse.Namespace) -> Generator[tuple[Any, MotionPlan], None, None]:
+    """The game to drive, attached to or launched through its backend (and ended afterwards), with the
+    backend's protocol timings (an external backend's `step_settle_s` lengthens the rest after each step)."""
+    from core.finder.motion import MotionPlan
+
     if getattr(args, "attach", None) is not None:
         from core.game.builtin import BuiltinWorld
 
         world = BuiltinWorld.attach(args.attach)
         try:
-            yield world
+            yield world, MotionPlan()
         finally:
             world.close()
         return
@@ -108,13 +115,12 @@ def _open_game(args: argparse.Namespace) -> Generator[Any, None, None]:
         _progress(args)(f"starting {backend.game}", 0.0, 0)
         game = backend.launch()
         try:
-            yield game
+            yield game, backend.plan
         finally:
             game.close()
 
 
 def _find_position(args: argparse.Namespace) -> int:
-    from core.finder.motion import MotionPlan
     from core.finder.position import FinderOptions, PositionFinder, Typed
 
     typed = None
@@ -130,8 +136,9 @@ def _find_position(args: argparse.Namespace) -> int:
             raise ScanValueError(f"--typed {args.typed!r}: each value must be a number") from None
         tolerance = max(typed_tolerance(p) for p in parts if p)
         typed = Typed((first, second, third), tolerance, args.scale)
-    options = FinderOptions(plan=MotionPlan(rounds=args.rounds), region_filter=_filter(args), top=args.top)
-    with _open_game(args) as game:
+    with _open_game(args) as (game, plan):
+        options = FinderOptions(plan=dataclasses.replace(plan, rounds=args.rounds), region_filter=_filter(args),
+                                top=args.top)
         finder = PositionFinder(game, options=options)
         try:
             result = finder.run(_progress(args), typed=typed)

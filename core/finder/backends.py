@@ -162,5 +162,15 @@ def resolve(spec: str, start_state: str | None = None, extra_files: Sequence[Any
     version = external.launch.version.expect if external.launch.version is not None else None
     launcher = SessionLauncher(profile, start, extra_files)
 
-    return Backend(profile.name, profile.title, version, launcher, MotionPlan(), start, realtime=True,
-                   _close=launcher.close)
+    return Backend(profile.name, profile.title, version, launcher, external_plan(profile.step_settle_s), start,
+                   realtime=True, _close=launcher.close)
+
+
+def external_plan(step_settle_s: float) -> MotionPlan:
+    """The protocol for a real-time game: the pad rests at least the backend's `step_settle_s` after each step.
+
+    A game whose character slides on after the stick is released (Red Eclipse's momentum: about 0.7 s) is still
+    moving during a 'stand' step that starts 0.4 s after a walk, and the true position is then thrown out as
+    noise; the backend already says how long its game needs to come to rest after an action."""
+    default = MotionPlan()
+    return MotionPlan(settle_seconds=max(default.settle_seconds, step_settle_s))

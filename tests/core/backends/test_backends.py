@@ -103,3 +103,14 @@ def test_run_with_an_unknown_backend_says_which_backends_exist(tmp_path):
     done = subprocess.run([sys.executable, "main.py", "run", "--backend", "dreamcast", "--out", str(tmp_path)],
                           cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and "no backend named 'dreamcast'" in done.stderr and "minetest" in done.stderr
+
+
+def test_hints_name_a_backend_by_the_name_only_where_the_name_finds_that_file(tmp_path):
+    # A start that fails its check says `backend record-start ARG STATE`: for a file outside the folders names
+    # are looked up in, the name alone would fail with "no backend named ...".
+    from core.backends.profile import command_argument
+
+    assert command_argument(load_backend("minetest")) == "minetest"
+    copy = tmp_path / "minetest.yaml"
+    copy.write_text((ASSETS_DIR / "backends" / "minetest.yaml").read_text())
+    assert command_argument(load_backend(str(copy))) == str(copy)
