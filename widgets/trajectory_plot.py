@@ -87,8 +87,11 @@ class TrajectoryPlot(pg.PlotWidget):
         self._cursor = pg.ScatterPlotItem(size=16, symbol="+", pen=pg.mkPen((0, 0, 0), width=2))
         for item in (self._position, self._start, self._marks, self._cursor):
             self.addItem(item)
-        self._path.setDownsampling(auto=True, method="peak")
-        self._path.setClipToView(True)
+        # No automatic downsampling or clipping to the view: both assume x is evenly spaced and sorted, as in a time
+        # series; a walk out and back to its starting x made the downsampling ask for an impossible array. The
+        # path keeps one point per PATH_SPACING_M walked, which keeps it small instead.
+        self._path.setDownsampling(auto=False)
+        self._path.setClipToView(False)
         self._backdrop: list[QGraphicsPolygonItem] = []
         self._path_buffer = np.zeros((0, 2))
         self._recent: deque[tuple[float, float]] = deque(maxlen=_TAIL)
@@ -134,6 +137,11 @@ class TrajectoryPlot(pg.PlotWidget):
         self.points = len(xs)
         self._path.setData(xs, ys)
         self._tail.setData(xs[-_TAIL:], ys[-_TAIL:])
+
+    def drawn_path(self) -> tuple[np.ndarray, np.ndarray]:
+        """The path's points as the plot draws them."""
+        xs, ys = self._path.getData()
+        return (np.asarray(xs if xs is not None else [], float), np.asarray(ys if ys is not None else [], float))
 
     def append_path(self, xs: np.ndarray, ys: np.ndarray) -> None:
         """Add samples to the path. The bright tail shows the last samples as they came; the full path keeps

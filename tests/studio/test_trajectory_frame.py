@@ -35,3 +35,19 @@ def test_a_map_with_an_outline_keeps_its_fixed_frame(qtbot):
     plot.set_backdrop([("solid", np.array([[0.0, 0.0], [50.0, 0.0], [50.0, 50.0], [0.0, 50.0]]))])
     plot.set_position(400.0, 400.0, 0.0)  # off the map: the whole-map frame stays put
     assert not plot.in_view(400.0, 400.0)
+
+
+def test_a_walk_that_comes_back_to_its_starting_x_is_drawn_whole(qtbot):
+    """The path is a trajectory, not a time series: x goes out and back. pyqtgraph's automatic downsampling
+    assumes evenly spaced x, and a walk ending near its starting x made it ask for a 10^16-point bin ("array is
+    too big", raised in the Live view's sample pull)."""
+    plot = TrajectoryPlot()
+    qtbot.addWidget(plot)
+    plot.resize(400, 300)
+    plot.show()
+    out = np.linspace(0.0, 20.0, 81)
+    xs = np.concatenate([out, out[::-1] + 1e-12])  # east 20 m and back to within a hair of the start
+    ys = np.concatenate([np.zeros(81), np.full(81, 3.0)])
+    plot.set_path(xs, ys)
+    drawn_x, drawn_y = plot.drawn_path()
+    assert len(drawn_x) == len(xs) and drawn_y[-1] == pytest.approx(3.0)
