@@ -67,10 +67,16 @@ def test_flags_are_found_by_marking_interactions_and_repeating_them(world, truth
         talk(-13, 23.4)
         finder.idle()
         look_around()
-        best = finder.results(5)[0].field()
+        ranked = finder.results(5)
         finder.close()
+    # A heap word changes like the flags word at the same marks (the same bits): it scored 0.8 against the state
+    # block's 1.0 in three runs, and ranked first in one CI run, which can only be a tie (no score exceeds 1.0)
+    # broken by its lower address. The state block's word must have the best score, tied or not.
+    found = next((c for c in ranked if c.address == truth.address + 48), None)
+    assert found is not None and found.score == ranked[0].score, [(hex(c.address), c.score) for c in ranked]
+    best = found.field()
     flags = builtin_profile.flags
-    assert best["address"] == truth.address + 48 and best["type"] == "flags32"
+    assert best["type"] == "flags32"
     assert best["bits"] == {flags.index("talked_baker"): "baker", flags.index("has_letter"): "baker",
                             flags.index("clock_wound"): "clock"}
 
