@@ -87,18 +87,29 @@ def classify(probe: Probe, focal: float, turn_spread: float) -> KeyEffect:
 
 
 def _direction(seen: Movement, spread: float, turn_spread: float) -> tuple[str, str]:
-    """(the role, what decided it beyond the fitted motion)."""
-    strongest = max(abs(seen.expansion_px), abs(seen.tx), abs(seen.ty))
-    if strongest == abs(seen.expansion_px):
+    """(the role, what decided it beyond the fitted motion). Where the picture's two halves tell, they choose
+    between the fit's two horizontal readings: halves moving apart or together are a step forward or back,
+    halves moving the same way a sideways move (the fit alone took a strafe past a near tree for a step)."""
+    apart = seen.halves_apart
+    expansion = 0.0 if apart is False else abs(seen.expansion_px)
+    across = 0.0 if apart is True else abs(seen.tx)
+    halves = "" if apart is None else (f"; the picture's halves moved {seen.left_u:+.1f} and {seen.right_u:+.1f} "
+                                       "px across")
+    strongest = max(expansion, across, abs(seen.ty))
+    if apart is True and strongest != abs(seen.ty):
+        # The halves' own directions say which: apart (outward) is forward, together is back.
+        outward = (seen.right_u or 0.0) > 0
+        return ("forward" if outward else "back"), halves
+    if strongest == expansion and apart is None:
         return ("forward" if seen.expansion_px > 0 else "back"), ""
-    if strongest == abs(seen.tx):
+    if strongest == across:
         side = "left" if seen.tx > 0 else "right"  # the picture moves the other way
         if turn_spread <= 0:
-            return f"strafe_{side}", "; a sideways shift (the mouse turns the camera, so taken as a strafe)"
+            return f"strafe_{side}", halves + "; a sideways shift (the mouse turns the camera, so taken as a strafe)"
         kind = "turn" if spread <= turn_spread else "strafe"
         why = "a turn" if kind == "turn" else "parallax"
-        return f"{kind}_{side}", f"; corners disagree on its angle by {spread:.0%} ({why})"
-    return ("look_up" if seen.ty > 0 else "look_down"), ""
+        return f"{kind}_{side}", halves + f"; corners disagree on its angle by {spread:.0%} ({why})"
+    return ("look_up" if seen.ty > 0 else "look_down"), halves
 
 
 def pair_up(first: KeyEffect, second: KeyEffect, turn_spread: float) -> tuple[KeyEffect, KeyEffect]:
@@ -108,12 +119,34 @@ def pair_up(first: KeyEffect, second: KeyEffect, turn_spread: float) -> tuple[Ke
     a, b = first.seen, second.seen
     if a is None or b is None or "jump" in (first.role, second.role):
         return first, second
-    half = replace(a, tx=(a.tx - b.tx) / 2, ty=(a.ty - b.ty) / 2, expansion_px=(a.expansion_px - b.expansion_px) / 2)
+    half = replace(a, tx=(a.tx - b.tx) / 2, ty=(a.ty - b.ty) / 2, expansion_px=(a.expansion_px - b.expansion_px) / 2,
+                   left_u=_half_difference(a.left_u, b.left_u), right_u=_half_difference(a.right_u, b.right_u))
     role, how = _direction(half, max(first.spread or 0.0, second.spread or 0.0), turn_spread)
     together = (f"; judged with its opposite: half of {first.key} minus {second.key} is {half.tx:+.1f} px across, "
                 f"{half.ty:+.1f} px down, {half.expansion_px:+.1f} px outward{how}")
     return (replace(first, role=role, evidence=first.evidence.split("; ")[0] + together),
             replace(second, role=OPPOSITE_ROLE[role], evidence=second.evidence.split("; ")[0] + together))
+
+
+def _half_difference(first: float | None, second: float | None) -> float | None:
+    return None if first is None or second is None else (first - second) / 2
+
+
+def _axis(role: str | None) -> str | None:
+    """forward/back, strafe_left/right...: the axis a role moves along (None: no axis, or a jump)."""
+    return None if role is None or role == "jump" else role.rsplit("_", 1)[0] if "_" in role else "ahead"
+
+
+def _clashing_pairs(pairs: list[tuple[str, str]], effects: dict[str, KeyEffect]) -> list[tuple[str, str]]:
+    """The opposite pairs whose axis the other pair of their cluster (W/S with A/D, the arrows together) moves
+    along too. (Across clusters the same axis is common: many games walk with both WASD and the arrows.)"""
+    clashing: list[tuple[str, str]] = []
+    for cluster in (OPPOSITES[:2], OPPOSITES[2:]):
+        present = [pair for pair in cluster if pair in pairs]
+        axes = [_axis(effects[pair[0]].role) for pair in present]
+        if len(present) == 2 and axes[0] is not None and axes[0] == axes[1]:
+            clashing.extend(present)
+    return clashing
 
 
 def _opposed(first: KeyEffect, second: KeyEffect) -> bool:
@@ -134,10 +167,11 @@ def measure_keys(prober: Prober, keys: tuple[str, ...], focal: float, mouse: Mou
         return classify(prober.press(key, HOLD_S, SETTLE_LIMIT_S), analysed, turn_spread)
 
     effects = {key: press(key) for key in keys}
-    for first, second in OPPOSITES:
-        if first not in effects or second not in effects or effects[first].role is None \
-                or effects[second].role is None:
-            continue
+    pairs = [(first, second) for first, second in OPPOSITES if first in effects and second in effects]
+
+    def judge(first: str, second: str) -> None:
+        if effects[first].role is None or effects[second].role is None:
+            return
         tries = 0
         while not _opposed(effects[first], effects[second]) and tries < PAIR_RETRIES:
             tries += 1
@@ -148,6 +182,19 @@ def measure_keys(prober: Prober, keys: tuple[str, ...], focal: float, mouse: Mou
             note = f"; alone they did not move opposite ways until try {tries + 1}"
             effects[first] = replace(effects[first], evidence=effects[first].evidence + note)
             effects[second] = replace(effects[second], evidence=effects[second].evidence + note)
+
+    for first, second in pairs:
+        judge(first, second)
+    # Two pairs that move the view along the same axis contradict each other (in a CI run W and S read as a
+    # strafe, beside A and D that strafed): both are held again, up to PAIR_RETRIES times.
+    for _ in range(PAIR_RETRIES):
+        clashing = _clashing_pairs(pairs, effects)
+        if not clashing:
+            break
+        say(f"  {' and '.join('/'.join(pair) for pair in clashing)} moved along the same axis; trying them again")
+        for first, second in clashing:
+            effects[first], effects[second] = press(first), press(second)
+            judge(first, second)
     for effect in effects.values():
         say(f"  {effect.key:>6}: {effect.role or 'no use found'} ({effect.evidence})")
     return list(effects.values())

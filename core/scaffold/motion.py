@@ -20,6 +20,8 @@ ANALYSIS_WIDTH = 320    # frames are scaled to this width first: enough detail, 
 CHANGE_LEVEL = 12       # a pixel changed when its grey level moved by more than this (of 255)
 MOVING_PX = 0.5         # a corner moved when it travelled farther than this (analysed pixels)
 MIN_MOVING = 6          # fewer moving corners than this: nothing moved
+MIN_HALF = 3            # a half of the picture with fewer moving corners than this says nothing on its own
+SAME_WAY_SHARE = 0.2    # halves moving the same way, one at less than this share of the other: not a shift
 MAX_CORNERS = 400
 CORNER_QUALITY = 0.001   # of the strongest corner: low, so that a snowfield still gives corners to follow
 ROUND_TRIP_PX = 0.5     # tracking back must land this close to where it began
@@ -56,6 +58,22 @@ class Movement:
     tx: float = 0.0
     ty: float = 0.0
     expansion_px: float = 0.0   # the fitted expansion's motion at the corners' median distance from the centre
+    # The median horizontal motion of the moving corners left and right of the centre (None: fewer than
+    # MIN_HALF there). Walking forward or back moves the two halves opposite ways; a strafe or a turn moves both
+    # the same way, however unevenly (a near wall on one side also fits an expansion: parallax).
+    left_u: float | None = None
+    right_u: float | None = None
+
+    @property
+    def halves_apart(self) -> bool | None:
+        """True: the halves moved opposite ways (in or out); False: the same way, the slower at least
+        SAME_WAY_SHARE of the faster; None: not known (a half without moving corners, or one barely moving)."""
+        if self.left_u is None or self.right_u is None:
+            return None
+        if self.left_u * self.right_u < 0:
+            return True
+        slower, faster = sorted((abs(self.left_u), abs(self.right_u)))
+        return False if faster > 0 and slower >= SAME_WAY_SHARE * faster else None
 
     @property
     def moved(self) -> bool:
@@ -138,8 +156,17 @@ def movement(before: np.ndarray, after: np.ndarray) -> Movement:
     u = float(np.median(flow[:, 0]))
     spread = float(np.median(np.abs(flow[:, 0] - u)))
     tx, ty, expansion = fit_motion(where, flow)
+    left, right = half_motions(where, flow)
     return Movement(seen.tracked, len(flow), u, float(np.median(flow[:, 1])), float(np.median(radial)),
-                    spread / max(abs(u), MOVING_PX), tx, ty, expansion * float(np.median(distance)))
+                    spread / max(abs(u), MOVING_PX), tx, ty, expansion * float(np.median(distance)), left, right)
+
+
+def half_motions(where: np.ndarray, flow: np.ndarray) -> tuple[float | None, float | None]:
+    """The median horizontal motion of the corners left of the centre and of those right of it."""
+    medians: list[float | None] = []
+    for side in (where[:, 0] < 0, where[:, 0] > 0):
+        medians.append(float(np.median(flow[side, 0])) if int(side.sum()) >= MIN_HALF else None)
+    return medians[0], medians[1]
 
 
 def central_shift(before: np.ndarray, after: np.ndarray, share: float = 0.25) -> tuple[float, float] | None:

@@ -12,11 +12,13 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
 import shutil
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -276,10 +278,16 @@ def test_ray_episodes_keep_a_requests_per_minute_limit_the_server_enforces_at_it
     answered = sorted(a.arrived for a in timeline if a.status == 200)
     # Every step's request got its answer in the end: a refused one was asked again, none was dropped.
     assert len(answered) == sum(r["steps_used"] for r in rows) == episodes * budget, (len(answered), bucket.refused)
-    # The pace over the whole run, start-ups in turns included: one request every 60 / limit seconds, measured
-    # on the server (seen: 100 answers in 24.9 s, each about 0.25 s after the last, none refused).
-    rate = (len(answered) - 1) / (answered[-1] - answered[0]) * 60
-    assert 0.95 * per_minute <= rate <= 1.05 * per_minute, (rate, bucket.refused)
+    # The pace, measured on the server: one request every 60 / limit seconds while the workers ask faster than
+    # that (seen here, three CPU hogs too: 60 answers, each about 0.25 s after the last, none refused). The whole
+    # run's rate also counts stretches where fewer workers were asking: the start-ups take turns, and in a loaded
+    # CI run a gap of a few seconds brought it to 190 a minute. So: the typical gap is the limit's, and no
+    # stretch of ten answers ran faster than the limit allows.
+    gaps = [later - earlier for earlier, later in itertools.pairwise(answered)]
+    diagnosis = ([round(gap, 3) for gap in gaps], bucket.refused)
+    assert 0.95 * 60 / per_minute <= statistics.median(gaps) <= 1.05 * 60 / per_minute, diagnosis
+    fastest_ten = min(answered[i + 9] - answered[i] for i in range(len(answered) - 9))
+    assert 9 / fastest_ten * 60 <= 1.05 * per_minute, diagnosis
 
 
 def test_bench_run_measures_model_bound_widths_with_the_episodes_on_ray(head):

@@ -1,0 +1,84 @@
+"""How a held key's motion is judged: a strafe past a near thing is a sideways shift, however unevenly the corners
+move, and walking forward is an expansion (flow fields of a pinhole camera, made by hand; as in the scaffold,
+corners that moved less than MOVING_PX are dropped: far things, the HUD); and two pairs of keys that claim the
+same axis are held again."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from core.scaffold.measure import OPPOSITES, KeyEffect, _clashing_pairs, _direction
+from core.scaffold.motion import MOVING_PX, Movement, fit_motion, half_motions
+
+FOCAL = 200.0
+STEP_M = 0.3
+
+
+def _corners(seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    return np.stack([rng.uniform(-150, 150, 300), rng.uniform(-80, 80, 300)], axis=1).astype(np.float32)
+
+
+def _near_wall_right(where: np.ndarray) -> np.ndarray:
+    """Depths: a wall along the right side, nearest at the right edge and receding toward the centre; on the left
+    far hills (200 m: they move too little to count) and a few fence posts 8 m away."""
+    x = where[:, 0].astype(np.float64)
+    posts = np.arange(len(where)) % 8 == 0
+    return np.where(x > 0, 1.2 * FOCAL / np.maximum(x, 10.0), np.where(posts, 8.0, 200.0))
+
+
+def _ground_and_wall(where: np.ndarray) -> np.ndarray:
+    """Depths: the ground below the horizon (eye 1.6 m above it), far hills above, a wall in the right third."""
+    x, y = where[:, 0].astype(np.float64), where[:, 1].astype(np.float64)
+    depth = np.where(y > 5, 1.6 * FOCAL / np.maximum(y, 5.0), 60.0)
+    return np.where(x > 50, 1.5, depth)
+
+
+def _role(where: np.ndarray, flow: np.ndarray) -> str:
+    moving = np.linalg.norm(flow, axis=1) > MOVING_PX
+    where, flow = where[moving], flow[moving]
+    tx, ty, expansion = fit_motion(where, flow)
+    distance = float(np.median(np.linalg.norm(where, axis=1)))
+    seen = Movement(len(where), len(where), 0.0, 0.0, 0.0, 0.0, tx, ty, expansion * distance,
+                    *half_motions(where, flow))
+    return _direction(seen, 1.0, 0.0)[0]  # with mouse look: a sideways shift is a strafe
+
+
+def _strafe(where: np.ndarray, depth: np.ndarray, metres_left: float) -> np.ndarray:
+    return np.stack([FOCAL * metres_left / depth, np.zeros_like(depth)], axis=1).astype(np.float32)
+
+
+def _walk(where: np.ndarray, depth: np.ndarray, metres_forward: float) -> np.ndarray:
+    return (where * (metres_forward / depth)[:, None]).astype(np.float32)
+
+
+def test_a_strafe_past_a_near_wall_is_a_sideways_shift_not_a_step_forward():
+    for scene in (_near_wall_right, _ground_and_wall):
+        for seed in range(5):
+            where = _corners(seed)
+            depth = scene(where)
+            assert _role(where, _strafe(where, depth, STEP_M)) == "strafe_left", (scene.__name__, seed)
+            assert _role(where, _strafe(where, depth, -STEP_M)) == "strafe_right", (scene.__name__, seed)
+
+
+def test_walking_forward_and_back_past_the_same_walls_spreads_and_draws_in_the_corners():
+    for scene in (_near_wall_right, _ground_and_wall):
+        for seed in range(5):
+            where = _corners(seed)
+            depth = scene(where)
+            assert _role(where, _walk(where, depth, STEP_M)) == "forward", (scene.__name__, seed)
+            assert _role(where, _walk(where, depth, -STEP_M)) == "back", (scene.__name__, seed)
+
+
+def _effects(**roles: str | None) -> dict[str, KeyEffect]:
+    return {key: KeyEffect(key, role, "", None) for key, role in roles.items()}
+
+
+def test_w_s_read_as_a_strafe_beside_a_d_that_strafe_are_held_again():
+    pairs = list(OPPOSITES)
+    effects = _effects(w="strafe_right", s="strafe_left", a="strafe_left", d="strafe_right", Up=None, Down=None,
+                       Left=None, Right=None)
+    assert _clashing_pairs(pairs, effects) == [("w", "s"), ("a", "d")]
+    effects = _effects(w="forward", s="back", a="strafe_left", d="strafe_right", Up="forward", Down="back",
+                       Left="turn_left", Right="turn_right")
+    assert _clashing_pairs(pairs, effects) == []  # the arrows walking too is no contradiction
