@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import os
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from panda3d.core import GraphicsPipe
 
 RendererChoice = Literal["auto", "software", "hardware"]
 
@@ -27,11 +30,6 @@ def configure(width: int, height: int, renderer: RendererChoice) -> str:
                 "hardware OpenGL was requested but Panda3D's pandagl module could not open a pipe; "
                 "install the GPU driver's OpenGL libraries or use --renderer software"
             )
-    if module == "p3tinydisplay":
-        # Software frames are drawn offscreen and never need an X server; with $DISPLAY set, tinydisplay opens one
-        # anyway, and an X server that goes away (a closed session, a test's Xvfb) then kills the world with a
-        # fatal X error at start-up. This is the world's own process: nothing else loses the variable.
-        os.environ.pop("DISPLAY", None)
     loadPrcFileData(
         "pokegym-world",
         "\n".join([
@@ -49,3 +47,21 @@ def configure(width: int, height: int, renderer: RendererChoice) -> str:
         ]),
     )
     return module
+
+
+def offscreen_pipe(module: str) -> GraphicsPipe:
+    """The pipe the world draws with. Software frames come from tinydisplay's offscreen pipe, named: its default
+    pipe is the X one, which opens $DISPLAY or else ":0.0", and an X server there that goes away (a test's or
+    a closed session's Xvfb on :0) killed worlds with a fatal X error, at start-up or at exit."""
+    from panda3d.core import GraphicsPipeSelection, TypeRegistry
+
+    selection = GraphicsPipeSelection.getGlobalPtr()
+    if module == "p3tinydisplay":
+        selection.loadAuxModules()
+        pipe = selection.makePipe(TypeRegistry.ptr().findType("TinyOffscreenGraphicsPipe"))
+    else:
+        pipe = selection.makeModulePipe(module)
+    if pipe is None or not pipe.isValid():
+        raise RuntimeError(f"Panda3D's {module} module could not make a graphics pipe")
+    return pipe
+

@@ -18,7 +18,7 @@ from core.world.figures import PLAYER_FIGURE, figure_mesh
 from core.world.geometry2d import heading_vector
 from core.world.layout import Layout
 from core.world.meshes import MeshBuilder
-from core.world.panda_setup import RendererChoice, configure
+from core.world.panda_setup import RendererChoice, configure, offscreen_pipe
 from core.world.scene import GroupKey, SceneData
 from core.world.simulation import GameState
 
@@ -49,7 +49,9 @@ class Renderer:
         self.spec = spec
         self.layout = layout
         self.width, self.height = width, height
-        self.base = ShowBase(windowType="offscreen")
+        self.base = ShowBase(windowType="none")
+        self.base.pipe = offscreen_pipe(self.display_module)
+        self.base.openDefaultWindow(type="offscreen")
         self.base.disableMouse()
         self.base.setBackgroundColor(*spec.render.fog_color, 1)
         lens = self.base.camLens

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import ExitStack
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +22,7 @@ from core.game.connection import Capability
 from core.game.errors import UnsupportedCapabilityError
 from core.game.pad import PadState
 from core.paths import PROJECT_ROOT
+from tests.xserver import xvfb
 
 
 def _wait_for(condition, timeout: float = 20.0) -> None:
@@ -92,7 +94,7 @@ def test_a_world_started_by_hand_can_be_attached_to_and_cleans_up():
     finally:
         if process.poll() is None:
             process.kill()
-            process.wait()
+        process.communicate()  # reaps it and closes its pipes
         process.stdout.close()
         errors.close()
 
@@ -109,3 +111,45 @@ def test_the_frame_file_and_socket_are_private(world):
     assert stat.S_IMODE(Path(world._ring.path).stat().st_mode) == 0o600
     assert stat.S_IMODE((folder / "audio.bin").stat().st_mode) == 0o600
     assert not (folder / "endpoint.json").exists()  # the key file is deleted once connected
+
+
+
+
+def _x_clients(display: str) -> int:
+    """How many clients the X server at `display` has, this query's own connection included (X-Resource)."""
+    from Xlib.display import Display
+
+    connection = Display(display)
+    try:
+        return len(connection.res_query_clients().clients)
+    finally:
+        connection.close()
+
+
+def test_a_software_world_never_connects_to_the_x_server_it_inherits():
+    """Software frames are drawn offscreen: a world started with DISPLAY set (or, unset, beside an X server on
+    :0, which Panda3D's X pipe opens by default) must not connect to it. One did, and when that server went away
+    (another test's Xvfb, which takes :0 when it is free) worlds died of a fatal X error, at start-up or at exit
+    (SIGABRT), in CI."""
+    server = ExitStack()
+    display = server.enter_context(xvfb("320x200x24"))
+    alone = _x_clients(display)
+    process = subprocess.Popen([sys.executable, "main.py", "world", "--renderer", "software", "--width", "320",
+                                "--height", "180"], cwd=PROJECT_ROOT, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, env={**os.environ, "DISPLAY": display})
+    try:
+        connection_file = next(Path(line.removeprefix("Attach with: ").strip()) for line in process.stdout
+                               if line.startswith("Attach with: "))
+        with BuiltinWorld.attach(connection_file) as world:
+            world.reset("plaza")
+            assert world.hold(PadState(left_y=1.0), 0.5).tick == 15
+            assert _x_clients(display) == alone  # the world is drawing, and not through X
+            server.close()  # the X server goes away under the running world
+            assert world.hold(PadState(left_y=1.0), 0.5).tick == 30
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=60) == 0, process.stderr.read()[-2000:]
+    finally:
+        server.close()
+        if process.poll() is None:
+            process.kill()
+        process.communicate()  # reaps it and closes its pipes
