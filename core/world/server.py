@@ -8,6 +8,7 @@ writes DIR/connection.json for clients to attach with.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -126,13 +127,18 @@ class WorldServer:
         if op == "time_steps":
             # For `bench world`: the same lockstep steps, timed inside this process, so the harness can
             # compare the connection's cost against the bare work within one run and one process.
+            # "sound": false times them without making sound, the baseline for the sound's cost in this process.
             pads = [_pad(p) for p in cast("list[object]", header.get("pads") or [])]
             ticks = _ticks(header.get("ticks"))
+            sound = header.get("sound", True)
+            if not isinstance(sound, bool):
+                raise RequestError("BadRequest", f"sound must be true or false, got {sound!r}")
             synth = world.sound.synth_seconds if world.sound is not None else 0.0
-            started, cpu = time.perf_counter(), time.process_time()
-            for pad in pads:
-                world.advance(pad, ticks)
-            seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
+            with contextlib.nullcontext() if sound else world.silenced():
+                started, cpu = time.perf_counter(), time.process_time()
+                for pad in pads:
+                    world.advance(pad, ticks)
+                seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
             synth = world.sound.synth_seconds - synth if world.sound is not None else 0.0
             # cpu_seconds: this process's own work, which other programs on a shared machine do not inflate
             return {"ok": True, "seconds": seconds, "cpu_seconds": cpu, "steps": len(pads), "synth_seconds": synth}, []

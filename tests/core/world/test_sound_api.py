@@ -74,3 +74,21 @@ def test_a_world_launched_silent_has_no_sound_and_plays_the_same_game(world):
             game.hold(PadState(left_x=0.5, left_y=1.0), 1.0)
             frames.append(hashlib.sha256(game.latest_frame().pixels.tobytes()).hexdigest())
         assert frames[0] == frames[1]
+
+
+def test_steps_timed_without_sound_play_the_same_game_and_the_sound_goes_on_after_them(world):
+    """`bench world` times the same steps with and without sound in one world process: the game must not
+    notice, and the sound resumes from where the silent steps left the character."""
+    ends = []
+    for sound in (True, False):
+        world.reset("plaza")
+        timing = world.time_steps_in_detail([WALK.to_dict()] * 2, 15, sound)
+        assert (timing.synth_seconds > 0) == sound and timing.cpu_seconds > 0
+        ends.append(hashlib.sha256(world.latest_frame().pixels.tobytes()).hexdigest())
+    assert ends[0] == ends[1]
+    silent_end = world.latest_frame().tick
+    with pytest.raises(AudioUnavailableError, match="no tick has been played since"):
+        world.audio_ticks(silent_end - 29, silent_end)  # the silent ticks made no sound
+    after = world.hold_ticks(WALK, 15)
+    heard = world.audio_ticks(silent_end + 1, after.tick).samples
+    assert len(heard) == 15 * world.audio_info.samples_per_tick and np.abs(heard).max() > 300
