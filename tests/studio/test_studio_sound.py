@@ -117,14 +117,8 @@ def recording(tmp_path_factory) -> Path:
 
 
 @pytest.fixture
-def window(qtbot, tmp_path):
-    QSettings.setPath(QSettings.Format.NativeFormat, QSettings.Scope.UserScope, str(tmp_path / "settings"))
-    main = MainWindow(LiveSession())  # Replay needs no world
-    main.setProperty("quiet", True)
-    qtbot.addWidget(main)
-    main.show()
-    yield main
-    main.close()
+def window(replay_window):
+    return replay_window
 
 
 def open_episode(window, qtbot, path: Path) -> None:

@@ -13,11 +13,8 @@ import pytest
 
 pytest.importorskip("pytestqt")
 
-from PySide6.QtCore import QSettings
 
 from core.paths import PROJECT_ROOT
-from studio.live_session import LiveSession
-from studio.main_window import MainWindow
 from studio.results_view import ResultsView
 from tests.user_games import user_game
 
@@ -35,15 +32,8 @@ def run_folder(tmp_path_factory) -> Path:
 
 
 @pytest.fixture
-def window(qtbot, tmp_path):
-    QSettings.setPath(QSettings.Format.NativeFormat, QSettings.Scope.UserScope, str(tmp_path / "settings"))
-    main = MainWindow(LiveSession())
-    main.setProperty("quiet", True)
-    qtbot.addWidget(main)
-    main.tabs.setCurrentWidget(main.replay)  # the Live view is never shown, so no world starts
-    main.show()
-    yield main
-    main.close()
+def window(replay_window):
+    return replay_window
 
 
 def test_replay_opens_an_unjudged_episode_with_a_note_instead_of_a_trajectory(window, qtbot, run_folder):

@@ -282,12 +282,16 @@ def test_ray_episodes_keep_a_requests_per_minute_limit_the_server_enforces_at_it
     # that (seen here, three CPU hogs too: 60 answers, each about 0.25 s after the last, none refused). The whole
     # run's rate also counts stretches where fewer workers were asking: the start-ups take turns, and in a loaded
     # CI run a gap of a few seconds brought it to 190 a minute. So: the typical gap is the limit's, and no
-    # stretch of ten answers ran faster than the limit allows.
+    # stretch of twenty answers came faster than the limit allows, give or take one request. Permits leave the
+    # limiter at its pace, but each request then crosses Ray and a loaded worker before it reaches the server:
+    # one that arrives late and the next on time make one short gap (0.124 s in a CI run, which put ten answers
+    # in 2.14 s; the server's bucket, like a provider's, holds two and refused none).
     gaps = [later - earlier for earlier, later in itertools.pairwise(answered)]
     diagnosis = ([round(gap, 3) for gap in gaps], bucket.refused)
     assert 0.95 * 60 / per_minute <= statistics.median(gaps) <= 1.05 * 60 / per_minute, diagnosis
-    fastest_ten = min(answered[i + 9] - answered[i] for i in range(len(answered) - 9))
-    assert 9 / fastest_ten * 60 <= 1.05 * per_minute, diagnosis
+    stretch = 20
+    fastest = min(answered[i + stretch - 1] - answered[i] for i in range(len(answered) - stretch + 1))
+    assert fastest >= (stretch - 2) * 60 / per_minute, diagnosis
 
 
 def test_bench_run_measures_model_bound_widths_with_the_episodes_on_ray(head):

@@ -16,8 +16,6 @@ from PySide6.QtCore import QSettings, Qt
 
 from core.labels.store import read_labels
 from core.recording.reader import EpisodeReader
-from studio.live_session import LiveSession
-from studio.main_window import MainWindow
 from studio.replay.episode_list import COLUMNS, DAMAGED_COLOUR
 from tests.damaged_files import DAMAGE, STEPS, damaged_copy, delete_part, record_episode, sha
 
@@ -28,15 +26,13 @@ def recording(tmp_path_factory) -> Path:
 
 
 @pytest.fixture
-def window(qtbot, tmp_path):
-    QSettings.setPath(QSettings.Format.NativeFormat, QSettings.Scope.UserScope, str(tmp_path / "settings"))
+def settings(studio_settings):
     QSettings("PokeGym", "Studio").setValue("replay/annotator", "alice")
-    main = MainWindow(LiveSession())  # replay needs no world
-    main.setProperty("quiet", True)
-    qtbot.addWidget(main)
-    main.show()
-    yield main
-    main.close()
+
+
+@pytest.fixture
+def window(settings, replay_window):
+    return replay_window
 
 
 def open_episode(window, qtbot, path: Path) -> None:

@@ -12,24 +12,16 @@ import pytest
 pytest.importorskip("pytestqt")
 
 from PIL import Image
-from PySide6.QtCore import QPoint, QSettings, Qt
+from PySide6.QtCore import QPoint, Qt
 
 from core.episode.synthetic import write_long_episode
-from studio.live_session import LiveSession
-from studio.main_window import MainWindow
 
 STEPS = 60
 
 
 @pytest.fixture
-def window(qtbot, tmp_path):
-    QSettings.setPath(QSettings.Format.NativeFormat, QSettings.Scope.UserScope, str(tmp_path / "settings"))
-    main = MainWindow(LiveSession())
-    main.setProperty("quiet", True)
-    qtbot.addWidget(main)
-    main.show()
-    yield main
-    main.close()
+def window(replay_window):
+    return replay_window
 
 
 @pytest.fixture

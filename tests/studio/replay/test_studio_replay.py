@@ -33,8 +33,7 @@ def frames() -> list[np.ndarray]:
 
 
 @pytest.fixture
-def settings(tmp_path):
-    QSettings.setPath(QSettings.Format.NativeFormat, QSettings.Scope.UserScope, str(tmp_path / "settings"))
+def settings(studio_settings):
     QSettings("PokeGym", "Studio").setValue("replay/annotator", "alice")
 
 
@@ -44,14 +43,8 @@ def episode_file(tmp_path) -> Path:
 
 
 @pytest.fixture
-def window(qtbot, settings):
-    main = MainWindow(LiveSession())
-    main.setProperty("quiet", True)
-    qtbot.addWidget(main)
-    main.tabs.setCurrentWidget(main.replay)  # the Live view is never shown, so no world starts: replay needs none
-    main.show()
-    yield main
-    main.close()
+def window(settings, replay_window):
+    return replay_window
 
 
 def open_episode(window, qtbot, path: Path) -> None:

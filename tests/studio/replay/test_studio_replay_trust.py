@@ -29,20 +29,13 @@ def frames(count: int = 40, base: int = 10) -> list[np.ndarray]:
 
 
 @pytest.fixture
-def settings(tmp_path):
-    QSettings.setPath(QSettings.Format.NativeFormat, QSettings.Scope.UserScope, str(tmp_path / "settings"))
+def settings(studio_settings):
     QSettings("PokeGym", "Studio").setValue("replay/annotator", "alice")
 
 
 @pytest.fixture
-def window(qtbot, settings):
-    main = MainWindow(LiveSession())
-    main.setProperty("quiet", True)
-    qtbot.addWidget(main)
-    main.tabs.setCurrentWidget(main.replay)  # no world: replay needs none
-    main.show()
-    yield main
-    main.close()
+def window(settings, replay_window):
+    return replay_window
 
 
 def open_episode(window, qtbot, path: Path) -> None:
