@@ -200,7 +200,7 @@ def _across_replay_switch(window: Any, probe: StallProbe, spin_until: Callable[.
 
     replay = window.replay
     window.tabs.setCurrentWidget(replay)
-    replay.set_annotator("bench")
+    replay.labelling.set_annotator("bench")
     with tempfile.TemporaryDirectory(dir=args.tmp) as folder:
         images = [np.full((180, 320, 3), 20 + i, np.uint8) for i in range(20)]
         first = write_long_episode(Path(folder) / "first.h5", 2_000, images, seed=1)

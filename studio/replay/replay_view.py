@@ -4,7 +4,6 @@ deadlock labelling. Episodes open in a worker thread; images come from a latest-
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
 from pathlib import Path
@@ -17,7 +16,6 @@ from PySide6.QtWidgets import (
     QComboBox,
     QDockWidget,
     QHBoxLayout,
-    QInputDialog,
     QLabel,
     QMainWindow,
     QPushButton,
@@ -27,7 +25,6 @@ from PySide6.QtWidgets import (
 )
 
 from core.episode import Episode
-from core.labels.model import SpanKind
 from studio.dock_layout import share_on_small_screens
 from studio.episode_cursor import EpisodeCursor
 from studio.episode_panes import EpisodePanes
@@ -35,16 +32,14 @@ from studio.replay.episode_list import EpisodeList
 from studio.replay.export_clip_dialog import ExportClipDialog
 from studio.replay.frame_loader import FrameLoader, StepImages, damage_note
 from studio.replay.keymap import REPLAY_KEYS, TextFieldsKeepKeys, load_keys
-from studio.replay.label_panel import LabelPanel
-from studio.replay.label_session import LabelSession
 from studio.replay.open_check import load_for_view
 from studio.replay.playback import PlaybackPlan
+from studio.replay.replay_labelling import ReplayLabelling
 from studio.replay.replay_sound import ReplaySound
 from studio.sound_marks import bump_positions
 from studio.sound_settings import restore_sound, save_sound
 from widgets.elided_label import ElidedLabel
 from widgets.frame_view import FrameView
-from widgets.message_banner import MessageBanner
 from widgets.metrics_bar import MetricsBar
 from widgets.observation_strip import ObservationStrip
 from widgets.step_details import StepDetails
@@ -72,12 +67,10 @@ class ReplayView(QMainWindow):
         self.loader: FrameLoader | None = None
         self.step_cursor = EpisodeCursor()  # moved by the user and by playback
         self.shown_index = -1
-        self.annotator = str(QSettings("PokeGym", "Studio").value("replay/annotator") or "")  # asked at the first label
         self.frame_view = FrameView()
         self.observations = ObservationStrip()
         self.sub_frames = QSlider(Qt.Orientation.Horizontal)
         self.sub_frames_label = QLabel("")
-        self.timeline = Timeline()
         self.play_button = QPushButton("Play")
         self.speed = QComboBox()
         self.speed.addItems([f"{s:g}×" for s in SPEEDS])
@@ -90,9 +83,11 @@ class ReplayView(QMainWindow):
         self.message = QLabel("Open an episode: File → Open recording…, drop an .h5 file here, or "
                               "`python main.py replay PATH`.")
         self.message.setWordWrap(True)
-        self.labels_banner = MessageBanner()  # said as the episode opens, before anyone starts labelling
-        self.label_blocker = ""  # why labels cannot be saved into the open episode ("" when they can)
         self._damage_said = False  # the status bar shows a damaged step's note
+        self.timeline = Timeline()
+        self.labelling = ReplayLabelling(self)
+        self.labels, self.label_panel = self.labelling.session, self.labelling.panel
+        self.labels_banner = self.labelling.banner
         self.setCentralWidget(self._central())
         self.details = StepDetails()
         self.trajectory = TrajectoryPlot()
@@ -100,9 +95,6 @@ class ReplayView(QMainWindow):
         self.hearing = ReplaySound()
         self.sound, self.speaker = self.hearing.pane, self.hearing.speaker
         self.episodes = EpisodeList()
-        self.labels = LabelSession()
-        self.label_panel = LabelPanel(self.labels)
-        self.label_panel.annotator.setText(str(self.annotator))
         # The same pane set as Live's, over a loaded episode; the frame is painted before the slower panes.
         self.panes = EpisodePanes(self.step_cursor, self.timeline, self.trajectory, self.metrics, self.frame_view,
                                   self.observations, details=self.details, details_follow_cursor=False)
@@ -173,8 +165,6 @@ class ReplayView(QMainWindow):
     def _connect(self) -> None:
         self._sig_loaded.connect(self._on_loaded)
         self.timeline.sig_seek.connect(self.seek)
-        self.timeline.sig_span_clicked.connect(self._span_clicked)
-        self.timeline.sig_span_edge_moved.connect(self._span_dragged)
         self.trajectory.sig_step_clicked.connect(self.seek_step)
         self.play_button.clicked.connect(self.toggle_play)
         self.export_button.clicked.connect(self.open_export_clip)
@@ -187,12 +177,7 @@ class ReplayView(QMainWindow):
         self.sub_frames.valueChanged.connect(self._sub_frame_chosen)
         self.episodes.sig_open.connect(self.open_episode)
         self.episodes.sig_status.connect(self.say)
-        self.label_panel.sig_seek_step.connect(self.seek_step)
-        self.label_panel.sig_annotator_changed.connect(self.set_annotator)
-        self.label_panel.buttons["awareness"].clicked.connect(self.awareness_here)
-        self.labels.sig_changed.connect(self._labels_changed)
         self.labels.sig_error.connect(self.say)
-        self.labels.sig_need_annotator.connect(self._ask_annotator)
         self.labels.sig_saved_file.connect(self.episodes.mark_labelled)  # also saves finishing after a switch
         keep_keys = TextFieldsKeepKeys(self)
         for widget in (self.label_panel.note, self.label_panel.annotator, self.episodes.filter, self.episodes.table):
@@ -204,13 +189,7 @@ class ReplayView(QMainWindow):
             "back_10": lambda: self.seek(self.cursor - 10), "forward_10": lambda: self.seek(self.cursor + 10),
             "first": lambda: self.seek(0), "last": lambda: self.seek(self._last()),
             "play": self.toggle_play, "slower": lambda: self._change_speed(-1), "faster": lambda: self._change_speed(1),
-            "next_candidate": lambda: self.jump_candidate(1), "previous_candidate": lambda: self.jump_candidate(-1),
-            "span_start": lambda: self.labels.mark_start(self.current_step),
-            "span_end": lambda: self.labels.mark_end(self.current_step),
-            "aware": lambda: self._classify("aware"), "unaware": lambda: self._classify("unaware"),
-            "accept": self._accept, "reject": self.labels.reject_or_delete, "awareness_here": self.awareness_here,
-            "split": self.split_here,
-            "undo": self.labels.undo, "redo": self.labels.redo,
+            **self.labelling.key_handlers(),
             "zoom_in": lambda: self.timeline.zoom(2.0), "zoom_out": lambda: self.timeline.zoom(0.5),
         }
         for name, (_, description) in REPLAY_KEYS.items():
@@ -274,8 +253,7 @@ class ReplayView(QMainWindow):
         budget = int(episode.metadata.get("step_budget") or len(episode))
         self.panes.set_episode(episode, budget, draw_trajectory=False, bumps=bumps)  # the map follows in a later turn
         self.hearing.open(episode)
-        self.label_blocker = blocker
-        self._open_labels(labels)
+        self.labelling.open(blocker, labels)
         self.seek(0, audible=False)
         # A timer, not a posted call: the event loop paints the frame and serves other timers in between.
         QTimer.singleShot(MAP_AFTER_MS, self, lambda: self._show_map(request))
@@ -286,20 +264,6 @@ class ReplayView(QMainWindow):
         self._show_trajectory(self.episode)
         log.info("opened %s (%d steps)", self.episode.path, len(self.episode))
         self.sig_opened.emit(str(self.episode.path))
-
-    def _open_labels(self, labels: Any = None) -> None:
-        """Open the labels for the current annotator (`labels`: read already on the open thread); say now,
-        not at the first edit, if they cannot be saved."""
-        episode = self.episode
-        assert episode is not None and episode.path is not None  # read from a file
-        result = episode.result.to_json() if episode.result else None
-        self.labels.open(episode.path, str(self.annotator), result, len(episode),
-                         not self.label_blocker, self.label_blocker, labels)
-        if self.label_blocker:
-            self.labels_banner.show_message("warning", f"Labels can't be saved for this episode, so labelling is off: "
-                                            f"{self.label_blocker}")
-        else:
-            self.labels_banner.clear_message()
 
     def _show_trajectory(self, episode: Episode) -> None:
         if not episode.judged:  # nothing read where the character was: an empty map must say why
@@ -490,76 +454,6 @@ class ReplayView(QMainWindow):
             sub = int(np.searchsorted(between, shot.index)) + 1
             if sub > self.sub_frames.value():
                 self.sub_frames.setValue(sub)
-
-    # -- labelling ---------------------------------------------------------------------------------
-    def jump_candidate(self, direction: int) -> None:
-        editor = self.labels.editor
-        if editor is None:
-            return
-        step = self.current_step
-        target = editor.next_candidate(step) if direction > 0 else editor.previous_candidate(step)
-        if target is not None:
-            self.seek_step(target)
-            self.labels.select(editor.span_at(target))
-
-    def _select_at_cursor(self) -> None:
-        if self.labels.editor is not None and self.labels.selected is None:
-            self.labels.select(self.labels.editor.span_at(self.current_step))
-
-    def _classify(self, kind: SpanKind) -> None:
-        self._select_at_cursor()
-        self.labels.set_kind(kind)
-
-    def _accept(self) -> None:
-        self._select_at_cursor()
-        self.labels.accept()
-
-    @Slot()
-    def awareness_here(self) -> None:
-        self._select_at_cursor()
-        self.labels.awareness_here(self.current_step)
-
-    @Slot()
-    def split_here(self) -> None:
-        self._select_at_cursor()
-        self.labels.split_at(self.current_step)
-
-    @Slot(int)
-    def _span_clicked(self, index: int) -> None:
-        self.labels.select(index)
-
-    @Slot(int, int, int)
-    def _span_dragged(self, index: int, start: int, end: int) -> None:
-        if self.episode is not None:
-            self.labels.move_edges(index, self.episode.step(start).step, self.episode.step(end).step)
-
-    @Slot()
-    def _labels_changed(self) -> None:
-        """Label edits reach every subscriber of the episode (the panes redraw the spans, keyed by step number)."""
-        editor, episode = self.labels.editor, self.episode
-        if episode is None:
-            return
-        self.panes.selected_span = self.labels.selected
-        episode.labels_changed(list(editor.spans) if editor is not None else [])
-
-    @Slot()
-    def _ask_annotator(self) -> None:
-        """The first label of a session with no name yet: ask for it rather than saving as nobody."""
-        name, ok = QInputDialog.getText(self, "Annotator", "Labels are saved with the annotator's name.\nYour name:",
-                                        text=os.environ.get("USER", ""))
-        if ok and name.strip():
-            self.set_annotator(name.strip())
-
-    @Slot(str)
-    def set_annotator(self, name: str) -> None:
-        if self.label_panel.annotator.text() != name:
-            self.label_panel.annotator.setText(name)
-        if name == self.annotator:
-            return
-        self.annotator = name
-        QSettings("PokeGym", "Studio").setValue("replay/annotator", name)
-        if self.episode is not None:
-            self._open_labels()
 
     # -- export ----------------------------------------------------------------------------------------
     @Slot()

@@ -12,7 +12,7 @@ import pytest
 
 pytest.importorskip("pytestqt")
 
-from PySide6.QtCore import QSettings, Qt
+from PySide6.QtCore import Qt
 
 from core.labels.store import read_labels
 from core.recording.reader import EpisodeReader
@@ -23,16 +23,6 @@ from tests.damaged_files import DAMAGE, STEPS, damaged_copy, delete_part, record
 @pytest.fixture(scope="module")
 def recording(tmp_path_factory) -> Path:
     return record_episode(tmp_path_factory.mktemp("recorded") / "episode.h5")
-
-
-@pytest.fixture
-def settings(studio_settings):
-    QSettings("PokeGym", "Studio").setValue("replay/annotator", "alice")
-
-
-@pytest.fixture
-def window(settings, replay_window):
-    return replay_window
 
 
 def open_episode(window, qtbot, path: Path) -> None:

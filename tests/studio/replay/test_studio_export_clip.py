@@ -20,11 +20,6 @@ STEPS = 60
 
 
 @pytest.fixture
-def window(replay_window):
-    return replay_window
-
-
-@pytest.fixture
 def opened(window, qtbot, tmp_path):
     frames = [np.full((72, 128, 3), 10 + 3 * i, np.uint8) for i in range(STEPS)]
     path = write_long_episode(tmp_path / "episode.h5", STEPS, frames, seed=5, frames_per_step=2)

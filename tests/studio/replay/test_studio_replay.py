@@ -33,18 +33,8 @@ def frames() -> list[np.ndarray]:
 
 
 @pytest.fixture
-def settings(studio_settings):
-    QSettings("PokeGym", "Studio").setValue("replay/annotator", "alice")
-
-
-@pytest.fixture
 def episode_file(tmp_path) -> Path:
     return write_long_episode(tmp_path / "runs" / "episode_a.h5", STEPS, frames(), seed=3)
-
-
-@pytest.fixture
-def window(settings, replay_window):
-    return replay_window
 
 
 def open_episode(window, qtbot, path: Path) -> None:

@@ -28,16 +28,6 @@ def frames(count: int = 40, base: int = 10) -> list[np.ndarray]:
     return [np.full((36, 64, 3), base + i, np.uint8) for i in range(count)]
 
 
-@pytest.fixture
-def settings(studio_settings):
-    QSettings("PokeGym", "Studio").setValue("replay/annotator", "alice")
-
-
-@pytest.fixture
-def window(settings, replay_window):
-    return replay_window
-
-
 def open_episode(window, qtbot, path: Path) -> None:
     with qtbot.waitSignal(window.replay.sig_opened, timeout=20_000):
         window.open_path(str(path))
@@ -297,7 +287,7 @@ def test_another_annotators_failed_save_is_kept_not_claimed_by_the_open_editor(w
     replay = window.replay
     open_episode(window, qtbot, first)
     replay.labels.set_category("Lost")
-    replay.set_annotator("bob")  # same episode, another annotator: alice's labels are saved behind the switch
+    replay.labelling.set_annotator("bob")  # same episode, another annotator: alice's labels are saved behind the switch
     qtbot.waitUntil(lambda: "by alice not saved" in replay.label_panel.status.text(), timeout=20_000)
     assert replay.labels.editor.labels.annotator == "bob" and not replay.labels.editor.dirty
     assert [line.split(":")[0] for line in replay.labels.flush()] == ["a.h5 (alice)"]
