@@ -29,8 +29,10 @@ class Pattern:
         return len(self.values)
 
     @property
-    def literal(self) -> bool:
-        return all(m == 0xFF for m in self.masks)
+    def anchor_is_whole(self) -> bool:
+        """Whether finding the anchor finds the whole pattern. A literal pattern with a zero byte is not: its anchor
+        leaves the zeros out, so each hit must still be checked."""
+        return len(self.anchor) == len(self.values)
 
     def matches_at(self, data: bytes | bytearray | memoryview, position: int) -> bool:
         if position < 0 or position + len(self.values) > len(data):

@@ -82,7 +82,7 @@ def find_all(pattern: Pattern, data: Buffer, end: int | None = None, limit: int 
 
 def _with_memmem(pattern: Pattern, data: Buffer, address: int, last_start: int, limit: int | None) -> list[int]:
     found: list[int] = []
-    anchor, offset, verify = pattern.anchor, pattern.anchor_offset, not pattern.literal
+    anchor, offset, verify = pattern.anchor, pattern.anchor_offset, not pattern.anchor_is_whole
     search_from = offset                         # anchor positions, not match starts
     search_end = last_start + offset + len(anchor)
     hits = 0
@@ -110,7 +110,7 @@ def _with_find(pattern: Pattern, data: Buffer, last_start: int, limit: int | Non
     if isinstance(data, memoryview):
         data = data.obj if isinstance(data.obj, (bytes, bytearray)) and data.nbytes == len(data.obj) else bytes(data)
     found: list[int] = []
-    anchor, offset, verify = pattern.anchor, pattern.anchor_offset, not pattern.literal
+    anchor, offset, verify = pattern.anchor, pattern.anchor_offset, not pattern.anchor_is_whole
     stop = last_start + offset + len(anchor)
     position = data.find(anchor, offset, stop)
     hits = 0

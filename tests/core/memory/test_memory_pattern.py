@@ -119,3 +119,13 @@ def test_any_text_parses_or_raises_a_pattern_error(text):
         assert "pattern" in str(exc)
     else:
         assert len(pattern) == len(text.split()) and any(pattern.masks)
+
+
+@pytest.mark.parametrize("native", [False, True])
+def test_a_literal_zero_byte_outside_the_anchor_is_still_checked(native):
+    """'00 02' is anchored on its 02 alone (a zero byte is a poor anchor): b'01 02' must not match (found by the
+    brute-force comparison above in a CI run)."""
+    pattern = parse_pattern("00 02")
+    assert pattern.anchor == b"\x02"
+    assert find_all(pattern, bytearray(b"\x01\x02\x00\x02"), native=native) == [2]
+    assert find_all(pattern, b"\x01\x02") == []
