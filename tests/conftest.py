@@ -7,6 +7,7 @@ import faulthandler
 import gc
 import os
 import shutil
+import signal
 import tempfile
 import threading
 import time
@@ -42,6 +43,12 @@ atexit.register(shutil.rmtree, _USER_HOME, ignore_errors=True)
 _CACHE = tempfile.mkdtemp(prefix="pokegym-test-cache-")
 os.environ["POKEGYM_CACHE_DIR"] = _CACHE
 atexit.register(shutil.rmtree, _CACHE, ignore_errors=True)
+# Several tests press Ctrl+C on a world or a run they started (SIGINT). A suite started in the background by a
+# shell (`cmd &`, nohup) inherits SIGINT ignored, and so would every program it starts, which would then sit
+# through the Ctrl+C those tests send (three of them waited 60 s and failed that way). A terminal's default,
+# which exec passes on to children as "default", whoever started the suite:
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @dataclass
