@@ -38,8 +38,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rounds", type=int, default=30, help="parse: timed passes over the corpus (default 30)")
     parser.add_argument("--episodes", type=int, default=6, help="run: episodes per configuration (default 6)")
     parser.add_argument("--episode-steps", type=int,
-                        help="run: steps per episode (default 30; 20 with --model-latency: give 40 at 32 or more "
-                             "workers, so that they all step at once after their start-ups)")
+                        help="run: steps per episode (default 30; with --model-latency, by width: 20 more than the "
+                             "width's start-ups take, taking turns on the CPUs, so that all its episodes step at once)")
     parser.add_argument("--model-latency", type=float, metavar="S",
                         help="run: model-bound instead: episodes against a loopback OpenAI-compatible server that "
                              "answers after S seconds, at each of --workers (core/cli/bench_model.py)")
@@ -171,7 +171,6 @@ def run(args: argparse.Namespace) -> int:
     elif args.suite == "run" and args.model_latency is not None:
         from core.cli.bench_model import bench_model
 
-        args.episode_steps = args.episode_steps or 20
         bench_model(args, emit)
     elif args.suite == "run":
         from core.cli.bench_run import bench_run

@@ -27,6 +27,7 @@ import contextlib
 import functools
 import itertools
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -44,6 +45,7 @@ from core.paths import PROJECT_ROOT
 from core.session.batch import run_batch
 from core.session.batch_driver import EpisodeExecutor
 from core.session.runner import RunOptions
+from core.session.startup_gate import usable_cpus
 
 TASK = "q08_site_navigation"
 GOAL_EFFICIENCY = 0.90
@@ -52,7 +54,12 @@ SAMPLE_EVERY_S = 1.0
 PSS_EVERY = 8  # samples
 MIN_STEADY = 20  # turnarounds after the last start-up, for their p95
 KINDS = ("harness", "world", "evaluator", "ray", "other")  # ray: its own daemons (--ray)
-KEY = "sk-bench-loopback-only"  # the stand-in model's "key": the real one never leaves for a loopback bench
+KEY = "sk-bench-loopback-only"
+# An episode's start-up (world and evaluator up, start state loaded) costs about this much CPU: 64 of them, taking
+# turns on 2 cores, took 72 s on the quiet development machine (2026-12-06). By default each width's episodes
+# last that long again plus STEADY_STEPS, so that all of them step at once for a while, as in a real run.
+STARTUP_CPU_S = 2.5
+STEADY_STEPS = 20  # the stand-in model's "key": the real one never leaves for a loopback bench
 
 
 @dataclass(frozen=True)
@@ -255,9 +262,14 @@ def widths(text: str) -> list[int]:
     return values
 
 
+def episode_steps(workers: int, latency: float, cpus: int) -> int:
+    """Steps an episode of a width needs by default: its width's start-ups, taking turns on the CPUs, then
+    STEADY_STEPS with every episode stepping (the steps before it is their turn count too)."""
+    return STEADY_STEPS + math.ceil(workers * STARTUP_CPU_S / max(1, cpus) / latency)
+
+
 def bench_model(args: argparse.Namespace, emit: Callable[..., Any]) -> None:
     latency = float(args.model_latency)
-    budget = args.episode_steps
     os.environ["OPENAI_API_KEY"] = KEY
     counts = widths(args.workers)
     stand_in = StandIn(latency, args.jitter, args.rate_429)
@@ -275,6 +287,8 @@ def bench_model(args: argparse.Namespace, emit: Callable[..., Any]) -> None:
                 also = None if cluster.started_here else ray_processes_here()
             for workers in counts:
                 executor = executor_for(workers)
+                budget = args.episode_steps or episode_steps(workers, latency, usable_cpus())
+                emit(args, f"episode_steps_w{workers}", budget, "steps")
                 width = measure(workers, latency, budget, stand_in, Path(folder) / f"w{workers}", executor, also)
                 results.append(width)
                 _emit_width(args, emit, width)

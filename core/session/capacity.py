@@ -16,7 +16,7 @@ from pathlib import Path
 from core.session.startup_gate import usable_cpus
 
 EPISODE_MIB = 250.0        # memory per episode in flight, with a margin over the bench's PSS (138 MiB at 32 and 64)
-WORKERS_PER_CORE = 16      # episodes per core measured at efficiency >= 0.90 at 3 s a step, all in flight (bench run)
+WORKERS_PER_CORE = 32      # at efficiency >= 0.90 at 3 s a step, all in flight: 64 on 2 cores (bench run)
 MODEL_LATENCY_S = 3.0      # a model call's usual time, for turning a per-minute limit into requests in flight
 MEMORY_SHARE = 0.9         # of the memory available now; the rest for the system and the other programs
 
