@@ -63,6 +63,29 @@ class Typed:
     scale: float = 1.0   # memory holds shown value × scale (Minetest: 10)
 
 
+def without_pointer_halves(reader: MemoryReader, candidates: list[RankedTriple]) -> list[RankedTriple]:
+    """Leave out triples one of whose floats is the low half of a pointer: its 8-byte aligned word points into the
+    process's memory. Such a float moves in small steps as the pointer walks along an array, and a pointer that
+    cycles (libc's rand() state, advanced a fixed number of times per tick) can come back to the same value at
+    every standing check: CI once met (0, 0, -17169) in libc's data that way, with a character that never moved.
+    A coordinate is never half a pointer: the word after it would have to hold 0x00007fxx or 0x000055xx."""
+    if not candidates:
+        return candidates
+    regions = [(r.start, r.end) for r in reader.regions()]
+    kept: list[RankedTriple] = []
+    for candidate in candidates:
+        words = [candidate.address + 4 * k for k in range(3) if (candidate.address + 4 * k) % 8 == 0]
+        try:
+            raw = reader.read(words[0], words[-1] + 8 - words[0]) if words else b""
+        except OSError:
+            raw = b""  # unreadable now: ranked on what was read before
+        pointers = [int.from_bytes(raw[w - words[0]:w - words[0] + 8], "little") for w in words
+                    if len(raw) >= w - words[0] + 8]
+        if not any(start <= value < end for value in pointers for start, end in regions):
+            kept.append(candidate)
+    return kept
+
+
 class PositionFinder:
     def __init__(self, game: Drivable, reader: MemoryReader | None = None,
                  options: FinderOptions | None = None) -> None:
@@ -117,7 +140,8 @@ class PositionFinder:
         finally:
             scan.close()
         assert tracker is not None
-        candidates = rank(tracker.addresses, tracker.now, tracker.moves, plan.move_seconds, options.top)
+        candidates = without_pointer_halves(self.reader, rank(tracker.addresses, tracker.now, tracker.moves,
+                                                              plan.move_seconds, options.top))
         if not candidates:
             raise FinderError(self._never_walked(tracker.count, len(tracker.moves)))
         return PositionResult(candidates, time.perf_counter() - started, narrowing,

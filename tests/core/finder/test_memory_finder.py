@@ -86,6 +86,25 @@ def test_a_character_that_does_not_move_is_reported_with_what_to_check(game, wri
         PositionFinder(DeadPad(game, write_once)).run()
 
 
+def test_half_a_pointer_is_never_offered_as_a_coordinate(game):
+    """g_game holds a pointer into the heap: a triple starting there (its first float is the pointer's low half,
+    its second the high half) or ending there (its last float the low half) is no position; the player's is."""
+    from core.finder.position import without_pointer_halves
+    from core.finder.ranking import RankedTriple
+
+    def triple(address: int) -> RankedTriple:
+        return RankedTriple(address, (0.0, 0.0, 0.0), 1, 1.0, 1.0, 1.0)
+
+    truth = game.truth
+    offered = [triple(truth["g_game"]), triple(truth["g_game"] - 8), triple(truth["pos"])]
+    reader = LinuxReader(game.pid)
+    try:
+        kept = without_pointer_halves(reader, offered)
+    finally:
+        reader.close()
+    assert [c.address for c in kept] == [truth["pos"]]
+
+
 def test_a_search_can_be_cancelled_between_steps(game):
     cancel = threading.Event()
 
