@@ -31,7 +31,7 @@ from core.session.batch_control import INTERRUPTED, Stoppable
 from core.session.episodes import EpisodeSpec, make_agent
 from core.session.free_play import FreePlay
 from core.session.runner import EpisodeRunner, RunOptions
-from core.session.startup_gate import STARTUP_GATE
+from core.session.startup_gate import STARTUP_GATE, Gate
 
 EXPERIENCE_DIR = "experience"
 RESULT, SKIPPED = "result", "skipped"  # and INTERRUPTED: the three kinds of outcome
@@ -150,11 +150,11 @@ def _our_processes(session: BackendSession) -> tuple[int, ...]:
 
 
 def _start_session(job: EpisodeJob, backend: BackendProfile, start: str | dict[str, Any] | None,
-                   control: EpisodeControl) -> BackendSession | None:
+                   control: EpisodeControl, gate: Gate) -> BackendSession | None:
     """The episode's game and evaluator (none for free play), up and in its start state (None: as the game
-    launched), started in its turn (STARTUP_GATE); None when the run stops before its turn comes."""
+    launched), started in its turn (`gate`); None when the run stops before its turn comes."""
     judged = not isinstance(job.spec.task, FreePlay)
-    with STARTUP_GATE.turn(lambda: control.stopping) as admitted:
+    with gate.turn(lambda: control.stopping) as admitted:
         if not admitted:
             return None
         if job.attach is not None:
@@ -174,8 +174,9 @@ def _start_session(job: EpisodeJob, backend: BackendProfile, start: str | dict[s
 
 
 def play_episode(job: EpisodeJob, root: Path, control: EpisodeControl,
-                 limiter: RequestLimiter | None = None) -> EpisodeOutcome:
-    """Run `job` in its own world and evaluator processes, recording into `root`; its outcome and row.
+                 limiter: RequestLimiter | None = None, gate: Gate = STARTUP_GATE) -> EpisodeOutcome:
+    """Run `job` in its own world and evaluator processes, recording into `root`; its outcome and row. Its
+    start-up waits for a turn at `gate` (the threads of this process take turns; Ray's workers, the machine's).
 
     Raises only for what is no fault of the episode (a bug, a full disk); a game or evaluator that dies or
     cannot start, and an agent that fails for good, end as an infrastructure-error row.
@@ -200,7 +201,7 @@ def play_episode(job: EpisodeJob, root: Path, control: EpisodeControl,
     watchdog = _Watchdog(job.timeout_s)
     start = spec.task.start_for_reset()
     try:
-        session = _start_session(job, backend, start, control)
+        session = _start_session(job, backend, start, control, gate)
         if session is None:  # the run stopped while it waited for its turn to start
             return EpisodeOutcome(SKIPPED, files=tuple(written))
         with session:
