@@ -54,12 +54,12 @@ SAMPLE_EVERY_S = 1.0
 PSS_EVERY = 8  # samples
 MIN_STEADY = 20  # turnarounds after the last start-up, for their p95
 KINDS = ("harness", "world", "evaluator", "ray", "other")  # ray: its own daemons (--ray)
-KEY = "sk-bench-loopback-only"
+KEY = "sk-bench-loopback-only"  # the stand-in model's "key": the real one never leaves for a loopback bench
 # An episode's start-up (world and evaluator up, start state loaded) costs about this much CPU: 64 of them, taking
 # turns on 2 cores, took 72 s on the quiet development machine (2026-12-06). By default each width's episodes
 # last that long again plus STEADY_STEPS, so that all of them step at once for a while, as in a real run.
 STARTUP_CPU_S = 2.5
-STEADY_STEPS = 20  # the stand-in model's "key": the real one never leaves for a loopback bench
+STEADY_STEPS = 20
 
 
 @dataclass(frozen=True)
