@@ -432,6 +432,10 @@ class LiveView(QMainWindow):
         self._evaluator_state = str(state.get("state"))
         if line is not None:
             self._say_line(line)
+        self._take_samples()
+
+    def _take_samples(self) -> None:
+        """The samples come since the last look: onto the trail, and the marker where the last one is."""
         samples = self.host.new_samples()
         if not samples:
             return
@@ -516,6 +520,9 @@ class LiveView(QMainWindow):
         # (dotted) with its marks and spans until the next Start, while driving on draws a trail of its own.
         self._step_info = ""
         self.frame_view.set_overlay("top_right", "")
+        # The episode's last samples may not have been looked at yet (the map looks a few times a second): they
+        # belong to its trail, not to the one drawn after it (a loaded CI machine drew two points there).
+        self._take_samples()
         self.trajectory.end_episode_path()
         if self.human_driving:
             self.toggle_control()
