@@ -73,17 +73,12 @@ class NodeStartupGate:
 
     @contextlib.contextmanager
     def turn(self, stopping: Callable[[], bool]) -> Generator[bool, None, None]:
-        try:
-            import fcntl
-        except ImportError:  # Windows
+        flock = _flock()
+        if flock is None or not self._private_folder():
             with self._fallback.turn(stopping) as admitted:
                 yield admitted
             return
-        if not self._private_folder():
-            with self._fallback.turn(stopping) as admitted:
-                yield admitted
-            return
-        held = self._take_slot(fcntl.flock, fcntl.LOCK_EX | fcntl.LOCK_NB, stopping)
+        held = self._take_slot(flock, stopping)
         if held is None:
             yield False
             return
@@ -98,21 +93,34 @@ class NodeStartupGate:
         info = self.folder.lstat()
         return stat.S_ISDIR(info.st_mode) and info.st_uid == _user_id() and stat.S_IMODE(info.st_mode) == 0o700
 
-    def _take_slot(self, flock: Callable[[int, int], None], exclusive: int,
-                   stopping: Callable[[], bool]) -> int | None:
+    def _take_slot(self, flock: Callable[[int], bool], stopping: Callable[[], bool]) -> int | None:
         first = os.getpid() % self.slots  # processes start their tries at different slots
         while not stopping():
             for k in range(self.slots):
                 descriptor = os.open(self.folder / f"slot-{(first + k) % self.slots}.lock",
                                      os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
-                try:
-                    flock(descriptor, exclusive)
-                except BlockingIOError:
-                    os.close(descriptor)
-                    continue
-                return descriptor
+                if flock(descriptor):
+                    return descriptor
+                os.close(descriptor)
             time.sleep(NODE_POLL_S)
         return None
+
+
+def _flock() -> Callable[[int], bool] | None:
+    """Take an exclusive lock on a file without waiting (True: taken); None where there is no flock (Windows)."""
+    try:
+        import fcntl
+    except ImportError:
+        return None
+
+    def take(descriptor: int) -> bool:
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        return True
+
+    return take
 
 
 def _user_id() -> int:
