@@ -53,8 +53,8 @@ class Emitter:
     brief: bool = False
     baked: np.ndarray | None = None  # (2, samples): a brief sound as each ear hears it, once it has started
     baked_peak: float = 0.0  # the largest sample of baked, or more
-    # A brief sound's level, by which its signal (a bank's, shared) is multiplied as it is baked: the same
-    # numbers as multiplying first, without a scaled copy of the signal to write and read back.
+    # A brief sound's level, folded into the ears' gains when it is baked: its signal (a bank's, shared) is
+    # never copied to scale it.
     scale: np.float32 | None = None
 
     @property
@@ -86,6 +86,11 @@ class Bell:
 
 def _peak(signal: np.ndarray) -> float:
     return float(np.abs(signal).max()) if len(signal) else 0.0
+
+
+def _quiet(loudness: float) -> float:
+    """The gain below which a sound of this peak level adds less than SILENT to the mix."""
+    return SILENT / loudness if loudness > 0.0 else math.inf
 
 
 def _padded(signal: np.ndarray) -> np.ndarray:
@@ -182,7 +187,8 @@ class Mixer:
 
     # -- mixing ---------------------------------------------------------------------------
     def render(self, ticks: list[TickSound]) -> np.ndarray:
-        """The PCM of consecutive ticks (at most MAX_BLOCK_TICKS), shaped (ticks * samples_per_tick, 2) int16."""
+        """The PCM of consecutive ticks (at most MAX_BLOCK_TICKS), shaped (2, ticks * samples_per_tick) int16: the
+        left ear's samples, then the right's."""
         n0, size = (ticks[0].tick - 1) * self.spt, len(ticks) * self.spt
         # (knots, 4): x, y, z, yaw; fromiter: np.array would inspect every tuple as a possible array
         poses = np.fromiter(chain(self.last, *(t.listener for t in ticks)), np.float64,
@@ -209,10 +215,8 @@ class Mixer:
         self.last = ticks[-1].listener
         if loudest * CLIP_MARGIN >= 32767.0:  # it may reach past the 16-bit range
             np.clip(out, -32768.0, 32767.0, out=out)  # the same as minimum then maximum, several times faster
-        pcm = out.astype(np.int16)
-        interleaved = np.empty((size, 2), np.int16)  # the ring's layout; casting while transposing is slow
-        interleaved[:, 0], interleaved[:, 1] = pcm
-        return interleaved
+        # a row per ear: the ring interleaves it as it copies (casting while transposing is slow)
+        return out.astype(np.int16)
 
     def _strike_bells(self, n0: int, size: int) -> None:
         """Strokes that begin within the block join the voices, in the order of their start (as events do)."""
@@ -239,40 +243,47 @@ class Mixer:
         together, in one matrix product, and the first sound heard is written to out rather than added to
         zeros (x + 0 is x; only a zero's sign could differ, which int16 cannot hold)."""
         knots, spt, count = len(poses), self.spt, len(beds) + len(voices)
-        sx, sy = np.empty((count, knots)), np.empty((count, knots))
+        places = np.empty((count, knots), np.complex128)  # x + iy of each sound as each listener pose hears it
+        px, py = places.real, places.imag
         if beds:
             xs, ys = poses[:, 0], poses[:, 1]
             lines: list[int] = []
             segments: list[tuple[float, float, float, float, float]] = []
             for row, bed in enumerate(beds):
                 segment = bed.shape.only_segment(around)
-                if segment is None:
-                    sx[row], sy[row] = bed.shape.nearest(xs, ys, around)
+                if segment is None:  # an area, a point, or a line with several segments that can be nearest
+                    px[row], py[row] = bed.shape.nearest(xs, ys)
                 else:  # lines whose nearest point is on one segment: all of them in one set of calls
                     lines.append(row)
                     segments.append(segment)
             if lines:
-                sx[lines], sy[lines] = spatial.nearest_on_segments(xs, ys, np.array(segments))
-        places = [v.place or (0.0, 0.0, 0.0) for v in voices]  # inside the head: placed anywhere, never muted
+                px[lines], py[lines] = spatial.nearest_on_segments(xs, ys, np.array(segments))
+        # inside the head: placed anywhere, never muted
+        voice_places = [v.place or (0.0, 0.0, 0.0) for v in voices]
         if voices:
-            sx[len(beds):], sy[len(beds):] = np.array(places)[:, :2, None].transpose(1, 0, 2)
-        # (sound, 3): its reference distance, height and level, in one array for fewer calls
-        table = np.array([(b.reference_m, b.shape.z, b.loudness) for b in beds]
-                         + [(v.reference_m, p[2], v.loudness) for v, p in zip(voices, places, strict=True)])
+            places[len(beds):] = np.array([complex(p[0], p[1]) for p in voice_places])[:, None]
+        # (sound, 3): its reference distance, height, and the gain below which it is too quiet to hear (SILENT
+        # over its level), in one array for fewer calls
+        table = np.array([(b.reference_m, b.shape.z, _quiet(b.loudness)) for b in beds]
+                         + [(v.reference_m, p[2], _quiet(v.loudness))
+                            for v, p in zip(voices, voice_places, strict=True)])
         references = table[:, :1]
-        # (sounds, ears, knots)
-        gains = spatial.ears(sx, sy, table[:, 1:2], poses, references, references * AUDIBLE_REFERENCES)
-        gains *= np.float32(self.master)
+        # (sounds, ears, knots), in steps of the 16-bit output
+        gains = spatial.ears(places, table[:, 1:2], poses, references, references * AUDIBLE_REFERENCES, self.master)
         # A tick is left out where the sound is too quiet to hear at both of its ends, in both ears.
-        loudness = table[:, 2:].astype(np.float32)
-        heard: np.ndarray = np.maximum(gains[:, 0], gains[:, 1]) * loudness >= SILENT  # (sounds, knots)
+        heard: np.ndarray = np.maximum(gains[:, 0], gains[:, 1]) >= table[:, 2:]  # (sounds, knots)
         audible = heard[:, :-1] | heard[:, 1:]  # (sounds, ticks)
-        start = gains[..., :-1] * audible[:, None]  # (sounds, ears, ticks)
-        step = gains[..., 1:] * audible[:, None] - start
-        heard_at_all: list[bool] = np.logical_or.reduce(audible, axis=1).tolist()  # (sounds,)
+        largest: list[float] = gains.max(axis=(1, 2)).tolist()  # (sounds,): for the bound on the mix
+        # heard at some tick boundary, so in some tick: its largest gain is above its threshold
+        heard_at_all = [gain >= quiet for gain, quiet in zip(largest, table[:, 2].tolist(), strict=True)]
+        if audible.all():  # most blocks: nothing to leave out (x * 1 is x, so this is only a shortcut)
+            start = gains[..., :-1]  # (sounds, ears, ticks)
+            step = gains[..., 1:] - start
+        else:
+            start = gains[..., :-1] * audible[:, None]
+            step = gains[..., 1:] * audible[:, None] - start
         # The same gains at every tick boundary. Only a shortcut: a ramp of step 0 gives the same bits.
         still: list[bool] = np.logical_and.reduce(audible, axis=1).tolist() if still_listener else [False] * count
-        largest: list[float] = gains.max(axis=(1, 2)).tolist()  # (sounds,): for the bound on the mix
         size = out.shape[1]
         loudest, written = 0.0, False
         for row, bed in enumerate(beds):
@@ -353,12 +364,10 @@ class Mixer:
             knot = min(max((emitter.start - n0) // self.spt + 1, 0), len(poses) - 1)
             gain = gains[:, knot:knot + 1]
             delays = self._delays(emitter.place, poses, knot)
+        if emitter.scale is not None:  # its level with the ears' gains: one pass over its samples, not two
+            gain = gain * emitter.scale
         for ear, delay in enumerate(delays):
-            signal, heard = emitter.signal[PAD - delay:PAD - delay + length], baked[ear]
-            if emitter.scale is not None:
-                np.multiply(signal, emitter.scale, out=heard)
-                signal = heard
-            np.multiply(signal, gain[ear], out=heard)
+            np.multiply(emitter.signal[PAD - delay:PAD - delay + length], gain[ear], out=baked[ear])
         emitter.baked = baked
         # largest: its largest gain in this block, so at least the one it keeps
         emitter.baked_peak = emitter.peak * (self.master if emitter.place is None else largest)

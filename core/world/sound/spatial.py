@@ -22,8 +22,10 @@ BEHIND_GAIN = 0.7  # directly behind; in front is 1
 NEAR_M = 0.3  # closer than this the direction blurs to the middle (inside a source, a sound is everywhere)
 HEAD_M = 1.6  # the listener's ears above the character's feet
 TIE_M = 1e-6  # segments of a line this close to being equally near are all kept (see Shape.nearest)
+SETTLED_SLACK_M = 1e-9  # far more than the rounding of distances within the world (~1e-13 m)
 _BEHIND_SLOPE = (1.0 - BEHIND_GAIN) / 2
 _ILD_EXPONENT = MAX_ILD_DB * math.log(10) / 20
+_SQRT2 = math.sqrt(2.0)
 
 
 class Shape:
@@ -46,6 +48,10 @@ class Shape:
                               np.maximum(along[:, 0] ** 2 + along[:, 1] ** 2, 1e-12))
             # the same numbers as Python floats, one tuple per segment: ax, ay, along x, along y, length squared
             self._floats = list(zip(*(part[:, 0].tolist() for part in self._segments), strict=True))
+        # The last answer of only_segment that found one segment: where it was asked (x, y), the segment's index,
+        # and by how much the next nearest segment was farther from there. Listeners move little between
+        # blocks, so most answers follow from it without measuring every segment again.
+        self._settled: tuple[float, float, int, float] | None = None
 
     def distance_from(self, x: float, y: float) -> float:
         """How far (x, y) is from the shape's bounding box: cheap, for leaving out sources far away."""
@@ -85,11 +91,26 @@ class Shape:
         along x, along y, length squared); None where several can (or the shape is no line of segments)."""
         if self.area is not None or self.points is None or len(self.points) == 1:
             return None
+        if len(self._floats) == 1:
+            return self._floats[0]
         x, y, r = around
+        if self._settled is not None:
+            # Distances to segments change by at most how far (x, y) moved since: while the next nearest was
+            # farther by more than twice that, plus 2r and the tie margin, it still cannot be nearest to any
+            # pose, and the answer is the same as measuring again (SETTLED_SLACK_M covers the rounding of it).
+            then_x, then_y, index, gap = self._settled
+            if gap > 2.0 * (math.hypot(x - then_x, y - then_y) + r) + TIE_M + SETTLED_SLACK_M:
+                return self._floats[index]
         reach = [_segment_distance(x, y, *segment) for segment in self._floats]
+        nearest = min(reach)
         # TIE_M: a segment left out is farther from every pose by more than rounding could blur
-        candidates = [k for k, d in enumerate(reach) if d <= min(reach) + 2.0 * r + TIE_M]
-        return self._floats[candidates[0]] if len(candidates) == 1 else None
+        candidates = [k for k, d in enumerate(reach) if d <= nearest + 2.0 * r + TIE_M]
+        if len(candidates) != 1:
+            self._settled = None
+            return None
+        index = candidates[0]
+        self._settled = (x, y, index, min(d for k, d in enumerate(reach) if k != index) - nearest)
+        return self._floats[index]
 
 
 def nearest_on_segments(xs: np.ndarray, ys: np.ndarray, segments: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -119,27 +140,34 @@ def shape_of(source: Source, spec: WorldSpec, ground_z: float) -> Shape:
     return Shape(np.array(points, float), height=source.height, ground_z=ground_z)
 
 
-def ears(sx: np.ndarray, sy: np.ndarray, sz: np.ndarray, listeners: np.ndarray, reference_m: np.ndarray,
-         audible_m: np.ndarray) -> np.ndarray:
-    """(sources, 2, poses) float32: the gains of the left and right ear for sources at (sx, sy, sz)[source, pose]
-    heard by listeners[pose] = (x, y, z of the ears, camera heading in degrees). reference_m and audible_m are
-    per source, shaped (sources, 1): full level within reference_m, falling with distance, and faded out
-    completely at audible_m."""
-    dx, dy, dz = sx - listeners[:, 0], sy - listeners[:, 1], sz - listeners[:, 2]
-    flat = np.hypot(dx, dy)
-    distance = np.hypot(flat, dz)
+def ears(places: np.ndarray, heights: np.ndarray, listeners: np.ndarray, reference_m: np.ndarray,
+         audible_m: np.ndarray, gain: float = 1.0) -> np.ndarray:
+    """(sources, 2, poses) float32: the gains of the left and right ear for sources at places[source, pose]
+    (complex: x + iy) and heights[source] (shaped (sources, 1)), heard by listeners[pose] = (x, y, z of the
+    ears, camera heading in degrees), a C-contiguous float64 array. reference_m and audible_m are per source,
+    shaped (sources, 1): `gain` within reference_m straight ahead, falling with distance, and faded out
+    completely at audible_m.
+
+    Written for few numpy calls (each costs more than its arithmetic on these small arrays): the offsets as
+    complex numbers, whose size is the distance on the ground in one call; the level difference's
+    sqrt(2 / (1 + ratio^2)) as sqrt(2) / hypot(ratio, 1), with sqrt(2) folded into the level."""
+    offset = places - listeners[:, :2].view(np.complex128)[:, 0]
+    dx, dy = offset.real, offset.imag
+    flat = np.abs(offset)
+    distance = np.hypot(flat, heights - listeners[:, 2])
     yaw = np.radians(listeners[:, 3])
     cos, sin = np.cos(yaw), np.sin(yaw)
     # Heading 0 faces +y and turns counter-clockwise: the right ear points along (cos, sin) of the heading.
     inverse = 1.0 / np.maximum(distance, NEAR_M)
     lateral = (dx * cos + dy * sin) * inverse
-    level = reference_m / np.maximum(distance, reference_m) * np.maximum(1.0 - flat / audible_m, 0.0)
+    level = (reference_m * (gain * _SQRT2)) / np.maximum(distance, reference_m)
+    level *= np.maximum(1.0 - flat / audible_m, 0.0)
     level *= (dy * cos - dx * sin) * (inverse * _BEHIND_SLOPE) + (1.0 - _BEHIND_SLOPE)  # a little less from behind
     ratio = np.exp(lateral * _ILD_EXPONENT)  # right over left: MAX_ILD_DB * lateral in decibels
     out = np.empty((len(lateral), 2, lateral.shape[1]), np.float32)
     left = out[:, 0]
-    left[...] = level * np.sqrt(2.0 / (1.0 + ratio * ratio))  # the two ears' power adds up to level's
-    out[:, 1] = left * ratio
+    np.divide(level, np.hypot(ratio, 1.0), out=left)  # the two ears' power adds up to level's
+    np.multiply(left, ratio, out=out[:, 1])
     return out
 
 
