@@ -137,32 +137,21 @@ class AudioRing:
     def write(self, first_tick: int, pcm: np.ndarray) -> None:
         """Publish consecutive ticks first_tick, first_tick + 1, ...: pcm is (ticks * samples_per_tick, channels)
         int16, at most `capacity` ticks."""
-        if pcm.dtype != np.int16 or pcm.ndim != 2 or pcm.shape[1] != self.format.channels:
-            raise ValueError(f"expected (n * {self.format.samples_per_tick}, {self.format.channels}) int16, "
-                             f"got {pcm.shape} {pcm.dtype}")
-        self.write_planar(first_tick, pcm.T)
-
-    def write_planar(self, first_tick: int, pcm: np.ndarray) -> None:
-        """Like write, from pcm shaped (channels, ticks * samples_per_tick) int16, one row a channel: each row is
-        copied into the slots' interleaved layout, with no interleaved copy made first (a mixer's natural layout
-        is a row per channel)."""
         self._require_writer()
         per_tick, channels = self.format.samples_per_tick, self.format.channels
-        if pcm.dtype != np.int16 or pcm.ndim != 2 or pcm.shape[0] != channels or pcm.shape[1] % per_tick:
-            raise ValueError(f"expected ({channels}, n * {per_tick}) int16, got {pcm.shape} {pcm.dtype}")
-        ticks = pcm.shape[1] // per_tick
+        if pcm.dtype != np.int16 or pcm.ndim != 2 or pcm.shape[1] != channels or pcm.shape[0] % per_tick:
+            raise ValueError(f"expected (n * {per_tick}, {channels}) int16, got {pcm.shape} {pcm.dtype}")
+        ticks = pcm.shape[0] // per_tick
         if ticks > self.capacity:  # only the newest capacity ticks can be kept anyway
-            pcm, first_tick = pcm[:, -self.capacity * per_tick:], first_tick + ticks - self.capacity
-            ticks = self.capacity
-        blocks = pcm.reshape(channels, ticks, per_tick)
+            pcm, first_tick, ticks = pcm[-self.capacity * per_tick:], first_tick + ticks - self.capacity, self.capacity
+        blocks = pcm.reshape(ticks, per_tick, channels)
         epoch, done = self.epoch, 0
         while done < ticks:  # in at most two runs of slots: up to the end of the ring, then from its start
             first = self._next
             count = min(ticks - done, self.capacity - first)
             slots = self._slots[first:first + count]
             slots["seq"] += 1  # odd: being written
-            for channel in range(channels):
-                self._pcm[first:first + count, :, channel] = blocks[channel, done:done + count]
+            self._pcm[first:first + count] = blocks[done:done + count]
             slots["epoch"] = epoch
             slots["tick"] = np.arange(first_tick + done, first_tick + done + count, dtype=np.uint64)
             slots["seq"] += 1  # even: complete

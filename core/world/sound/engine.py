@@ -121,7 +121,7 @@ class SoundEngine:
 
     def _mix(self, ticks: list[TickSound]) -> None:
         started = time.thread_time()
-        self.ring.write_planar(ticks[0].tick, self.mixer.render(ticks))
+        self.ring.write(ticks[0].tick, self.mixer.render(ticks))
         self.synth_ticks += len(ticks)
         self.synth_seconds += time.thread_time() - started
 

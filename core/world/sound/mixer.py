@@ -187,8 +187,7 @@ class Mixer:
 
     # -- mixing ---------------------------------------------------------------------------
     def render(self, ticks: list[TickSound]) -> np.ndarray:
-        """The PCM of consecutive ticks (at most MAX_BLOCK_TICKS), shaped (2, ticks * samples_per_tick) int16: the
-        left ear's samples, then the right's."""
+        """The PCM of consecutive ticks (at most MAX_BLOCK_TICKS), shaped (ticks * samples_per_tick, 2) int16."""
         n0, size = (ticks[0].tick - 1) * self.spt, len(ticks) * self.spt
         # (knots, 4): x, y, z, yaw; fromiter: np.array would inspect every tuple as a possible array
         poses = np.fromiter(chain(self.last, *(t.listener for t in ticks)), np.float64,
@@ -215,8 +214,10 @@ class Mixer:
         self.last = ticks[-1].listener
         if loudest * CLIP_MARGIN >= 32767.0:  # it may reach past the 16-bit range
             np.clip(out, -32768.0, 32767.0, out=out)  # the same as minimum then maximum, several times faster
-        # a row per ear: the ring interleaves it as it copies (casting while transposing is slow)
-        return out.astype(np.int16)
+        pcm = out.astype(np.int16)
+        interleaved = np.empty((size, 2), np.int16)  # the ring's layout; casting while transposing is slow
+        interleaved[:, 0], interleaved[:, 1] = pcm
+        return interleaved
 
     def _strike_bells(self, n0: int, size: int) -> None:
         """Strokes that begin within the block join the voices, in the order of their start (as events do)."""
@@ -242,48 +243,52 @@ class Mixer:
         arithmetic allows: most of a block's cost is calls, not samples. So the moving beds' gains are made
         together, in one matrix product, and the first sound heard is written to out rather than added to
         zeros (x + 0 is x; only a zero's sign could differ, which int16 cannot hold)."""
-        knots, spt, count = len(poses), self.spt, len(beds) + len(voices)
+        knots, spt = len(poses), self.spt
+        # the voices whose gains this block needs: not those baked already, nor those inside the head
+        needs_gains = [v.baked is None and v.place is not None for v in voices]
+        placed = [v for v, needs in zip(voices, needs_gains, strict=True) if needs]
+        count = len(beds) + len(placed)
         places = np.empty((count, knots), np.complex128)  # x + iy of each sound as each listener pose hears it
         px, py = places.real, places.imag
         if beds:
             xs, ys = poses[:, 0], poses[:, 1]
-            lines: list[int] = []
-            segments: list[tuple[float, float, float, float, float]] = []
             for row, bed in enumerate(beds):
                 segment = bed.shape.only_segment(around)
                 if segment is None:  # an area, a point, or a line with several segments that can be nearest
                     px[row], py[row] = bed.shape.nearest(xs, ys)
-                else:  # lines whose nearest point is on one segment: all of them in one set of calls
-                    lines.append(row)
-                    segments.append(segment)
-            if lines:
-                px[lines], py[lines] = spatial.nearest_on_segments(xs, ys, np.array(segments))
-        # inside the head: placed anywhere, never muted
-        voice_places = [v.place or (0.0, 0.0, 0.0) for v in voices]
-        if voices:
+                else:
+                    px[row], py[row] = spatial.on_segment(xs, ys, segment)
+        voice_places = [v.place for v in placed if v.place is not None]
+        if placed:
             places[len(beds):] = np.array([complex(p[0], p[1]) for p in voice_places])[:, None]
-        # (sound, 3): its reference distance, height, and the gain below which it is too quiet to hear (SILENT
-        # over its level), in one array for fewer calls
-        table = np.array([(b.reference_m, b.shape.z, _quiet(b.loudness)) for b in beds]
-                         + [(v.reference_m, p[2], _quiet(v.loudness))
-                            for v, p in zip(voices, voice_places, strict=True)])
-        references = table[:, :1]
-        # (sounds, ears, knots), in steps of the 16-bit output
-        gains = spatial.ears(places, table[:, 1:2], poses, references, references * AUDIBLE_REFERENCES, self.master)
-        # A tick is left out where the sound is too quiet to hear at both of its ends, in both ears.
-        heard: np.ndarray = np.maximum(gains[:, 0], gains[:, 1]) >= table[:, 2:]  # (sounds, knots)
-        audible = heard[:, :-1] | heard[:, 1:]  # (sounds, ticks)
-        largest: list[float] = gains.max(axis=(1, 2)).tolist()  # (sounds,): for the bound on the mix
-        # heard at some tick boundary, so in some tick: its largest gain is above its threshold
-        heard_at_all = [gain >= quiet for gain, quiet in zip(largest, table[:, 2].tolist(), strict=True)]
-        if audible.all():  # most blocks: nothing to leave out (x * 1 is x, so this is only a shortcut)
-            start = gains[..., :-1]  # (sounds, ears, ticks)
-            step = gains[..., 1:] - start
-        else:
-            start = gains[..., :-1] * audible[:, None]
-            step = gains[..., 1:] * audible[:, None] - start
-        # The same gains at every tick boundary. Only a shortcut: a ramp of step 0 gives the same bits.
-        still: list[bool] = np.logical_and.reduce(audible, axis=1).tolist() if still_listener else [False] * count
+        gains = pairs = start = np.empty((0, 2, knots), np.float32)
+        heard_at_all: list[bool] = []
+        largest: list[float] = []
+        still: list[bool] = []
+        if count:
+            # (sound, 4): its reference distance, height, the gain below which it is too quiet to hear (SILENT
+            # over its level), and the distance at which it fades out, in one array for fewer calls
+            table = np.array([(b.reference_m, b.shape.z, _quiet(b.loudness), b.reference_m * AUDIBLE_REFERENCES)
+                              for b in beds]
+                             + [(v.reference_m, p[2], _quiet(v.loudness), v.reference_m * AUDIBLE_REFERENCES)
+                                for v, p in zip(placed, voice_places, strict=True)])
+            # (sounds, ears, knots), in steps of the 16-bit output
+            gains = spatial.ears(places, table[:, 1:2], poses, table[:, :1], table[:, 3:], self.master)
+            # A tick is left out where the sound is too quiet to hear at both of its ends, in both ears.
+            heard: np.ndarray = np.maximum(gains[:, 0], gains[:, 1]) >= table[:, 2:3]  # (sounds, knots)
+            audible = heard[:, :-1] | heard[:, 1:]  # (sounds, ticks)
+            largest = gains.max(axis=(1, 2)).tolist()  # (sounds,): for the bound on the mix
+            # heard at some tick boundary, so in some tick: its largest gain is above its threshold
+            heard_at_all = [gain >= quiet for gain, quiet in zip(largest, table[:, 2].tolist(), strict=True)]
+            if audible.all():  # most blocks: nothing to leave out (x * 1 is x, so this is only a shortcut)
+                start = gains[..., :-1]  # (sounds, ears, ticks)
+                step = gains[..., 1:] - start
+            else:
+                start = gains[..., :-1] * audible[:, None]
+                step = gains[..., 1:] * audible[:, None] - start
+            pairs = np.stack([step, start], axis=-1)  # (sounds, ears, ticks, 2): [step, first] of each ramp
+            # The same gains at every tick boundary. Only a shortcut: a ramp of step 0 gives the same bits.
+            still = np.logical_and.reduce(audible, axis=1).tolist() if still_listener else [False] * count
         size = out.shape[1]
         loudest, written = 0.0, False
         for row, bed in enumerate(beds):
@@ -297,21 +302,27 @@ class Mixer:
                 weighted = self._weighted[:, :size] if written else out
                 np.multiply(signal, start[row, :, :1], out=weighted)
             else:
-                ramp = self._ramp_gains(row, start, step, 0, knots - 1)
+                ramp = self._ramp_gains(pairs[row], 0, knots - 1)
                 weighted = ramp if written else out
                 np.multiply(ramp, signal, out=weighted)
             if written:
                 np.add(out, weighted, out=out)
             written = True
             loudest += bed.loudness * largest[row]
-        for row, emitter in enumerate(voices, len(beds)):
-            if not heard_at_all[row] and emitter.place is not None:  # inside the head it is always heard
-                continue
+        row = len(beds) - 1
+        for emitter, needs in zip(voices, needs_gains, strict=True):
+            if needs:
+                row += 1
+                if not heard_at_all[row]:
+                    continue
             a, b = max(0, emitter.start - n0), min(size, emitter.end + PAD - 1 - n0)
             whole = (a, b) == (0, size)
             if emitter.brief or emitter.place is None:
                 if emitter.baked is None:
-                    self._bake(emitter, gains[row], poses, n0, largest[row])
+                    if needs:
+                        self._bake(emitter, gains[row], poses, n0, largest[row])
+                    else:  # inside the head
+                        self._bake(emitter, self._centre, poses, n0, self.master)
                     assert emitter.baked is not None
                 offset = n0 - emitter.start
                 if written or not whole:
@@ -331,7 +342,7 @@ class Mixer:
                 gain = start[row, :, :1]
             else:
                 k0 = a // spt
-                gain = self._ramp_gains(row, start, step, k0, (b - 1) // spt + 1)[:, a - k0 * spt:b - k0 * spt]
+                gain = self._ramp_gains(pairs[row], k0, (b - 1) // spt + 1)[:, a - k0 * spt:b - k0 * spt]
             if not written:
                 out.fill(0.0)
                 written = True
@@ -345,11 +356,12 @@ class Mixer:
             out.fill(0.0)
         return loudest
 
-    def _ramp_gains(self, row: int, start: np.ndarray, step: np.ndarray, k0: int, k1: int) -> np.ndarray:
+    def _ramp_gains(self, pairs: np.ndarray, k0: int, k1: int) -> np.ndarray:
         """Both ears' gains for ticks k0..k1 of the block, sample by sample (first + (last - first) * frac
-        within each tick), in the scratch buffer: shaped (2, (k1 - k0) * samples_per_tick)."""
+        within each tick), in the scratch buffer: shaped (2, (k1 - k0) * samples_per_tick). pairs: a sound's
+        (ears, ticks, 2) [step, first]."""
         ramp = self._ramp[:2 * (k1 - k0) * self.spt].reshape(2, -1)
-        self.ramps.fill(ramp.reshape(2, k1 - k0, self.spt), start[row, :, k0:k1], step[row, :, k0:k1])
+        self.ramps.fill_pairs(ramp.reshape(2, k1 - k0, self.spt), pairs[:, k0:k1])
         return ramp
 
     def _bake(self, emitter: Emitter, gains: np.ndarray, poses: np.ndarray, n0: int, largest: float) -> None:

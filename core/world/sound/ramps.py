@@ -28,7 +28,6 @@ class Ramps:
     def __init__(self, samples_per_tick: int, max_ticks: int) -> None:
         self.frac = (np.arange(samples_per_tick) / samples_per_tick).astype(np.float32)
         self._basis = np.vstack([self.frac, np.ones(samples_per_tick, np.float32)])  # (2, samples_per_tick)
-        self._pairs = np.empty((2 * max_ticks, 2), np.float32)  # [step, first] per ear and tick
         # rows in one product: an even number, at most those checked below
         self.rows = max(2, min(2 * max_ticks, SINGLE_THREAD_PRODUCT // (2 * samples_per_tick) // 2 * 2))
         self.by_product = self._product_is_exact()
@@ -36,18 +35,20 @@ class Ramps:
     def fill(self, out: np.ndarray, first: np.ndarray, step: np.ndarray) -> None:
         """out (ears, ticks, samples_per_tick) float32, C-contiguous, = first + step * frac, with first and
         step (ears, ticks) float32."""
+        self.fill_pairs(out, np.stack([step, first], axis=-1))
+
+    def fill_pairs(self, out: np.ndarray, pairs: np.ndarray) -> None:
+        """Like fill, from pairs (ears, ticks, 2) float32 = [step, first] per ear and tick: the mixer stacks every
+        sound's pairs at once, rather than each sound's as its ramps are made."""
         if not self.by_product:
-            np.multiply(step[:, :, None], self.frac, out=out)
-            np.add(out, first[:, :, None], out=out)
+            np.multiply(pairs[..., 0, None], self.frac, out=out)
+            np.add(out, pairs[..., 1, None], out=out)
             return
-        ears, ticks = first.shape
         assert out.flags.c_contiguous, "the product is written through a reshaped view of out"
-        rows = ears * ticks
-        pairs = self._pairs[:rows]
-        pairs[:, 0], pairs[:, 1] = step.reshape(-1), first.reshape(-1)
-        flat = out.reshape(rows, -1)
-        for row in range(0, rows, self.rows):  # the row counts are even: ticks of whole ears, or self.rows
-            np.matmul(pairs[row:row + self.rows], self._basis, out=flat[row:row + self.rows])
+        flat_pairs = pairs.reshape(-1, 2)  # a view where pairs is contiguous (the mixer's are, for whole blocks)
+        flat = out.reshape(len(flat_pairs), -1)
+        for row in range(0, len(flat_pairs), self.rows):  # the row counts are even: ticks of whole ears, or self.rows
+            np.matmul(flat_pairs[row:row + self.rows], self._basis, out=flat[row:row + self.rows])
 
     def _product_is_exact(self) -> bool:
         """Whether the matrix product gives the same bits as the two numpy calls, for test ramps of every row

@@ -73,9 +73,7 @@ class Shape:
         if around is not None:
             segment = self.only_segment(around)
             if segment is not None:
-                ax, ay, along_x, along_y, length_sq = segment
-                t = np.minimum(np.maximum(((xs - ax) * along_x + (ys - ay) * along_y) / length_sq, 0.0), 1.0)
-                return ax + t * along_x, ay + t * along_y
+                return on_segment(xs, ys, segment)
         # every segment against every pose at once: (segments, poses)
         ax, ay, along_x, along_y, length_sq = self._segments
         t = ((xs - ax) * along_x + (ys - ay) * along_y) / length_sq
@@ -113,10 +111,11 @@ class Shape:
         return self._floats[index]
 
 
-def nearest_on_segments(xs: np.ndarray, ys: np.ndarray, segments: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Each segment's nearest point to each (x, y): segments (n, 5) as only_segment gives them, the points
-    (n, poses). The same arithmetic as Shape.nearest on one segment, for several lines in one set of calls."""
-    ax, ay, along_x, along_y, length_sq = (segments[:, k:k + 1] for k in range(5))
+def on_segment(xs: np.ndarray, ys: np.ndarray,
+               segment: tuple[float, float, float, float, float]) -> tuple[np.ndarray, np.ndarray]:
+    """A segment's nearest point to each (x, y), the segment as only_segment gives it. Its numbers are Python
+    floats, which numpy applies to a whole array in fewer steps than arrays of them."""
+    ax, ay, along_x, along_y, length_sq = segment
     t = np.minimum(np.maximum(((xs - ax) * along_x + (ys - ay) * along_y) / length_sq, 0.0), 1.0)
     return ax + t * along_x, ay + t * along_y
 

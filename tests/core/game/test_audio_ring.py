@@ -35,21 +35,6 @@ def test_ticks_written_in_any_grouping_are_read_back_exactly(tmp_path):
     reader.close()
 
 
-def test_a_row_per_channel_is_written_as_the_same_interleaved_ticks(tmp_path):
-    """The world's mixer hands over a row per ear; readers get the ring's interleaved layout all the same."""
-    ring = AudioRing.create(tmp_path / "audio.bin", FORMAT, capacity=20)
-    reader = AudioRing.attach(tmp_path / "audio.bin")
-    tick = 1
-    for count in (15, 15, 3):  # 33 ticks: the ring has wrapped round, one write across its end
-        ring.write_planar(tick, np.ascontiguousarray(_ticks(tick, count).T))
-        tick += count
-    assert np.array_equal(reader.read(14, 33), _ticks(14, 20))
-    with pytest.raises(ValueError, match=r"expected \(2, n \* 800\) int16"):
-        ring.write_planar(tick, _ticks(tick, 1))  # interleaved, not a row per channel
-    ring.close()
-    reader.close()
-
-
 def test_ticks_gone_or_not_played_yet_are_refused_with_the_reason(tmp_path):
     ring = AudioRing.create(tmp_path / "audio.bin", FORMAT, capacity=20)
     reader = AudioRing.attach(tmp_path / "audio.bin")
