@@ -33,6 +33,7 @@ SPEED_RANGE = (0.05, 2000.0)
 MIN_WALKED_SHARE = 0.5   # of the walking steps a candidate must have moved in to be ranked at all
 _WEIGHTS = {"returns": 2.0, "square": 1.5, "even": 1.0, "rotation": 1.5, "level": 1.0}
 PERMUTED_WEIGHT = 0.5  # a permuted copy still ranks, far below the position it mirrors
+DOUBLE_VIEW_WEIGHT = 0.5  # so does a triple read out of a double's bytes that holds a coordinate
 _TINY = 1e-12
 VERTICAL_NAMES = {1: "y", 2: "z"}
 
@@ -229,8 +230,10 @@ def rank(addresses: np.ndarray, now: np.ndarray, moves: list[MoveRecord], move_s
              <= 1e-4 * np.maximum(1.0, np.abs(values[:, None, :]))).all(axis=2) & agree
     common = np.where(copies > 0, equal.sum(axis=1) / np.maximum(copies, 1), 1.0)
     permuted = _permuted_copies(values, vertical[order], copies)
+    double_view = _double_views(addresses[order], now[order])
     final = (base[order] * (0.75 + 0.25 * support) * (0.8 + 0.2 * relative_lead) * (0.9 + 0.1 * steady)
-             * (0.8 + 0.2 * common) * np.where(permuted, PERMUTED_WEIGHT, 1.0))
+             * (0.8 + 0.2 * common) * np.where(permuted, PERMUTED_WEIGHT, 1.0)
+             * np.where(double_view, DOUBLE_VIEW_WEIGHT, 1.0))
     ranked: list[RankedTriple] = []
     for rank_index in np.argsort(-final, kind="stable")[:top]:
         i = order[rank_index]
@@ -240,11 +243,37 @@ def rank(addresses: np.ndarray, now: np.ndarray, moves: list[MoveRecord], move_s
         terms["steady"] = float(steady[rank_index])
         terms["common_value"] = float(common[rank_index])
         terms["permuted"] = float(permuted[rank_index])
+        terms["double_view"] = float(double_view[rank_index])
         values = cast("tuple[float, float, float]", tuple(float(x) for x in now[i]))  # a row of the triples
         ranked.append(RankedTriple(int(addresses[i]), values, v, float(final[rank_index]),
                                    float(chosen[i]), float(speed[i]), int(copies[rank_index]),
                                    float(lead[rank_index]), terms))
     return ranked
+
+
+def _double_views(addresses: np.ndarray, now: np.ndarray) -> np.ndarray:
+    """Per candidate: whether the two of its floats that share an 8-byte aligned word, read together as one
+    double, hold a value another candidate holds as a float. Then the triple is a window on a double
+    (float64) copy of the position, not a position: a double's high half moves with it (monotonically, at
+    about a tenth of its speed), and where coordinates are round numbers its low half stays 0, so the window
+    walks, returns and squares like the position. The built-in world's sound keeps its listener's poses as
+    doubles, 14 rows of them, and such a window outranked the position once they were counted as copies.
+    A float triple's own pairs read as doubles are far from any coordinate (-9.0 as a float, with 0.0 beside
+    it, reads as a double of -262144)."""
+    count = len(now)
+    if count < 2:
+        return np.zeros(count, bool)
+    floats = np.ascontiguousarray(now, dtype=np.float32)
+    low = np.where(addresses % 8 == 0, 0, 1)  # where the aligned word begins within each triple
+    rows = np.arange(count)
+    words = np.ascontiguousarray(np.stack([floats[rows, low], floats[rows, low + 1]], axis=1))
+    doubles = words.view(np.float64)[:, 0]
+    held = floats.astype(np.float64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        close = np.abs(held[None, :, :] - doubles[:, None, None]) <= 1e-6 * np.abs(doubles)[:, None, None]
+        meaningful = np.isfinite(doubles) & (np.abs(doubles) >= 1e-3) & (np.abs(doubles) <= 1e9)
+    close[rows, rows] = False  # its own floats do not count
+    return meaningful & close.any(axis=(1, 2))
 
 
 def _permuted_copies(values: np.ndarray, vertical: np.ndarray, copies: np.ndarray) -> np.ndarray:

@@ -71,3 +71,25 @@ def test_the_position_with_its_ground_axes_swapped_ranks_below_the_position_it_m
     assert ranked[-1].address == 0x6000
     assert mirrored.terms["permuted"] == 1.0 and ranked[0].terms["permuted"] == 0.0
     assert mirrored.score < 0.6 * ranked[0].score
+
+
+def test_a_window_on_a_double_copy_of_the_position_ranks_below_the_position():
+    """A program may keep the position as doubles too (the built-in world's sound keeps its listener's poses
+    so, 14 rows of them): three floats read out of such a row walk with the position, at about a tenth of its
+    speed, and six rows of them agree with each other. Read as a double, the row holds the position's own
+    coordinate; the float position itself must still come first."""
+    _, moves = walks(3, ["walker"])
+    rows = 6
+    windows: list[MoveRecord] = []
+    for move in moves:
+        def window(position: np.ndarray) -> np.ndarray:
+            # a row of doubles [x, z] seen from its fifth byte: x's high half, then z's low and high halves
+            halves = np.array([[position[0, 0], position[0, 2]]], np.float64).view(np.float32)
+            return np.repeat(halves[:, 1:4], rows, axis=0)
+        windows.append(MoveRecord(move.round, move.name, np.vstack([move.before, window(move.before)]),
+                                  np.vstack([move.after, window(move.after)]), None))
+    addresses = np.array([0x1000] + [0x2004 + 32 * k for k in range(rows)], np.uint64)
+    ranked = rank(addresses, windows[-1].after, windows, move_seconds=0.6)
+    assert ranked[0].address == 0x1000 and ranked[0].terms["double_view"] == 0.0
+    shadows = [r for r in ranked if r.address != 0x1000]
+    assert shadows and all(r.terms["double_view"] == 1.0 for r in shadows)

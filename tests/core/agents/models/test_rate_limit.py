@@ -90,7 +90,11 @@ def test_a_requests_per_minute_limit_spaces_the_requests(openai_env):
     finally:
         server.close()
     gaps = [b - a for a, b in zip(meter.arrivals, meter.arrivals[1:])]
-    assert len(gaps) == 5 and min(gaps) >= 0.23, gaps
+    # The limiter spaces the starts; on the way to the server a request can be held up by the scheduler for a
+    # few tens of milliseconds on a loaded machine (CI once saw 0.225 s between two). So: never two together
+    # (three threads unlimited arrive within milliseconds), and the rate over the whole run as asked.
+    assert len(gaps) == 5 and min(gaps) >= 0.15, gaps
+    assert sum(gaps) >= 5 * 0.25 * 0.95, gaps
 
 
 def test_a_429_holds_back_every_caller_of_the_limiter_not_just_the_one_that_got_it(openai_env):
