@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
 import numpy as np
@@ -48,6 +48,10 @@ from core.memory.scanner import RegionFilter, scan
 # structure that also holds the position shares few (39% seen).
 MIN_SIMILARITY = 0.6
 SAME_STRUCT = 0.05   # candidates this close to the most similar one are copies of the same struct
+# Candidates of a later process looked at for the struct process 1's value lives in. The finder's own top 20
+# is too few where the position has many copies: on a loaded machine Minetest's 20 best were all other
+# structs' copies (79% alike at best), the signature found none unique, and the pointer search failed.
+LOCATE_CANDIDATES = 100
 
 
 class _Unmatched(Exception):
@@ -266,14 +270,17 @@ class SignatureBuilder:
                 values = cast("tuple[float, float, float]", tuple(float(v) for v in read))  # VALUE_BYTES: three
                 return _Found(address, self._first.vertical, self._first.speed, values, "loose pattern")
         self._report(f"finding the position in process {len(observations) + 1}", 0.0)
-        finder = PositionFinder(game, reader, self.options.finder)
+        options = self.options.finder
+        if observations:
+            options = replace(options, top=max(options.top, LOCATE_CANDIDATES))
+        finder = PositionFinder(game, reader, options)
         result = finder.run(self.progress, self.cancel)
         if not result.candidates:
             raise FinderError("the motion finder found no position in this process")
         best = result.candidates[0]
         how = "motion finder"
         if observations:
-            scored = [(_similarity(reader, c.address, observations[0]), c) for c in result.candidates[:40]]
+            scored = [(_similarity(reader, c.address, observations[0]), c) for c in result.candidates]
             # A sibling copy in a structure like process 1's (the eye's position beside the feet's) is as
             # similar: the height at rest tells them apart.
             level = [(s, c) for s, c in scored if _same_height(c.values, self._first)] or scored
