@@ -28,11 +28,17 @@ def gemini_body(text: str | None) -> dict[str, Any]:
 
 class InFlightMeter:
     """A responder that takes `delay_s` to answer each request and records how many were in flight at once
-    (counted on the server, where a rate limit must hold) and when each arrived."""
+    (counted on the server, where a rate limit must hold) and when each arrived.
 
-    def __init__(self, reply: dict[str, Any], delay_s: float = 0.3) -> None:
-        self.reply, self.delay_s = reply, delay_s
+    company_s > 0: until two requests have been in flight together, a request waits up to that long for a
+    second one before it is answered. A test that a limit of two lets two through then does not depend on
+    episodes happening to overlap (on a loaded machine they may start one after another); a limit of one
+    still shows as one, after the wait."""
+
+    def __init__(self, reply: dict[str, Any], delay_s: float = 0.3, company_s: float = 0.0) -> None:
+        self.reply, self.delay_s, self.company_s = reply, delay_s, company_s
         self.lock = threading.Lock()
+        self.changed = threading.Condition(self.lock)
         self.in_flight = 0
         self.most = 0
         self.arrivals: list[float] = []
@@ -42,6 +48,9 @@ class InFlightMeter:
             self.in_flight += 1
             self.most = max(self.most, self.in_flight)
             self.arrivals.append(time.monotonic())
+            self.changed.notify_all()
+            if self.company_s > 0:
+                self.changed.wait_for(lambda: self.most >= 2, timeout=self.company_s)
         time.sleep(self.delay_s)  # the server thinking; counted as in flight until the answer leaves
         with self.lock:
             self.in_flight -= 1

@@ -244,7 +244,7 @@ def test_a_node_without_the_api_key_is_refused(head, tmp_path):
 
 def test_four_ray_episodes_share_one_limit_of_two_requests_in_flight(head, tmp_path):
     meter = InFlightMeter(openai_body('{"thought": "on", "self_assessment": "progressing", "action": "MoveForward"}'),
-                          delay_s=0.4)
+                          delay_s=0.4, company_s=30.0)
     server = LoopbackProvider(responder=meter)
     try:
         done = _main(["run", "--tasks", TASK, "--trials", "4", "--agent", "model:openai:test-model", "--base-url",
