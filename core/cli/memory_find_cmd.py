@@ -152,6 +152,8 @@ def _find_position(args: argparse.Namespace) -> int:
         values = ", ".join(f"{v:.3f}" for v in c.values)
         print(f"  {index:2d}. {c.address:#014x}  ({values})  {c.up} up  score {c.score:.3f}  "
               f"{c.speed:.2f} units/s  {c.copies} copies  lead {c.lead:.2f}")
+    if result.warning:
+        print(f"WARNING: {result.warning}")
     return 0
 
 

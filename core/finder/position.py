@@ -27,6 +27,8 @@ from core.memory.readers import MemoryReader, open_reader
 from core.memory.scanner import RegionFilter
 
 MAX_DENSE_ROUNDS = 2
+WEAK_SCORE = 0.5   # the true position scored 0.65 to 0.9 on every game tried; junk left by a failed walk, 0.13 to 0.31
+ON_STACK_WEIGHT = 0.5   # a function's local copy of the position: gone when the function returns
 BLOCKED = ("was the character blocked, in a menu, or is the game window without input focus? Start in open ground "
            "and try again")
 
@@ -48,10 +50,20 @@ class PositionResult:
     narrowing: list[tuple[str, int]]   # (step, candidates left) in order
     bytes_read: int
 
+    @property
+    def warning(self) -> str | None:
+        """What to try when even the best candidate fits the moves poorly: then it is most likely not the position."""
+        if not self.candidates or self.candidates[0].score >= WEAK_SCORE:
+            return None
+        return (f"the best candidate scores only {self.candidates[0].score:.2f} (a position found reliably scores "
+                f"{WEAK_SCORE} or more), so it is most likely not the position. Usual causes: the character still "
+                "moves when a step ends (a game with momentum: raise the backend's step_settle_s), walls or slopes "
+                "stop the walks (start in open, flat ground), or the window lost input focus")
+
     def to_json(self) -> dict[str, object]:
         return {"candidates": [c.to_json() for c in self.candidates], "seconds": round(self.seconds, 2),
                 "narrowing": [{"step": s, "candidates": n} for s, n in self.narrowing],
-                "bytes_read": self.bytes_read}
+                "bytes_read": self.bytes_read, "warning": self.warning}
 
 
 @dataclass
@@ -84,6 +96,21 @@ def without_pointer_halves(reader: MemoryReader, candidates: list[RankedTriple])
         if not any(start <= value < end for value in pointers for start, end in regions):
             kept.append(candidate)
     return kept
+
+
+def demote_stack_copies(reader: MemoryReader, candidates: list[RankedTriple]) -> list[RankedTriple]:
+    """Halve the score of triples on the main thread's stack and rank again. A local copy there walks like the
+    position while the function that holds it runs (Red Eclipse's network code kept one, and it ranked first),
+    but no signature or pointer can reach it in a fresh process."""
+    stacks = [(r.start, r.end) for r in reader.regions() if r.path.startswith("[stack")]
+    if not stacks:
+        return candidates
+    for candidate in candidates:
+        on_stack = any(start <= candidate.address < end for start, end in stacks)
+        candidate.terms["on_stack"] = float(on_stack)
+        if on_stack:
+            candidate.score *= ON_STACK_WEIGHT
+    return sorted(candidates, key=lambda c: -c.score)
 
 
 class PositionFinder:
@@ -140,8 +167,8 @@ class PositionFinder:
         finally:
             scan.close()
         assert tracker is not None
-        candidates = without_pointer_halves(self.reader, rank(tracker.addresses, tracker.now, tracker.moves,
-                                                              plan.move_seconds, options.top))
+        candidates = demote_stack_copies(self.reader, without_pointer_halves(
+            self.reader, rank(tracker.addresses, tracker.now, tracker.moves, plan.move_seconds, options.top)))
         if not candidates:
             raise FinderError(self._never_walked(tracker.count, len(tracker.moves)))
         return PositionResult(candidates, time.perf_counter() - started, narrowing,

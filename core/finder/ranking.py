@@ -34,6 +34,9 @@ MIN_WALKED_SHARE = 0.5   # of the walking steps a candidate must have moved in t
 _WEIGHTS = {"returns": 2.0, "square": 1.5, "even": 1.0, "rotation": 1.5, "level": 1.0}
 PERMUTED_WEIGHT = 0.5  # a permuted copy still ranks, far below the position it mirrors
 DOUBLE_VIEW_WEIGHT = 0.5  # so does a triple read out of a double's bytes that holds a coordinate
+COARSE_COPY_WEIGHT = 0.5  # and a copy rounded to a fixed-point grid, beside a copy that is not
+COARSEST_FIXED_POINT = 1 / 4   # a grid this fine or finer is a fixed-point encoding, not round coordinates
+FINEST_FIXED_POINT = 1 / 256
 _TINY = 1e-12
 VERTICAL_NAMES = {1: "y", 2: "z"}
 
@@ -231,9 +234,10 @@ def rank(addresses: np.ndarray, now: np.ndarray, moves: list[MoveRecord], move_s
     common = np.where(copies > 0, equal.sum(axis=1) / np.maximum(copies, 1), 1.0)
     permuted = _permuted_copies(values, vertical[order], copies)
     double_view = _double_views(addresses[order], now[order])
+    coarse = _coarse_copies(pooled, values, agree)
     final = (base[order] * (0.75 + 0.25 * support) * (0.8 + 0.2 * relative_lead) * (0.9 + 0.1 * steady)
              * (0.8 + 0.2 * common) * np.where(permuted, PERMUTED_WEIGHT, 1.0)
-             * np.where(double_view, DOUBLE_VIEW_WEIGHT, 1.0))
+             * np.where(double_view, DOUBLE_VIEW_WEIGHT, 1.0) * np.where(coarse, COARSE_COPY_WEIGHT, 1.0))
     ranked: list[RankedTriple] = []
     for rank_index in np.argsort(-final, kind="stable")[:top]:
         i = order[rank_index]
@@ -244,11 +248,45 @@ def rank(addresses: np.ndarray, now: np.ndarray, moves: list[MoveRecord], move_s
         terms["common_value"] = float(common[rank_index])
         terms["permuted"] = float(permuted[rank_index])
         terms["double_view"] = float(double_view[rank_index])
+        terms["coarse_copy"] = float(coarse[rank_index])
         values = cast("tuple[float, float, float]", tuple(float(x) for x in now[i]))  # a row of the triples
         ranked.append(RankedTriple(int(addresses[i]), values, v, float(final[rank_index]),
                                    float(chosen[i]), float(speed[i]), int(copies[rank_index]),
                                    float(lead[rank_index]), terms))
     return ranked
+
+
+def _grid_steps(moves: list[MoveRecord], values: np.ndarray) -> np.ndarray:
+    """Per candidate: the coarsest binary grid (1, 1/2, ... FINEST_FIXED_POINT) every value it was seen to hold
+    lies on, or 0 when its values need finer fractions than that (a simulated float always does)."""
+    seen = [values] + [m.before for m in moves] + [m.after for m in moves] + \
+        [m.end for m in moves if m.end is not None]
+    samples = np.concatenate([s.astype(np.float64).reshape(len(values), -1) for s in seen], axis=1)
+    steps = np.zeros(len(values))
+    step = FINEST_FIXED_POINT
+    with np.errstate(invalid="ignore"):
+        while step <= 1.0:
+            scaled = samples / step
+            on_grid = np.isfinite(samples).all(axis=1) & (scaled == np.round(scaled)).all(axis=1)
+            steps = np.where(on_grid, step, steps)
+            step *= 2
+    return steps
+
+
+def _coarse_copies(moves: list[MoveRecord], values: np.ndarray, agree: np.ndarray) -> np.ndarray:
+    """Per candidate: whether every value it held lies on a fine binary grid (1/4 of a unit down to 1/256) while a
+    copy moving with it, within two grid steps of it, holds finer values. Such a triple is a fixed-point copy of
+    the position, not the position: Cube 2 games (Red Eclipse) send positions over the network in 1/16 units,
+    and that copy, kept on the heap and on the stack, walked exactly like the player and outranked the player's
+    own struct. Round coordinates with no finer copy beside them (the built-in world's lockstep moves) are not
+    touched, and neither are integer grids (1 unit and coarser)."""
+    steps = _grid_steps(moves, values)
+    fixed_point = (steps > 0) & (steps <= COARSEST_FIXED_POINT)
+    if not fixed_point.any():
+        return fixed_point
+    near = (np.abs(values[:, None, :] - values[None, :, :]) <= 2 * steps[:, None, None]).all(axis=2)
+    finer = near & agree & (steps == 0)[None, :]
+    return np.asarray(fixed_point & finer.any(axis=1))
 
 
 def _double_views(addresses: np.ndarray, now: np.ndarray) -> np.ndarray:

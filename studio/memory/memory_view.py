@@ -306,7 +306,8 @@ class MemoryView(QWidget):
         self.found = result
         self.finder_panel.show_candidates(result.candidates)
         self.finder_panel.status.setText(f"{len(result.candidates)} candidate(s) in {result.seconds:.1f} s; the "
-                                         "first is the best. Make a signature from the one selected.")
+                                         "first is the best. Make a signature from the one selected."
+                                         + (f" Warning: {result.warning}." if result.warning else ""))
 
     @Slot(object)
     def _on_built(self, result: BuildResult) -> None:

@@ -114,3 +114,23 @@ def test_hints_name_a_backend_by_the_name_only_where_the_name_finds_that_file(tm
     copy = tmp_path / "minetest.yaml"
     copy.write_text((ASSETS_DIR / "backends" / "minetest.yaml").read_text())
     assert command_argument(load_backend(str(copy))) == str(copy)
+
+
+def test_the_red_eclipse_example_loads_with_its_found_profile_and_its_task_validates():
+    """docs/new-game.md's second game, kept as a user would keep it (a folder of its own, the task naming the
+    backend file by path): the found profile loads as the backend's profile as written, and the task validates
+    against it without the game (which CI does not install)."""
+    import subprocess
+    import sys
+
+    from core.paths import PROJECT_ROOT
+
+    folder = BACKENDS / "redeclipse"
+    backend = load_backend(str(folder / "redeclipse.yaml"))
+    assert backend.memory_profile_path == folder / "redeclipse_profile.yaml"
+    profile = load_profile(backend.memory_profile_path)
+    assert profile.signature is not None and profile.game_version == "1.6.0"
+    done = subprocess.run([sys.executable, "main.py", "tasks", "validate", "--tasks", str(folder / "tasks")],
+                          cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "1 of 1 task file(s) valid" in done.stdout

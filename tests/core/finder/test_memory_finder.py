@@ -105,6 +105,24 @@ def test_half_a_pointer_is_never_offered_as_a_coordinate(game):
     assert [c.address for c in kept] == [truth["pos"]]
 
 
+def test_a_copy_on_the_stack_ranks_below_the_same_value_on_the_heap(game):
+    """A function's local copy of the position walks like it while the function runs (Red Eclipse's network code
+    held one, and it ranked first), but nothing leads to it in a fresh process: it goes below the heap's."""
+    from core.finder.position import demote_stack_copies
+    from core.finder.ranking import RankedTriple
+
+    reader = LinuxReader(game.pid)
+    try:
+        stack = next(r for r in reader.regions() if r.path == "[stack]")
+        offered = [RankedTriple(stack.end - 0x100, (12.5, 1.5, -40.25), 1, 0.9, 0.9, 1.0),
+                   RankedTriple(game.truth["pos"], (12.5, 1.5, -40.25), 1, 0.8, 0.9, 1.0)]
+        ranked = demote_stack_copies(reader, offered)
+    finally:
+        reader.close()
+    assert [c.address for c in ranked] == [game.truth["pos"], stack.end - 0x100]
+    assert ranked[1].terms["on_stack"] == 1.0 and ranked[0].terms["on_stack"] == 0.0
+
+
 def test_a_search_can_be_cancelled_between_steps(game):
     cancel = threading.Event()
 

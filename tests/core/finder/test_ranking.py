@@ -93,3 +93,52 @@ def test_a_window_on_a_double_copy_of_the_position_ranks_below_the_position():
     assert ranked[0].address == 0x1000 and ranked[0].terms["double_view"] == 0.0
     shadows = [r for r in ranked if r.address != 0x1000]
     assert shadows and all(r.terms["double_view"] == 1.0 for r in shadows)
+
+
+def fixed_point_walk(true_copies: int, rounded_copies: int) -> tuple[np.ndarray, np.ndarray, list[MoveRecord]]:
+    """A position with the fractions a simulation gives, in `true_copies` places, and `rounded_copies` copies of it
+    rounded down to 1/16 of a unit (the Cube 2 engine's network encoding)."""
+    _, moves = walks(3, ["walker"])
+    start = np.array([0.3127, 0.0, 0.7391], np.float32)
+
+    def copies(position: np.ndarray) -> np.ndarray:
+        fine = position + start
+        rounded = np.floor(fine * 16) / 16
+        return np.vstack([np.repeat(fine, true_copies, axis=0), np.repeat(rounded, rounded_copies, axis=0)])
+
+    joined = [MoveRecord(m.round, m.name, copies(m.before), copies(m.after), None) for m in moves]
+    addresses = np.array([0x1000 + 0x100 * k for k in range(true_copies + rounded_copies)], np.uint64)
+    return addresses, joined[-1].after, joined
+
+
+def test_a_copy_rounded_to_a_fixed_point_grid_ranks_below_the_position_it_rounds():
+    """Red Eclipse keeps its network copy of the player's position in 1/16 units, in more places than the
+    player's own struct: held by more copies, that copy ranked first, and no signature or pointer led to it in a
+    fresh process. The finer copy, the game's own, must come first."""
+    addresses, now, moves = fixed_point_walk(true_copies=2, rounded_copies=4)
+    ranked = rank(addresses, now, moves, move_seconds=0.6)
+    assert ranked[0].address in (0x1000, 0x1100) and ranked[0].terms["coarse_copy"] == 0.0
+    rounded = [r for r in ranked if r.address >= 0x1200]
+    assert len(rounded) == 4 and all(r.terms["coarse_copy"] == 1.0 for r in rounded)
+
+
+def test_a_position_on_a_fixed_point_grid_with_no_finer_copy_is_not_demoted():
+    """A game whose position itself is fixed point (or the built-in world's round lockstep moves) has no finer
+    copy beside it: nothing is demoted, and its copies rank as before."""
+    addresses, now, moves = fixed_point_walk(true_copies=0, rounded_copies=3)
+    ranked = rank(addresses, now, moves, move_seconds=0.6)
+    assert len(ranked) == 3 and all(r.terms["coarse_copy"] == 0.0 for r in ranked)
+
+
+@pytest.mark.parametrize(("best", "warned"), [(0.31, True), (0.74, False)])
+def test_a_weak_best_candidate_comes_with_what_to_try(best, warned):
+    """Red Eclipse's player slides on after a key is released: the finder, resting too briefly, printed ten
+    candidates of junk scoring 0.13 to 0.31 and nothing else. A weak best must say so, and name the causes."""
+    from core.finder.position import PositionResult
+    from core.finder.ranking import RankedTriple
+
+    result = PositionResult([RankedTriple(0x1000, (1.0, 2.0, 3.0), 1, best, best, 4.0)], 60.0, [], 0)
+    assert (result.warning is not None) is warned
+    assert result.to_json()["warning"] == result.warning
+    if warned:
+        assert "step_settle_s" in result.warning and "open, flat ground" in result.warning
