@@ -15,7 +15,6 @@ distance walked in STUCK_S.
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass, field
 
 from core.evaluation.client import EvaluatorClient
@@ -31,7 +30,10 @@ STUCK_STEPS = 4
 ARRIVE_S = 0.15      # the least arrival tolerance: what the walking speed covers in this long
 STUCK_S = 0.0125     # a step that moves less than the walking speed covers in this long moved nothing
 CALIBRATION_S = 0.2
+CALIBRATION_TURN_DEG = 45.0
+TURN_GAIN_RANGE = (0.2, 5.0)   # a measured turn outside this times the asked one is no turn at all
 TURN_TOLERANCE_DEG = 8.0
+NO_PROGRESS_STEPS = 12   # steps in a row that bring a waypoint no closer: the route cannot be followed
 
 
 @dataclass
@@ -63,7 +65,10 @@ class ScriptedDriver:
     `reads_camera` / `reads_dialogue`: whether the evaluator's profile has camera_yaw and
     dialogue_active fields. A profile made by the memory finder may hold the position only: then
     the camera's heading is measured by walking forward a moment after each reset and kept up to date
-    by the turns the driver makes itself, and an interaction presses A as often as the task says."""
+    by the turns the driver makes itself, and an interaction presses A as often as the task says.
+    Steering by turns with no camera field, the turn itself is measured too (walk, turn, walk again): a
+    backend's mouse scale may be off (Red Eclipse turned half the degrees asked), and a game's ground may
+    be mirrored against the driver's convention (Red Eclipse's x, y with z up turn the other way)."""
 
     def __init__(self, game: GameConnection, evaluator: EvaluatorClient, steering: str = "stick",
                  arrive: float = ARRIVE_M, settle_s: float = 0.0, reads_camera: bool = True,
@@ -79,6 +84,7 @@ class ScriptedDriver:
         self.steps = 0
         self.positions: list[tuple[float, float]] = []
         self._measured_yaw = 0.0
+        self._turn_gain = 1.0  # degrees the camera turns per degree asked (negative: mirrored)
         self.protocol = StepProtocol(game, evaluator, settle_s)  # the runner's step protocol
         self._answer: StepResult | None = None  # the game's answer to the last input (its tick keys the sample)
         self._judged_step = 0  # the last step whose end the evaluator judged
@@ -94,17 +100,39 @@ class ScriptedDriver:
         return sample.x, sample.y, yaw, sample.dialogue_active
 
     def measure_camera(self) -> None:
-        """Walk forward along the camera a moment and back: the heading of that step is the camera's.
+        """Walk forward along the camera a moment and back: the heading of that step is the camera's. Steering
+        by turns, then turn by CALIBRATION_TURN_DEG and walk again: how far the heading moved is the turn's gain.
         Not counted as steps: it is the driver's calibration, not part of the route."""
-        before = self.evaluator.sample_after(time.time())  # just after a reset: keyed by the wall clock
+        heading = self._walk_heading()
+        self._measured_yaw = heading
+        if self.steering != "turn":
+            return
+        self.game.turn_camera(CALIBRATION_TURN_DEG)
+        self._answer = None
+        turned = self._walk_heading()
+        # Turning right lowers the yaw (counter-clockwise from +y)
+        gain = -_wrap(turned - heading) / CALIBRATION_TURN_DEG
+        low, high = TURN_GAIN_RANGE
+        if not low <= abs(gain) <= high:
+            raise RouteBlocked(f"turning the camera {CALIBRATION_TURN_DEG:g} degrees turned the walk by "
+                               f"{-gain * CALIBRATION_TURN_DEG:.1f}: check the backend's mouse degrees_per_px (or "
+                               "turn_degrees_per_s) and that the window has input focus")
+        self._turn_gain = gain
+        self._measured_yaw = turned
+
+    def _walk_heading(self) -> float:
+        """Forward a moment and back: the heading walked (yaw, counter-clockwise from +y); sets the walking speed."""
+        # At rest: a game with momentum (Red Eclipse) still slides back from the last calibration walk, and
+        # a walk forward begun then only cancels the slide.
+        before = self.protocol.end(self._answer)
         after = self.protocol.end(self.game.hold(PadState(left_y=1.0), CALIBRATION_S))
         self._answer = self.game.hold(PadState(left_y=-1.0), CALIBRATION_S)
         dx, dy = after.x - before.x, after.y - before.y
         if math.hypot(dx, dy) < 1e-3:
             raise RouteBlocked("could not measure the camera's heading: walking forward did not move the "
                                "character (blocked at the start?)")
-        self._measured_yaw = math.degrees(math.atan2(-dx, dy))
         self.walk_speed = math.hypot(dx, dy) / CALIBRATION_S
+        return math.degrees(math.atan2(-dx, dy))
 
     def arrival(self, arrive: float | None = None) -> float:
         """Within this distance a waypoint counts as reached: `arrive` (default the driver's), but never less
@@ -126,19 +154,25 @@ class ScriptedDriver:
     def goto(self, tx: float, ty: float, arrive: float | None = None) -> None:
         arrive = self.arrival(arrive)
         stuck = 0
+        closest, since_closer = math.inf, 0
         while True:
             x, y, yaw, _ = self._now()
             self.positions.append((x, y))
             distance = math.hypot(tx - x, ty - y)
             if distance <= arrive:
                 return
+            closest, since_closer = (distance, 0) if distance < closest - arrive / 2 else (closest, since_closer + 1)
+            if since_closer >= NO_PROGRESS_STEPS:
+                raise RouteBlocked(f"{NO_PROGRESS_STEPS} steps brought ({tx:.1f}, {ty:.1f}) no closer than "
+                                   f"{closest:.1f} (now at ({x:.1f}, {y:.1f})): something is in the way, or the turns "
+                                   "do not turn the way the backend says")
             seconds = min(STEP_S, max(distance / self.walk_speed, 1 / 30))
             if self.steering == "turn":
                 heading = math.degrees(math.atan2(-(tx - x), ty - y))
                 right = (yaw - heading + 180.0) % 360.0 - 180.0
                 if abs(right) > TURN_TOLERANCE_DEG:
                     self.steps += 1
-                    self.game.turn_camera(right)
+                    self.game.turn_camera(right / self._turn_gain)
                     self._answer = None  # no answer with a tick: the sample is keyed by the game's tick now
                     if not self.reads_camera:
                         # Turning right lowers the yaw (counter-clockwise from +y); with no camera field to
@@ -200,3 +234,8 @@ class ScriptedDriver:
         if not success and not message:
             message = "the route ended without meeting the success condition"
         return DriveResult(task.id, success, self.steps, step, message, self.positions, blocked=blocked)
+
+
+def _wrap(degrees: float) -> float:
+    """An angle in (-180, 180]."""
+    return (degrees + 180.0) % 360.0 - 180.0

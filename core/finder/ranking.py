@@ -256,37 +256,50 @@ def rank(addresses: np.ndarray, now: np.ndarray, moves: list[MoveRecord], move_s
     return ranked
 
 
-def _grid_steps(moves: list[MoveRecord], values: np.ndarray) -> np.ndarray:
-    """Per candidate: the coarsest binary grid (1, 1/2, ... FINEST_FIXED_POINT) every value it was seen to hold
-    lies on, or 0 when its values need finer fractions than that (a simulated float always does)."""
+def _samples(moves: list[MoveRecord], values: np.ndarray) -> np.ndarray:
+    """Every value each candidate was seen to hold, (n, samples, 3)."""
     seen = [values] + [m.before for m in moves] + [m.after for m in moves] + \
         [m.end for m in moves if m.end is not None]
-    samples = np.concatenate([s.astype(np.float64).reshape(len(values), -1) for s in seen], axis=1)
-    steps = np.zeros(len(values))
+    with np.errstate(invalid="ignore"):  # a value sampled mid-move may be a signalling NaN
+        return np.stack([s.astype(np.float64) for s in seen], axis=1)
+
+
+def _grid_steps(samples: np.ndarray) -> np.ndarray:
+    """Per candidate: the coarsest binary grid (1, 1/2, ... FINEST_FIXED_POINT) every value it held lies on, or 0
+    when its values need finer fractions than that (a simulated float always does)."""
+    flat = samples.reshape(len(samples), -1)
+    finite = np.isfinite(flat).all(axis=1)
+    steps = np.zeros(len(samples))
     step = FINEST_FIXED_POINT
     with np.errstate(invalid="ignore"):
         while step <= 1.0:
-            scaled = samples / step
-            on_grid = np.isfinite(samples).all(axis=1) & (scaled == np.round(scaled)).all(axis=1)
-            steps = np.where(on_grid, step, steps)
+            scaled = flat / step
+            steps = np.where(finite & (scaled == np.round(scaled)).all(axis=1), step, steps)
             step *= 2
     return steps
 
 
 def _coarse_copies(moves: list[MoveRecord], values: np.ndarray, agree: np.ndarray) -> np.ndarray:
     """Per candidate: whether every value it held lies on a fine binary grid (1/4 of a unit down to 1/256) while a
-    copy moving with it, within two grid steps of it, holds finer values. Such a triple is a fixed-point copy of
-    the position, not the position: Cube 2 games (Red Eclipse) send positions over the network in 1/16 units,
-    and that copy, kept on the heap and on the stack, walked exactly like the player and outranked the player's
-    own struct. Round coordinates with no finer copy beside them (the built-in world's lockstep moves) are not
-    touched, and neither are integer grids (1 unit and coarser)."""
-    steps = _grid_steps(moves, values)
-    fixed_point = (steps > 0) & (steps <= COARSEST_FIXED_POINT)
-    if not fixed_point.any():
-        return fixed_point
-    near = (np.abs(values[:, None, :] - values[None, :, :]) <= 2 * steps[:, None, None]).all(axis=2)
-    finer = near & agree & (steps == 0)[None, :]
-    return np.asarray(fixed_point & finer.any(axis=1))
+    copy moving with it, within two grid steps of it at some moment, holds finer values. Such a triple is a
+    fixed-point copy of the position, not the position: Cube 2 games (Red Eclipse) send positions over the
+    network in 1/16 units, and that copy, kept on the heap and on the stack, walked exactly like the player and
+    outranked the player's own struct. It lags, by more than a grid step while the player moves fast (a fall),
+    so they are compared where they are closest. Round coordinates with no finer copy beside them (the built-in
+    world's lockstep moves) are not touched, and neither are integer grids (1 unit and coarser)."""
+    samples = _samples(moves, values)
+    steps = _grid_steps(samples)
+    coarse = np.zeros(len(values), bool)
+    finer = np.flatnonzero(steps == 0)
+    for i in np.flatnonzero((steps > 0) & (steps <= COARSEST_FIXED_POINT)):
+        partners = finer[agree[i, finer]]
+        if len(partners) == 0:
+            continue
+        with np.errstate(invalid="ignore"):
+            apart = np.abs(samples[partners] - samples[i][None]).max(axis=2)   # (partners, samples)
+        closest = np.where(np.isnan(apart), np.inf, apart).min(axis=1)
+        coarse[i] = bool((closest <= 2 * steps[i]).any())
+    return coarse
 
 
 def _double_views(addresses: np.ndarray, now: np.ndarray) -> np.ndarray:

@@ -107,13 +107,7 @@ def test_a_pointer_search_that_finds_nothing_still_says_what_to_try_next(ring_bi
     assert "--depth 2 --max-offset 0x20" in steps[0] and "memory signature" in steps[1]
 
 
-def test_the_privileged_driver_follows_a_route_in_the_games_units_and_speed(signature, ring_binary, tmp_path):
-    """First person at 340 units a second, a route hundreds of units long: timed for 4 m/s with a 0.6 tolerance,
-    every waypoint was overshot."""
-    mode, _, _, written = signature
-    if mode != "first-person":
-        pytest.skip("the route is in first-person units")
-    task = parse_task("""format_version: 1
+ROUTE = """format_version: 1
 id: ring_route
 quest: ring
 category: navigation
@@ -126,14 +120,38 @@ reference_route:
 - goto: [1600, -560]
 - goto: [1600, -100]
 - goto: [1100, -100]
-""", tmp_path / "ring_route.yaml")
+"""
+
+
+class MirroredHalfTurns(RingConnection):
+    """Turns as Red Eclipse answered the backend's mouse: half the degrees asked, the other way round (its
+    mouse scale was off by two, and its ground, x and y with z up, is mirrored against the driver's)."""
+
+    def turn_camera(self, degrees: float) -> float:
+        return super().turn_camera(-0.5 * degrees)
+
+
+@pytest.mark.parametrize("connection", [RingConnection, MirroredHalfTurns])
+@pytest.mark.parametrize("steering", ["stick", "turn"])
+def test_the_privileged_driver_follows_a_route_in_the_games_units_and_speed(signature, ring_binary, tmp_path,
+                                                                            steering, connection):
+    """First person at 340 units a second, a route hundreds of units long: timed for 4 m/s with a 0.6 tolerance,
+    every waypoint was overshot. Steering by turns, the driver measures the turn itself: on Red Eclipse the
+    turns went half as far and the other way, and the driver walked off the dance floor."""
+    mode, _, _, written = signature
+    if mode != "first-person":
+        pytest.skip("the route is in first-person units")
+    if steering == "stick" and connection is MirroredHalfTurns:
+        pytest.skip("steering with the stick turns nothing")
+    task = parse_task(ROUTE, tmp_path / "ring_route.yaml")
     with ForeignGame(ring_binary, "--first-person") as game, \
             EvaluatorClient.launch(game.pid, profile=written) as evaluator:
         evaluator.wait_locked()
-        driver = ScriptedDriver(RingConnection(game), evaluator, reads_camera=False, reads_dialogue=False)
+        driver = ScriptedDriver(connection(game), evaluator, steering=steering, reads_camera=False,
+                                reads_dialogue=False)
         result = driver.drive(task)
         x, y, _ = game.where()
     assert result.success, result.message
     assert driver.walk_speed == pytest.approx(340.0, rel=0.05)  # measured, in the profile's units per second
-    assert result.steps <= 15  # 1,300 units at 170 a step, and a few short ones to arrive
+    assert result.steps <= 15  # 1,300 units at 170 a step, and a few short ones (or turns) to arrive
     assert abs(x - 1100) < 60 and abs(y + 100) < 60

@@ -95,9 +95,11 @@ def test_a_window_on_a_double_copy_of_the_position_ranks_below_the_position():
     assert shadows and all(r.terms["double_view"] == 1.0 for r in shadows)
 
 
-def fixed_point_walk(true_copies: int, rounded_copies: int) -> tuple[np.ndarray, np.ndarray, list[MoveRecord]]:
+def fixed_point_walk(true_copies: int, rounded_copies: int,
+                     falling: bool = False) -> tuple[np.ndarray, np.ndarray, list[MoveRecord]]:
     """A position with the fractions a simulation gives, in `true_copies` places, and `rounded_copies` copies of it
-    rounded down to 1/16 of a unit (the Cube 2 engine's network encoding)."""
+    rounded down to 1/16 of a unit (the Cube 2 engine's network encoding). `falling`: in the last walk the player
+    falls off a ledge, and the rounded copy, lagging, is 0.375 higher when it ends."""
     _, moves = walks(3, ["walker"])
     start = np.array([0.3127, 0.0, 0.7391], np.float32)
 
@@ -107,15 +109,21 @@ def fixed_point_walk(true_copies: int, rounded_copies: int) -> tuple[np.ndarray,
         return np.vstack([np.repeat(fine, true_copies, axis=0), np.repeat(rounded, rounded_copies, axis=0)])
 
     joined = [MoveRecord(m.round, m.name, copies(m.before), copies(m.after), None) for m in moves]
+    if falling:
+        last = joined[-1].after
+        last[:, 1] -= 150.0
+        last[true_copies:, 1] += 0.375
     addresses = np.array([0x1000 + 0x100 * k for k in range(true_copies + rounded_copies)], np.uint64)
     return addresses, joined[-1].after, joined
 
 
-def test_a_copy_rounded_to_a_fixed_point_grid_ranks_below_the_position_it_rounds():
+@pytest.mark.parametrize("falling", [False, True])
+def test_a_copy_rounded_to_a_fixed_point_grid_ranks_below_the_position_it_rounds(falling):
     """Red Eclipse keeps its network copy of the player's position in 1/16 units, in more places than the
     player's own struct: held by more copies, that copy ranked first, and no signature or pointer led to it in a
-    fresh process. The finer copy, the game's own, must come first."""
-    addresses, now, moves = fixed_point_walk(true_copies=2, rounded_copies=4)
+    fresh process. The finer copy, the game's own, must come first, also when the last walk ended in a fall
+    (a player who walked off the edge of the dance floor), which the rounded copy follows late."""
+    addresses, now, moves = fixed_point_walk(true_copies=2, rounded_copies=4, falling=falling)
     ranked = rank(addresses, now, moves, move_seconds=0.6)
     assert ranked[0].address in (0x1000, 0x1100) and ranked[0].terms["coarse_copy"] == 0.0
     rounded = [r for r in ranked if r.address >= 0x1200]
