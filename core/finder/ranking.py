@@ -207,7 +207,8 @@ def rank(addresses: np.ndarray, now: np.ndarray, moves: list[MoveRecord], move_s
     walked = np.where(vertical == 2, by_axis[2]["moved"], by_axis[1]["moved"])
     # A position moves in most walking steps (a wall may block one). A triple that changed once, say a
     # setting written during the first walk, survives every standing check but is no position at all.
-    eligible = np.flatnonzero(walked >= MIN_WALKED_SHARE)
+    # A triple that held a NaN in some sample (a float read mid-write, or no float at all) scores NaN: no position.
+    eligible = np.flatnonzero((walked >= MIN_WALKED_SHARE) & np.isfinite(base))
     if len(eligible) == 0:
         return []
     order = eligible[np.argsort(-base[eligible], kind="stable")[:pool]]
@@ -239,7 +240,8 @@ def rank(addresses: np.ndarray, now: np.ndarray, moves: list[MoveRecord], move_s
              * (0.8 + 0.2 * common) * np.where(permuted, PERMUTED_WEIGHT, 1.0)
              * np.where(double_view, DOUBLE_VIEW_WEIGHT, 1.0) * np.where(coarse, COARSE_COPY_WEIGHT, 1.0))
     ranked: list[RankedTriple] = []
-    for rank_index in np.argsort(-final, kind="stable")[:top]:
+    finite = np.flatnonzero(np.isfinite(final))
+    for rank_index in finite[np.argsort(-final[finite], kind="stable")][:top]:
         i = order[rank_index]
         v = int(vertical[i])
         terms = {k: float(by_axis[v][k][i]) for k in ("moved", *_WEIGHTS) if not np.isnan(by_axis[v][k][i])}

@@ -150,3 +150,13 @@ def test_a_weak_best_candidate_comes_with_what_to_try(best, warned):
     assert result.to_json()["warning"] == result.warning
     if warned:
         assert "step_settle_s" in result.warning and "open, flat ground" in result.warning
+
+
+def test_a_triple_read_as_nan_the_moment_a_walk_ended_is_never_offered_with_a_nan_score():
+    """On Red Eclipse a triple of -0.0 that read as NaN the moment one walk ended was listed ninth with "score
+    nan": a NaN is no score, and a triple that held one is no position."""
+    now, plain = walks(3, ["walker", "walker"])
+    moves = [MoveRecord(m.round, m.name, m.before, m.after, (m.before + m.after) / 2) for m in plain]
+    moves[4].end[1] = np.nan
+    ranked = rank(np.array([0x1000, 0x2000], np.uint64), now, moves, move_seconds=0.6)
+    assert [r.address for r in ranked] == [0x1000]
