@@ -197,7 +197,9 @@ class HumanDriver(QObject):
                 self._release(key)
         if self._pad is not None:
             self._read_gamepad()
-        if self.held is not None and self._waiting() == 0 and now >= self._next_send:
+        # A release in its grace is most likely final: a step sent now would only be cancelled, or, had the
+        # step in progress ended meanwhile, walk on after the key is up.
+        if self.held is not None and not self._releasing and self._waiting() == 0 and now >= self._next_send:
             self._send_held(now)  # none waits: the previous step has started, and this one is due
         if self.held is None and not self._releasing and self._pad is None:
             self._timer.stop()  # nothing held and no gamepad: nothing to poll

@@ -86,3 +86,24 @@ def test_a_release_then_a_new_press_at_another_time_is_a_new_step(qtbot):
     driver.key_down(W, False, timestamp=1180)  # a person tapping again: another server time
     assert len(queue.sent) == 2
     driver.stop()
+
+
+def test_no_step_is_sent_while_a_release_waits_out_its_grace(qtbot, monkeypatch):
+    """A key let go just before the next step was due: until the release is final (RELEASE_GRACE_MS without the
+    press of an auto-repeat pair), the driver sent that step, and had the step in progress ended meanwhile, it
+    walked on after the key was up (a desktop run on a loaded machine counted two steps after key-up)."""
+    clock = [100.0]
+    monkeypatch.setattr("studio.human_control.time.monotonic", lambda: clock[0])
+    queue = Queue()
+    driver = driver_for(queue)
+    driver.key_down(W, False, timestamp=1000)
+    queue.start()  # the first step is in progress, none waits
+    clock[0] += HUMAN_STEP_S - 0.01
+    driver.key_up(W, False, timestamp=1240)  # let go 10 ms before the next step is due
+    clock[0] += 0.02  # the next step is due, the release not final yet
+    driver._tick()
+    assert len(queue.sent) == 1
+    clock[0] += RELEASE_GRACE_MS / 1000.0
+    driver._tick()
+    assert driver.held is None and len(queue.sent) == 1 and queue.cancelled == 0
+    driver.stop()
