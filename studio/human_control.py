@@ -10,9 +10,11 @@ the waiting one: after release, at most the step in progress plays out.
 Auto-repeat is ignored, whether or not Qt recognises it. X sends a held key's auto-repeat as a release and
 a press with the same server timestamp; Qt flags the pair only when both arrive in one read, which a busy
 event loop or a remote X server breaks. So a release that carries a timestamp is final only after
-RELEASE_GRACE_MS without a press of the same key and time; such a press continues the hold. (Events
-without a timestamp, sent by tests or other programs, are taken as they come.) The gamepad is polled at
-display rate the same way.
+RELEASE_GRACE_MS without a press of the same key and time; such a press continues the hold. The step
+waiting behind the one in progress is withdrawn at once, though, and sent again if the press comes: had
+it waited out the grace, the step in progress could end meanwhile, and the waiting one would start and
+walk on after the key was up. (Events without a timestamp, sent by tests or other programs, are taken as
+they come.) The gamepad is polled at display rate the same way.
 """
 
 from __future__ import annotations
@@ -87,6 +89,7 @@ class HumanDriver(QObject):
         self._carried: dict[int, int] = {}  # key held -> how many steps have carried it so far
         # key -> (when its release came, its timestamp): final after RELEASE_GRACE_MS
         self._releasing: dict[int, tuple[float, int]] = {}
+        self._withdrawn: set[int] = set()  # keys whose release withdrew the waiting step: sent again if they go on
         self._pad = None                 # the physical gamepad, while one is open
         self._stick = PadState()         # its last reading
         self.device_dir: Path | None = None  # where to look for /dev/input/js* devices (None: the system's)
@@ -106,6 +109,9 @@ class HumanDriver(QObject):
         releasing = self._releasing.pop(key, None)
         if releasing is not None:
             if timestamp and releasing[1] == timestamp:  # X's auto-repeat pair: the hold goes on
+                if key in self._withdrawn:
+                    self._withdrawn.discard(key)
+                    self._send_again()
                 return True
             self._release(key)  # a real release, then a new press
         if not auto_repeat and key not in self._held:
@@ -123,10 +129,14 @@ class HumanDriver(QObject):
             self._release(key)
             return True
         self._releasing[key] = (time.monotonic(), timestamp)  # final unless a press with this timestamp follows
+        if self._carried.get(key, 0) > 1 and self._waiting() > 0:
+            self._cancel()  # now, not after the grace: the step in progress may end before it
+            self._withdrawn.add(key)
         self._timer.start(POLL_MS)
         return True
 
     def _release(self, key: int) -> None:
+        self._withdrawn.discard(key)
         self._held.remove(key)
         # A step queued behind the one in progress would walk on after the key is up: cancel it. A key
         # carried by one step only was a tap, and that step (started or not) is what the tap asked for.
@@ -136,6 +146,7 @@ class HumanDriver(QObject):
     def release_all(self) -> None:
         """Focus went elsewhere: key-up events will not come, so stop driving now."""
         self._releasing.clear()
+        self._withdrawn.clear()
         if self._held:
             self._held, self._carried = [], {}
             self._cancel()
@@ -203,6 +214,15 @@ class HumanDriver(QObject):
             self._send_held(now)  # none waits: the previous step has started, and this one is due
         if self.held is None and not self._releasing and self._pad is None:
             self._timer.stop()  # nothing held and no gamepad: nothing to poll
+
+    def _send_again(self) -> None:
+        """The step a release withdrew, now that the release proved an auto-repeat: at once, off the cadence (it
+        was due when it was first sent)."""
+        pad = self.held
+        if pad is None or self._waiting() > 0:
+            return
+        self.steps_sent += 1
+        self._send(pad, HUMAN_STEP_S)
 
     def _send_held(self, now: float) -> None:
         pad = self.held

@@ -58,8 +58,9 @@ def test_a_held_key_sends_the_next_step_only_when_none_waits(qtbot):
     queue.start()  # the second starts, a third is queued behind it
     qtbot.waitUntil(lambda: len(queue.sent) == 3, timeout=2_000)
     driver.key_up(W, False, timestamp=3000)
-    qtbot.waitUntil(lambda: queue.cancelled == 1, timeout=2_000)  # let go: the waiting step is dropped
-    assert driver.held is None
+    assert queue.cancelled == 1  # let go: the waiting step is dropped at once
+    qtbot.waitUntil(lambda: driver.held is None, timeout=2_000)  # and the key is up once its grace is over
+    assert queue.cancelled == 1 and len(queue.sent) == 3
     driver.stop()
 
 
@@ -106,4 +107,41 @@ def test_no_step_is_sent_while_a_release_waits_out_its_grace(qtbot, monkeypatch)
     clock[0] += RELEASE_GRACE_MS / 1000.0
     driver._tick()
     assert driver.held is None and len(queue.sent) == 1 and queue.cancelled == 0
+    driver.stop()
+
+
+def held_with_one_waiting(monkeypatch) -> tuple[list[float], Queue, HumanDriver]:
+    """W held: its first step in progress and the second waiting behind it, on a clock the test moves."""
+    clock = [100.0]
+    monkeypatch.setattr("studio.human_control.time.monotonic", lambda: clock[0])
+    queue = Queue()
+    driver = driver_for(queue)
+    driver.key_down(W, False, timestamp=1000)
+    queue.start()
+    clock[0] += HUMAN_STEP_S + 0.01
+    driver._tick()
+    assert len(queue.sent) == 2 and queue.waiting == 1
+    return clock, queue, driver
+
+
+def test_a_release_withdraws_the_waiting_step_at_once(qtbot, monkeypatch):
+    """The release of a key that carried more than one step is final only after its grace; had the waiting step
+    stayed queued meanwhile, the step in progress could end and the waiting one start: two steps after key-up."""
+    clock, queue, driver = held_with_one_waiting(monkeypatch)
+    driver.key_up(W, False, timestamp=1300)
+    assert queue.cancelled == 1 and queue.waiting == 0  # before the grace is over
+    clock[0] += RELEASE_GRACE_MS / 1000.0
+    driver._tick()
+    assert driver.held is None and len(queue.sent) == 2
+    driver.stop()
+
+
+def test_a_withdrawn_step_is_sent_again_when_the_release_was_an_auto_repeat(qtbot, monkeypatch):
+    clock, queue, driver = held_with_one_waiting(monkeypatch)
+    driver.key_up(W, False, timestamp=1300)
+    driver.key_down(W, False, timestamp=1300)  # the press of X's auto-repeat pair, in a later read
+    assert len(queue.sent) == 3 and queue.waiting == 1  # the hold goes on with one step waiting, at once
+    clock[0] += RELEASE_GRACE_MS / 1000.0
+    driver._tick()
+    assert driver.held is not None and len(queue.sent) == 3 and queue.waiting == 1
     driver.stop()
