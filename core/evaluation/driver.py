@@ -169,7 +169,7 @@ class ScriptedDriver:
             seconds = min(STEP_S, max(distance / self.walk_speed, 1 / 30))
             if self.steering == "turn":
                 heading = math.degrees(math.atan2(-(tx - x), ty - y))
-                right = (yaw - heading + 180.0) % 360.0 - 180.0
+                right = _wrap(yaw - heading)
                 if abs(right) > TURN_TOLERANCE_DEG:
                     self.steps += 1
                     self.game.turn_camera(right / self._turn_gain)
@@ -237,5 +237,5 @@ class ScriptedDriver:
 
 
 def _wrap(degrees: float) -> float:
-    """An angle in (-180, 180]."""
+    """An angle in [-180, 180)."""
     return (degrees + 180.0) % 360.0 - 180.0
