@@ -17,6 +17,7 @@ from PySide6.QtWidgets import QFileDialog, QListWidgetItem, QScrollArea, QVBoxLa
 from core.authoring import TaskDraft, TryResult, save_task
 from core.authoring.context import world_start_states
 from core.backends.profile import BackendProfile
+from core.episode.units import with_units
 from core.evaluation.sample import StateSample
 from core.evaluation.tasks import InlineStart, Task, TaskFileError
 from core.paths import user_tasks_dir
@@ -174,9 +175,10 @@ class AuthoringPanel(QWidget):
         self.host.add_task(task)
         gap = self.draft.route_gap()
         if gap is not None and self.draft.goal is not None:
-            self._say(f"Saved {path}, but the reference route ends {gap:.1f} m from the goal (radius "
-                      f"{self.draft.goal.radius:g} m): Try it will stop short. Record the goal again where the "
-                      "route should end, or add a waypoint at the goal.", "error")
+            units = self.host.position_units
+            self._say(f"Saved {path}, but the reference route ends {with_units(round(gap, 1), units)} from the "
+                      f"goal (radius {with_units(self.draft.goal.radius, units)}): Try it will stop short. "
+                      "Record the goal again where the route should end, or add a waypoint at the goal.", "error")
         else:
             self._say(f"Saved {path}.", "ok")
         self.sig_task_saved.emit(str(path))
@@ -327,7 +329,7 @@ class AuthoringPanel(QWidget):
 
     @Slot()
     def _render(self) -> None:
-        self.form.goal.setText(views.describe_goal(self.draft.goal))
+        self.form.goal.setText(views.describe_goal(self.draft.goal, self.host.position_units))
         views.show_route(self.form.route, self.draft.route)
         # From the event loop: ticking a flag changes the draft, and the list must not be rebuilt inside
         # the signal of the item being ticked.

@@ -9,6 +9,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QLabel, QListWidget, QListWidgetItem
 
 from core.authoring import TaskDraft, TryResult
+from core.episode.units import with_units
 from core.evaluation.conditions import ReachSpec
 from core.evaluation.sample import StateSample
 from core.evaluation.tasks import Goto, InlineStart, RouteStep, route_point
@@ -26,8 +27,10 @@ def show_message(label: QLabel, text: str, kind: str) -> None:
     label.setStyleSheet(f"color: {COLOURS[kind]};" if COLOURS[kind] else "")
 
 
-def describe_goal(goal: ReachSpec | None) -> str:
-    return "No goal yet." if goal is None else f"Goal: ({goal.x:g}, {goal.y:g}), radius {goal.radius:g} m"
+def describe_goal(goal: ReachSpec | None, units: str | None) -> str:
+    if goal is None:
+        return "No goal yet."
+    return f"Goal: ({goal.x:g}, {goal.y:g}), radius {with_units(goal.radius, units)}"
 
 
 def describe_step(number: int, step: RouteStep) -> str:

@@ -105,6 +105,7 @@ class EpisodePanes(QObject):
         self.timeline.set_spans([])
         self._marks = {kind: [] for kind in (*MARK_KINDS, "bump")}
         if episode is not None:
+            self.trajectory.set_units(episode.position_units)
             if self.reasoning is not None:
                 for record in episode.steps(0, count):
                     self.reasoning.add_step(record)

@@ -102,6 +102,11 @@ class GameHost(QObject):
         return list(self.profile.flags) if self.profile is not None else []
 
     @property
+    def position_units(self) -> str | None:
+        """What the game's positions are in (its memory profile's `units`; None: unsaid or no profile)."""
+        return self.profile.position_units if self.profile is not None else None
+
+    @property
     def is_builtin(self) -> bool:
         return self.backend.kind == "builtin"
 

@@ -38,4 +38,5 @@ def show_task(plot: TrajectoryPlot, task: Task, frame_on_task: bool = False) -> 
     route = ([start] if start is not None else []) + task.route_points()
     plot.set_route(route)
     if frame_on_task and (route or goal is not None):
-        plot.frame_on(np.array(route + ([goal] if goal is not None else []), float), margin=12.0)
+        # A margin that grows with the goal's radius: a radius is in the game's units, as everything here is.
+        plot.frame_on(np.array(route + ([goal] if goal is not None else []), float), margin=4 * radius)

@@ -106,7 +106,8 @@ class LiveSession(QObject):
                                            side_view_mode=host.backend.side_views.default, audio=choices.audio),
             interventions=InterventionPolicy(choices.intervention, k=choices.intervention_after),
             step_budget=choices.budget, frame_every_ticks=choices.frames_every_ticks, seed=seed,
-            settle_s=host.backend.step_settle_s, motion=host.backend.continuous_motion)
+            settle_s=host.backend.step_settle_s, motion=host.backend.continuous_motion,
+            position_units=host.position_units)
         agent_options = {"granularity": choices.granularity, "model_id": choices.model_id,
                          "reflection_every": choices.reflection_every}
         try:

@@ -471,6 +471,7 @@ class LiveView(QMainWindow):
         log.info("connected: %s", description)
         self.say(f"Connected: {description}. Press Start (Ctrl+R); meanwhile W A S D drive the character.")
         self.trajectory.set_backdrop(self.host.outline)
+        self.trajectory.set_units(self.host.position_units)
         self.show_task(self.controls.task.currentText())
 
     @Slot(str, str)

@@ -16,11 +16,16 @@ from PySide6.QtCore import QPointF, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QPen, QPolygonF
 from PySide6.QtWidgets import QGraphicsPolygonItem, QLabel
 
+from core.episode.units import round_length
 from widgets.plot_parts import plot_item, plot_scene, view_box
 
 _TAIL = 600  # samples drawn bright, as they came (10 s at 60 Hz); older ones fade into the full path
-GRID_M, GRID_EXTENT_M = 20.0, 2000.0
-PATH_SPACING_M = 0.25  # the live full path keeps a point per quarter metre walked: finer than a pixel of the map
+# Positions are in the game's own units (its memory profile's `units`: metres, Minetest nodes, a game's hundreds
+# of units a second), so what is drawn at a fixed size (the heading, a grid step) is sized from the view instead.
+GRID_LINES = 10        # at most this many grid lines across the view, and at least a third as many (a round step)
+GRID_REACH = 60        # lines drawn each side of the view's centre: pans and zooms within it need no rebuild
+HEADING_SHARE = 0.04   # the heading arrow's length, as a share of the view's width
+PATH_SPACING = 0.25    # the live full path keeps a point per quarter unit walked: finer than a pixel of the map
 LEGEND_MIN_SIZE = (420, 380)
 FULL_PATH_REFRESH_S = 0.5
 INTERVENTION_STYLE = {  # kind -> (symbol, colour)
@@ -31,8 +36,14 @@ _BACKDROP = {"solid": (QColor(205, 205, 205), QColor(160, 160, 160)),
              "water": (QColor(190, 215, 240), QColor(150, 185, 220))}
 
 
-def thin_path(xy: np.ndarray, spacing: float = PATH_SPACING_M) -> np.ndarray:
-    """A recorded path with about one point per `spacing` metres walked (first and last kept): what the
+def axis_labels(units: str | None) -> tuple[str, str]:
+    """The map's axis titles: the ground plane seen from above, in the game's units when its profile says them."""
+    suffix = f" ({units})" if units else ""
+    return f"x{suffix}", f"y{suffix}"
+
+
+def thin_path(xy: np.ndarray, spacing: float = PATH_SPACING) -> np.ndarray:
+    """A recorded path with about one point per `spacing` units walked (first and last kept): what the
     map can show, at a fraction of the drawing cost. Vectorised; run it off the GUI thread for long paths."""
     xy = np.asarray(xy, dtype=float).reshape(-1, 2)
     if len(xy) < 3:
@@ -57,12 +68,17 @@ class TrajectoryPlot(pg.PlotWidget):
     def __init__(self) -> None:
         super().__init__()
         self.setBackground("w")
-        self.setMinimumSize(280, 220)  # below this the map is unreadable and clicks land metres off
+        self.setMinimumSize(280, 220)  # below this the map is unreadable and clicks land far off
         self.setAspectLocked(True)
         self._grow_margin: float | None = None  # set by frame_on: the frame grows to keep the character in
-        self._add_grid()
-        self.setLabel("bottom", "x (m, east)")
-        self.setLabel("left", "y (m, north)")
+        self._grid = pg.PlotCurveItem(connect="pairs", pen=pg.mkPen((228, 228, 228), width=1))
+        self._grid.setZValue(-30)  # under the backdrop and everything else
+        plot_item(self).addItem(self._grid, ignoreBounds=True)
+        self._grid_drawn: tuple[float, float, float] | None = None  # (step, centre x, centre y) of the lines drawn
+        view_box(self).sigRangeChanged.connect(self._refresh_grid)
+        self._refresh_grid()
+        self.units: str | None = None
+        self.set_units(None)
         legend = self.addLegend(offset=(-4, -4), labelTextSize="7pt", verSpacing=-6)
         legend.setBrush(pg.mkBrush(255, 255, 255, 200))  # readable where it covers the path
         self._legend = legend
@@ -89,7 +105,7 @@ class TrajectoryPlot(pg.PlotWidget):
             self.addItem(item)
         # No automatic downsampling or clipping to the view: both assume x is evenly spaced and sorted, as in a time
         # series; a walk out and back to its starting x made the downsampling ask for an impossible array. The
-        # path keeps one point per PATH_SPACING_M walked, which keeps it small instead.
+        # path keeps one point per PATH_SPACING walked, which keeps it small instead.
         self._path.setDownsampling(auto=False)
         self._path.setClipToView(False)
         self._backdrop: list[QGraphicsPolygonItem] = []
@@ -120,16 +136,37 @@ class TrajectoryPlot(pg.PlotWidget):
         margin = 12
         self.note.setGeometry(margin, margin, max(1, self.width() - 2 * margin), max(1, self.height() // 3))
 
-    def _add_grid(self) -> None:
-        """Grid lines every GRID_M metres, drawn as one static item: pyqtgraph's axis grid redraws tick
-        lines on every paint and cost most of the plot's paint time (7 of 10 ms)."""
-        ticks = np.arange(-GRID_EXTENT_M, GRID_EXTENT_M + GRID_M, GRID_M)
-        ends = np.full_like(ticks, GRID_EXTENT_M)
-        xs = np.column_stack([ticks, ticks, -ends, ends]).ravel()
-        ys = np.column_stack([-ends, ends, ticks, ticks]).ravel()
-        grid = pg.PlotCurveItem(xs, ys, connect="pairs", pen=pg.mkPen((228, 228, 228), width=1))
-        grid.setZValue(-30)  # under the backdrop and everything else
-        plot_item(self).addItem(grid, ignoreBounds=True)
+    def set_units(self, units: str | None) -> None:
+        """Name the game's units on the axes (None: the profile does not say, and the axes name none)."""
+        self.units = units
+        bottom, left = axis_labels(units)
+        self.setLabel("bottom", bottom)
+        self.setLabel("left", left)
+
+    @property
+    def grid_spacing(self) -> float:
+        """The distance between grid lines now drawn, in the game's units."""
+        return self._grid_drawn[0] if self._grid_drawn is not None else 0.0
+
+    def _refresh_grid(self, *_args: object) -> None:
+        """Grid lines at a round step for the view, drawn as one static item (pyqtgraph's axis grid redraws
+        tick lines on every paint and cost most of the plot's paint time, 7 of 10 ms). It is redrawn only when
+        the view's step changes or the view leaves the lines drawn: a game in hundreds of units and one in
+        metres both get a readable grid."""
+        (x0, x1), (y0, y1) = view_box(self).viewRange()
+        step = round_length(max(x1 - x0, y1 - y0) / GRID_LINES)
+        reach = step * GRID_REACH
+        drawn = self._grid_drawn
+        if drawn is not None and drawn[0] == step and abs((x0 + x1) / 2 - drawn[1]) < reach / 2 \
+                and abs((y0 + y1) / 2 - drawn[2]) < reach / 2:
+            return
+        cx, cy = round((x0 + x1) / 2 / step) * step, round((y0 + y1) / 2 / step) * step
+        offsets = np.arange(-GRID_REACH, GRID_REACH + 1) * step
+        ends = np.full_like(offsets, reach)
+        xs = np.column_stack([cx + offsets, cx + offsets, cx - ends, cx + ends]).ravel()
+        ys = np.column_stack([cy - ends, cy + ends, cy + offsets, cy + offsets]).ravel()
+        self._grid.setData(xs, ys)
+        self._grid_drawn = (step, cx, cy)
 
     # -- the path -------------------------------------------------------------------------------
     def set_path(self, xs: np.ndarray, ys: np.ndarray) -> None:
@@ -145,7 +182,7 @@ class TrajectoryPlot(pg.PlotWidget):
 
     def append_path(self, xs: np.ndarray, ys: np.ndarray) -> None:
         """Add samples to the path. The bright tail shows the last samples as they came; the full path keeps
-        one point per PATH_SPACING_M walked (a character standing still adds nothing), so a session of hours
+        one point per PATH_SPACING walked (a character standing still adds nothing), so a session of hours
         stays small. Storage grows by doubling, and the full path, whose redraw grows with its length, is
         refreshed a few times a second while the tail follows every call."""
         if len(xs) == 0:
@@ -168,11 +205,11 @@ class TrajectoryPlot(pg.PlotWidget):
             self._path.setData(view[:, 0], view[:, 1])
 
     def _spaced(self, points: np.ndarray) -> np.ndarray:
-        """The points at least PATH_SPACING_M from the last one kept (a slow walk still adds up)."""
+        """The points at least PATH_SPACING from the last one kept (a slow walk still adds up)."""
         last = self._path_buffer[self.points - 1] if self.points else None
         kept = []
         for x, y in points.tolist():
-            if last is None or (x - last[0]) ** 2 + (y - last[1]) ** 2 >= PATH_SPACING_M ** 2:
+            if last is None or (x - last[0]) ** 2 + (y - last[1]) ** 2 >= PATH_SPACING ** 2:
                 kept.append((x, y))
                 last = (x, y)
         return np.asarray(kept, dtype=float).reshape(-1, 2)
@@ -185,7 +222,9 @@ class TrajectoryPlot(pg.PlotWidget):
         self._position.setData([x], [y])
         if self._grow_margin is not None:
             self._keep_in_view(x, y, self._grow_margin)
-        dx, dy = -math.sin(math.radians(heading_deg)) * 3, math.cos(math.radians(heading_deg)) * 3
+        (x0, x1), _ = view_box(self).viewRange()
+        length = (x1 - x0) * HEADING_SHARE  # a few pixels long at any zoom, in any game's units
+        dx, dy = -math.sin(math.radians(heading_deg)) * length, math.cos(math.radians(heading_deg)) * length
         self._heading.setData([x, x + dx], [y, y + dy])
 
     def set_start(self, x: float, y: float) -> None:
@@ -223,12 +262,14 @@ class TrajectoryPlot(pg.PlotWidget):
         """Draw each span (first and last step, inclusive) over the path, from the step before it."""
         xs: list[float] = []
         ys: list[float] = []
+        (x0, x1), _ = view_box(self).viewRange()
+        stub = (x1 - x0) / 100
         for start, end in spans:
             chosen = self._step_xy[(self._steps >= start - 1) & (self._steps <= end)]
             if len(chosen) == 0:
                 continue
             if len(chosen) == 1:  # a span standing still: draw a short stub so it shows
-                chosen = np.vstack([chosen, chosen + 0.4])
+                chosen = np.vstack([chosen, chosen + stub])
             xs += [*chosen[:, 0], np.nan]
             ys += [*chosen[:, 1], np.nan]
         self._deadlocks.setData(np.asarray(xs), np.asarray(ys))
@@ -285,7 +326,7 @@ class TrajectoryPlot(pg.PlotWidget):
                                       yRange=(every[:, 1].min(), every[:, 1].max()), padding=0.02)
 
     def frame_on(self, points: np.ndarray, margin: float) -> None:
-        """Frame these points with a margin in metres. With no map to frame on (an external game), the frame
+        """Frame these points with a margin (in the game's units). With no map to frame on (an external game), the frame
         then grows to take in the character wherever it goes: framed on the goal alone, the start and the
         trail were off the plot (Minetest's map looked empty). It never shrinks, and costs one comparison."""
         low, high = points.min(axis=0) - margin, points.max(axis=0) + margin

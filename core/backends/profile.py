@@ -12,7 +12,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from core.agents.actions import STANDARD_SPEC, ActionSet, ActionSetSpec
-from core.evaluation.profile import Profile, load_profile
+from core.evaluation.profile import Profile, ProfileError, load_profile
 from core.game.external.spec import ExternalSpec
 from core.game.motion import MotionCalibration
 from core.paths import ASSETS_DIR, user_backends_dir
@@ -221,3 +221,13 @@ def with_memory_profile(backend: BackendProfile, profile: Path | str | None) -> 
 def memory_profile_of(backend: BackendProfile) -> Profile | None:
     """The backend's memory profile, or None when it has none yet (`memory_profile: none`)."""
     return load_profile(backend.memory_profile_path) if backend.has_memory_profile else None
+
+
+def position_units(backend: BackendProfile) -> str | None:
+    """What the backend's positions are in (its memory profile's `units`), or None: no profile yet, the profile
+    does not say, or it cannot be read (the commands that need it say why)."""
+    try:
+        profile = memory_profile_of(backend)
+    except ProfileError:
+        return None
+    return profile.position_units if profile is not None else None

@@ -22,6 +22,7 @@ import numpy as np
 from core.audio.clip import AudioClip, AudioLayout
 from core.episode.metrics import EpisodeMetrics, GoalArea, episode_metrics, next_run_length
 from core.episode.records import EpisodeResult, StepRecord
+from core.episode.units import recorded_units
 from core.evaluation.sample import StateSample
 from core.recording.writer import SAMPLE_DTYPE, SAMPLE_FIELDS
 
@@ -288,6 +289,10 @@ class Episode:
         """False for free play on a game with no memory profile: no positions, no success (metadata `judged`;
         episodes recorded before it are all judged)."""
         return self.metadata.get("judged", True) is not False
+
+    @property
+    def position_units(self) -> str | None:
+        return recorded_units(self.metadata)
 
     @property
     def unjudged_reason(self) -> str:

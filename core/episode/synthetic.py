@@ -31,12 +31,13 @@ def synthetic_step_sound(stuck: bool, seed: int) -> np.ndarray:
 
 
 def write_long_episode(path: Path, steps: int, frames: list[np.ndarray], seed: int = 0,
-                       frames_per_step: int = 0, sound: bool = False) -> Path:
+                       frames_per_step: int = 0, sound: bool = False, position_units: str | None = "m") -> Path:
     """`frames_per_step` continuous frames are recorded during each step, all of brightness 250, so
     that a test can tell them from the step images. `sound`: each step's sound too (synthetic_step_sound)."""
     rng = random.Random(seed)
     metadata = {"task_id": "synthetic_long", "granularity": "goal_only", "category": "navigation",
-                "agent": "synthetic", "step_budget": steps, "audio": "on" if sound else "unavailable"}
+                "agent": "synthetic", "step_budget": steps, "audio": "on" if sound else "unavailable",
+                "position_units": position_units}
     writer = EpisodeWriter(path, metadata, frames[0].shape, continuous_frames=frames_per_step > 0,
                            audio=SOUND if sound else None)
     between = np.full(frames[0].shape, 250, np.uint8)

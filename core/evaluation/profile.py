@@ -153,6 +153,13 @@ class Profile(_Model):
             raise ValueError("; ".join(problems))
         return self
 
+    @property
+    def position_units(self) -> str | None:
+        """What positions are in (the x field's `units`: "m", "nodes", a game's own "units"), for what people
+        read: plot axes, scale bars, radii. None: the profile does not say."""
+        spec = self.fields.get("x")
+        return spec.units if spec is not None else None
+
     def check_usable(self) -> None:
         """Raise ProfileError if the evaluator cannot use this profile (a template)."""
         if self.status == "template" or (self.signature is None and self.pointer is None):

@@ -2,7 +2,8 @@
 span highlighted, deadlock spans in red, and where the character is now with its heading.
 
 World x runs right and y up (north); the picture's y runs down, so y is flipped. The background is
-drawn once per clip; each picture only adds the position marker.
+drawn once per clip; each picture only adds the position marker. Distances are in the game's own units
+(the episode's `position_units`): the scale bar takes a round length in them and names them.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import math
 import numpy as np
 from PIL import Image, ImageDraw
 
+from core.episode.units import recorded_units, round_length, with_units
 from core.export.clip_data import SPAN_RGB, ClipEpisode
 from core.export.fonts import load_font
 
@@ -31,11 +33,12 @@ class TrajectoryInset:
         low, high = xy.min(axis=0) - MARGIN_M, xy.max(axis=0) + MARGIN_M
         extent = max(float((high - low).max()), MIN_EXTENT_M)
         self.centre = (low + high) / 2
-        self.metres_per_pixel = extent / side
+        self.units_per_pixel = extent / side
+        self.scale_bar = ""  # what the scale bar says ("20 m", "500 units"), once drawn
         self.background = self._background(first, last)
 
     def to_pixels(self, points: np.ndarray) -> list[tuple[float, float]]:
-        scaled = (np.asarray(points, float) - self.centre) / self.metres_per_pixel
+        scaled = (np.asarray(points, float) - self.centre) / self.units_per_pixel
         return [(self.side / 2 + x, self.side / 2 - y) for x, y in scaled]
 
     def _ticks_between(self, start_tick: int, end_tick: int) -> np.ndarray:
@@ -60,12 +63,13 @@ class TrajectoryInset:
         return image
 
     def _scale_bar(self, draw: ImageDraw.ImageDraw) -> None:
-        metres = next((m for m in (5, 10, 20, 50, 100, 200, 500) if m / self.metres_per_pixel >= self.side / 8), 1000)
-        length = metres / self.metres_per_pixel
+        distance = round_length(self.side / 8 * self.units_per_pixel)
+        length = distance / self.units_per_pixel
         left, bottom = self.side * 0.05, self.side * 0.94
         draw.line([(left, bottom), (left + length, bottom)], fill=(40, 40, 40, 255), width=max(2, self.line))
         size = max(10, self.side // 16)
-        draw.text((left, bottom - size - 4), f"{metres} m", fill=(40, 40, 40, 255), font=load_font(size))
+        self.scale_bar = with_units(distance, recorded_units(self.episode.metadata))
+        draw.text((left, bottom - size - 4), self.scale_bar, fill=(40, 40, 40, 255), font=load_font(size))
 
     def _segment(self, draw: ImageDraw.ImageDraw, first: int, last: int, colour: tuple[int, ...], width: int) -> None:
         """The path the character took from the start of step `first` to the end of step `last`."""

@@ -48,6 +48,7 @@ def episode_metadata(task: Task | FreePlay, options: RunOptions, agent: Agent, g
         "start_state": task.start_for_reset(), "step_budget": options.step_budget or task.step_budget,
         "instruction": task.instruction(options.granularity), "options": options.to_json(), "game": game.info.name,
         "tick_hz": game.info.tick_hz,  # turns recorded ticks into seconds (clips)
+        "position_units": options.position_units,  # what x and y are in, for plots and scale bars (None: unsaid)
         # on: recorded in /audio; off: the user turned the game's sound off; unavailable: it has none
         "audio": audio_state(game.info),
         # Where the task ends, for the Execution Failure rule; never part of an observation.

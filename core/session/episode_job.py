@@ -22,7 +22,7 @@ from typing import Any, Protocol
 
 from core.agents.models.rate_limit import RequestLimiter
 from core.agents.reflection import ExperienceLibrary
-from core.backends.profile import BackendProfile, load_backend, with_memory_profile
+from core.backends.profile import BackendProfile, load_backend, position_units, with_memory_profile
 from core.backends.session import FULL_EVALUATOR_HZ, LOCKSTEP_EVALUATOR_HZ, BackendSession
 from core.game.builtin import BuiltinWorld
 from core.game.errors import GameError
@@ -92,7 +92,8 @@ def episode_options(job: EpisodeJob, backend: BackendProfile) -> RunOptions:
     return RunOptions(granularity=job.spec.granularity, paradigm=options.paradigm, observation=options.observation,
                       interventions=options.interventions, step_budget=options.step_budget,
                       seed=job.spec.seed(options.seed), frame_every_ticks=options.frame_every_ticks,
-                      settle_s=max(options.settle_s, backend.step_settle_s), motion=backend.continuous_motion)
+                      settle_s=max(options.settle_s, backend.step_settle_s), motion=backend.continuous_motion,
+                      position_units=position_units(backend))
 
 
 class _Watchdog:

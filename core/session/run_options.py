@@ -23,6 +23,9 @@ class RunOptions:
     frame_every_ticks: int = 0  # also record continuous frames every N ticks (0 = off), for smooth replay
     settle_s: float = 0.0  # real-time games: wait this long after an action before it is judged
     motion: MotionCalibration | None = None  # the backend's continuous-control calibration (the IM threshold)
+    # What the game's positions are in (its memory profile's `units`), for plots and texts people read; it
+    # goes into the episode's metadata (`position_units`), not into the options recorded there.
+    position_units: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"granularity": self.granularity, "paradigm": self.paradigm,

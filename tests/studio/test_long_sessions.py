@@ -40,7 +40,7 @@ def test_the_sample_log_covers_the_longest_wait_of_the_runner_and_stays_small():
 
 def test_the_live_map_keeps_a_long_walk_downsampled_and_the_tail_as_it_came(qtbot):
     pytest.importorskip("pytestqt")
-    from widgets.trajectory_plot import _TAIL, PATH_SPACING_M, TrajectoryPlot
+    from widgets.trajectory_plot import _TAIL, PATH_SPACING, TrajectoryPlot
 
     plot = TrajectoryPlot()
     qtbot.addWidget(plot)
@@ -59,12 +59,12 @@ def test_the_live_map_keeps_a_long_walk_downsampled_and_the_tail_as_it_came(qtbo
             xs.append(x)
             ys.append(y)
         plot.append_path(np.array(xs), np.array(ys))
-    assert plot.points <= walked / PATH_SPACING_M + 1  # one point per quarter metre at most
+    assert plot.points <= walked / PATH_SPACING + 1  # one point per quarter metre at most
     assert plot.points < minutes * 60 * SAMPLE_HZ / 5  # far fewer than the samples that came
     tail_x, tail_y = plot._tail.getData()
     assert len(tail_x) == _TAIL and (tail_x[-1], tail_y[-1]) == (x, y)  # the latest samples, all of them
     kept = plot._path_buffer[:plot.points]
-    assert np.hypot(*np.diff(kept, axis=0).T).min() >= PATH_SPACING_M - 1e-9
+    assert np.hypot(*np.diff(kept, axis=0).T).min() >= PATH_SPACING - 1e-9
 
 
 def test_a_long_episode_adds_each_step_to_the_reasoning_list_without_measuring_the_ones_before(qtbot):

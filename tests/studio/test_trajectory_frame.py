@@ -51,3 +51,44 @@ def test_a_walk_that_comes_back_to_its_starting_x_is_drawn_whole(qtbot):
     plot.set_path(xs, ys)
     drawn_x, drawn_y = plot.drawn_path()
     assert len(drawn_x) == len(xs) and drawn_y[-1] == pytest.approx(3.0)
+
+
+def _heading_length(plot: TrajectoryPlot) -> float:
+    xs, ys = plot._heading.getData()
+    return float(np.hypot(xs[1] - xs[0], ys[1] - ys[0]))
+
+
+def test_a_game_in_its_own_units_gets_a_readable_grid_heading_and_axes(qtbot):
+    """Red Eclipse walks about 80 of its units a second, on a floor hundreds of units wide: the map drew a grid
+    line every 20 "metres" (a grey wash), a heading 3 units long (invisible) and axes that said metres."""
+    plot = TrajectoryPlot()
+    qtbot.addWidget(plot)
+    plot.resize(400, 300)
+    plot.show()
+    plot.set_units("units")
+    assert (plot.getAxis("bottom").labelText, plot.getAxis("left").labelText) == ("x (units)", "y (units)")
+    plot.frame_on(np.array([[461.0, 563.0], [532.0, 634.0], [900.0, 1400.0]]), margin=96.0)
+    (x0, x1), (y0, y1) = plot.getViewBox().viewRange()
+    span = max(x1 - x0, y1 - y0)
+    assert 3 <= span / plot.grid_spacing <= 10  # a handful of lines across the view, at a round step
+    assert plot.grid_spacing in (100.0, 200.0, 500.0)
+    plot.set_position(500.0, 600.0, 90.0)
+    assert _heading_length(plot) == pytest.approx(0.04 * (x1 - x0))  # a few pixels long, whatever the units
+
+    plot.frame_on(np.array([[0.0, 0.0], [6.0, 4.0]]), margin=2.0)  # a walk of a few metres: the grid follows
+    assert plot.grid_spacing in (1.0, 2.0)
+    plot.set_units(None)  # a profile that names no units: the axes name none
+    assert plot.getAxis("bottom").labelText == "x"
+
+
+def test_the_grid_is_redrawn_where_the_view_goes(qtbot):
+    plot = TrajectoryPlot()
+    qtbot.addWidget(plot)
+    plot.resize(400, 300)
+    plot.show()
+    plot.frame_on(np.array([[0.0, 0.0], [40.0, 30.0]]), margin=5.0)
+    far = 1_000_000.0  # a game whose coordinates run far from the origin (Minetest's run to 31,000)
+    plot.frame_on(np.array([[far, far], [far + 40.0, far + 30.0]]), margin=5.0)
+    xs, ys = plot._grid.getData()
+    vertical = xs[0::4]  # each line is a pair of points: verticals first in each group of four
+    assert vertical.min() < far < vertical.max() and ys.min() < far < ys.max()

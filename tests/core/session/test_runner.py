@@ -154,6 +154,8 @@ def test_run_then_report_on_a_tiny_suite(tmp_path):
     rows = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     assert sorted(r["task_id"] for r in rows) == ["q04_clock_interaction", "q08_site_navigation"]
     assert all((out / r["episode"]).exists() for r in rows)
+    with EpisodeReader(out / rows[0]["episode"]) as episode:
+        assert episode.metadata["position_units"] == "m"  # the built-in world's profile: its maps and bars say so
     again = subprocess.run(command, cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=300)
     assert "0 episode(s) run" in again.stdout  # resumed: nothing left to do
     report = subprocess.run([sys.executable, "main.py", "report", str(out)], cwd=PROJECT_ROOT, capture_output=True,

@@ -63,6 +63,14 @@ def test_an_episode_opens_on_its_first_step_with_every_pane(window, qtbot, episo
     qtbot.waitUntil(lambda: str(episode_file) in window.recent(), timeout=2_000)  # written just after
 
 
+def test_the_map_names_the_units_the_episode_was_recorded_in(window, qtbot, tmp_path):
+    """A game's own units (Red Eclipse's), then a game whose profile names none: the axes follow each file."""
+    for units, label in (("units", "x (units)"), (None, "x"), ("m", "x (m)")):
+        path = write_long_episode(tmp_path / f"in_{units}.h5", 12, frames()[:12], seed=3, position_units=units)
+        open_episode(window, qtbot, path)
+        assert window.replay.trajectory.getAxis("bottom").labelText == label
+
+
 def test_keys_step_jump_and_seek_by_step_index(window, qtbot, episode_file):
     open_episode(window, qtbot, episode_file)
     replay = window.replay

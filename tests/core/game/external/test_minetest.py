@@ -270,6 +270,8 @@ def test_the_studio_drives_minetest_chosen_in_its_game_menu(qtbot, tmp_path, mon
         qtbot.waitUntil(lambda: "Connected" in live.status.full_text() or "Error" in live.status.full_text(),
                         timeout=120_000)
         assert "Connected" in live.status.full_text(), errors
+        # The map names Minetest's units (its profile's), not the built-in world's metres.
+        assert live.trajectory.getAxis("bottom").labelText == "x (nodes)"
         qtbot.waitUntil(lambda: live.frame_view.current is not None, timeout=10_000)
         assert live.frame_view.current.shape[:2] == (360, 640)
         qtbot.waitUntil(lambda: "capture" in live.source.full_text(), timeout=5_000)
@@ -293,7 +295,7 @@ def test_the_studio_drives_minetest_chosen_in_its_game_menu(qtbot, tmp_path, mon
             # The walk as the runner judged it (the push that follows is kept apart, as intervention displacement).
             assert math.dist(records[0]["position_before"], records[0]["position_after"]) > 0.5
             assert any(r["intervention"] and r["intervention"]["kind"] == "push_back" for r in records)
-            assert episode.metadata["game"] == "minetest"
+            assert episode.metadata["game"] == "minetest" and episode.metadata["position_units"] == "nodes"
     finally:
         window.close()
 
