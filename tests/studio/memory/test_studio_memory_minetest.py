@@ -76,7 +76,10 @@ def test_the_memory_tab_finds_signs_verifies_and_tries_a_profile_on_minetest(qtb
         panel.sign_button.click()
         assert not panel.sign_button.isEnabled() and panel.cancel_button.isEnabled()
         waited(qtbot, lambda: panel.find_button.isEnabled(), SIGN_TIMEOUT_MS, progress)
-        assert memory.built is not None and memory.built.ok, (panel.status.text(), progress)
+        built = memory.built
+        assert built is not None and built.ok, (panel.status.text(), progress, {  # what each process held
+            "chosen": (hex(best.address), best.values, best.score), "processes": built and built.processes,
+            "skipped": built and built.skipped})
         assert panel.status.text().startswith("Signature: ") and "unexpected" not in panel.status.text()
         assert window.session.host.world.pid != pid_before  # the signature's further processes were restarts
         # Verify: on one more fresh process of the live game.
