@@ -48,6 +48,7 @@ from core.memory.scanner import RegionFilter, scan
 # structure that also holds the position shares few (39% seen).
 MIN_SIMILARITY = 0.6
 SAME_STRUCT = 0.05   # candidates this close to the most similar one are copies of the same struct
+LIKEST_KEPT = 5      # the candidates most like process 1's, kept in the result for each later process
 # Candidates of a later process looked at for the struct process 1's value lives in. The finder's own top 20
 # is too few where the position has many copies: on a loaded machine Minetest's 20 best were all other
 # structs' copies (79% alike at best), the signature found none unique, and the pointer search failed.
@@ -56,6 +57,10 @@ LOCATE_CANDIDATES = 100
 
 class _Unmatched(Exception):
     """No candidate in this process sits in surroundings like the first process's."""
+
+    def __init__(self, message: str, likest: list[dict[str, Any]]) -> None:
+        super().__init__(message)
+        self.likest = likest
 
 
 @dataclass
@@ -125,6 +130,9 @@ class _Found:
     speed: float
     values: tuple[float, float, float]
     how: str
+    # The candidates most like process 1's surroundings (address, rank, similarity, score), for the result's
+    # account of each process: what it could have chosen instead.
+    likest: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
 
 
 class SignatureBuilder:
@@ -163,7 +171,7 @@ class SignatureBuilder:
                 except _Unmatched as exc:
                     # The motion finder found a different copy of the position in this process (another
                     # structure holding it): building from it would only make the pattern impossible.
-                    result.skipped.append({"pid": game.pid, "reason": str(exc)})
+                    result.skipped.append({"pid": game.pid, "reason": str(exc), "likest": exc.likest})
                     game.close()
                     game = None
                     if len(result.skipped) > options.max_processes:
@@ -174,7 +182,8 @@ class SignatureBuilder:
                 known = None
                 observations.append(observation)
                 result.processes.append({"pid": observation.pid, "address": observation.address,
-                                         "found_by": found.how, "values": list(found.values)})
+                                         "found_by": found.how, "values": list(found.values),
+                                         **({"likest": found.likest} if found.likest else {})})
                 game.close()
                 game = None
                 if len(observations) < options.processes:
@@ -288,10 +297,15 @@ class SignatureBuilder:
             # Copies of one struct (a snapshot ring, a shadow, a static view) are all as similar: of those, the
             # best ranked is the game's own, the one that leads when a walk ends.
             similarity, best = next((s, c) for s, c in level if s >= most - SAME_STRUCT)
+            rank = {id(c): i for i, c in enumerate(result.candidates)}
+            likest = [{"address": hex(c.address), "rank": rank[id(c)] + 1, "similarity": round(s, 3),
+                       "score": round(c.score, 3), "values": [round(v, 3) for v in c.values]}
+                      for s, c in sorted(scored, key=lambda pair: -pair[0])[:LIKEST_KEPT]]
             if similarity < MIN_SIMILARITY:
                 raise _Unmatched(f"the best of {len(scored)} candidates has surroundings only {similarity:.0%} like "
-                                 f"process 1's (needs {MIN_SIMILARITY:.0%})")
+                                 f"process 1's (needs {MIN_SIMILARITY:.0%})", likest)
             how = f"motion finder, surroundings {similarity:.0%} like process 1"
+            return _Found(best.address, best.vertical, best.speed, best.values, how, likest)
         return _Found(best.address, best.vertical, best.speed, best.values, how)
 
     def _fall_back(self, result: BuildResult, why: str, observations: list[Observation]) -> BuildResult:

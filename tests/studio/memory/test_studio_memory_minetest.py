@@ -5,6 +5,7 @@ test run spreads it and the finder's Minetest tests over two workers."""
 
 from __future__ import annotations
 
+import json
 import math
 import time
 
@@ -77,9 +78,12 @@ def test_the_memory_tab_finds_signs_verifies_and_tries_a_profile_on_minetest(qtb
         assert not panel.sign_button.isEnabled() and panel.cancel_button.isEnabled()
         waited(qtbot, lambda: panel.find_button.isEnabled(), SIGN_TIMEOUT_MS, progress)
         built = memory.built
-        assert built is not None and built.ok, (panel.status.text(), progress, {  # what each process held
-            "chosen": (hex(best.address), best.values, best.score), "processes": built and built.processes,
-            "skipped": built and built.skipped})
+        if built is None or not built.ok:  # whole, unabridged: what each process held and could have chosen
+            pytest.fail(json.dumps({"status": panel.status.text(), "progress": progress,
+                                    "chosen": [hex(best.address), best.values, best.score],
+                                    "candidates": [[hex(c.address), c.values, c.score]
+                                                   for c in memory.found.candidates[:8]],
+                                    "result": built and built.to_json("minetest")}, indent=1, default=str))
         assert panel.status.text().startswith("Signature: ") and "unexpected" not in panel.status.text()
         assert window.session.host.world.pid != pid_before  # the signature's further processes were restarts
         # Verify: on one more fresh process of the live game.
