@@ -1,6 +1,11 @@
 """Checking a profile on a game process: the evaluator's own code finds the block, and the position it
 reads must follow the commanded moves (forward and back, right and left, and nothing while the
-camera turns or the player stands)."""
+camera turns or the player stands).
+
+A real-time game on a loaded machine can miss a move: a key pressed and released between two of its frames
+is never seen (Minetest beside two busy processes lost one move in eight verifications). A round in which a
+move went nowhere is walked once more, and the profile passes only if that round follows every move; a
+profile reading the wrong value fails both."""
 
 from __future__ import annotations
 
@@ -77,28 +82,46 @@ def _verify(game: Drivable, profile: Profile, plan: MotionPlan, reader: MemoryRe
         positions.append(point)
         return np.array([point], dtype=np.float64)
 
-    moves: list[MoveRecord] = []
-    try:
-        now = where()
-        for step in plan.round_steps():
-            game.hold(step.pad, step.seconds)
-            game.hold(PadState(), plan.settle_seconds)
-            after = where()
-            if step.kind == "still" and np.abs(after - now).max() > 1e-3 * max(1.0, float(np.abs(now).max())):
-                return VerifyResult(False, f"the position changed during '{step.name}', when the player should have "
-                                           "stood still", game.pid, len(found), address, positions=positions)
-            if step.kind == "moved":
-                moves.append(MoveRecord(0, step.name, now, after, None))
-            now = after
-    except BlockInvalid as exc:
-        return VerifyResult(False, f"the block stopped validating while moving: {exc}", game.pid, len(found),
-                            address, positions=positions)
-    score, terms = fit(moves, vertical=2)
+    def walk_round() -> VerifyResult | list[MoveRecord]:
+        """One round of the plan's moves: their records, or the failure that ended it."""
+        moves: list[MoveRecord] = []
+        try:
+            now = where()
+            for step in plan.round_steps():
+                game.hold(step.pad, step.seconds)
+                game.hold(PadState(), plan.settle_seconds)
+                after = where()
+                if step.kind == "still" and np.abs(after - now).max() > 1e-3 * max(1.0, float(np.abs(now).max())):
+                    return VerifyResult(False, f"the position changed during '{step.name}', when the player should "
+                                               "have stood still", game.pid, len(found), address, positions=positions)
+                if step.kind == "moved":
+                    moves.append(MoveRecord(0, step.name, now, after, None))
+                now = after
+        except BlockInvalid as exc:
+            return VerifyResult(False, f"the block stopped validating while moving: {exc}", game.pid, len(found),
+                                address, positions=positions)
+        return moves
+
+    def judged(moves: list[MoveRecord]) -> tuple[bool, float, dict[str, np.ndarray], dict[str, float]]:
+        score, terms = fit(moves, vertical=2)
+        details = {k: round(float(v[0]), 3) for k, v in terms.items() if k != "typical" and not np.isnan(v[0])}
+        return float(score[0]) >= PASS_FIT, float(score[0]), terms, details
+
+    walked = walk_round()
+    if isinstance(walked, VerifyResult):
+        return walked
+    ok, score, terms, details = judged(walked)
+    missed = ""
+    if not ok and details.get("moved", 1.0) < 1.0:
+        missed = (f" on a second round (in the first, {1 - details['moved']:.0%} of the moves went nowhere: a "
+                  "real-time game can miss a key pressed and released between two of its frames)")
+        walked = walk_round()
+        if isinstance(walked, VerifyResult):
+            return walked
+        ok, score, terms, details = judged(walked)
     speed = float(terms["typical"][0]) / plan.move_seconds
-    details = {k: round(float(v[0]), 3) for k, v in terms.items() if k != "typical" and not np.isnan(v[0])}
-    ok = float(score[0]) >= PASS_FIT
-    message = (f"the position follows the moves (fit {float(score[0]):.2f}, {speed:.2f} units/s)" if ok else
-               f"the position does not follow the moves (fit {float(score[0]):.2f} < {PASS_FIT}): {details}")
+    message = (f"the position follows the moves{missed} (fit {score:.2f}, {speed:.2f} units/s)" if ok else
+               f"the position does not follow the moves{missed} (fit {score:.2f} < {PASS_FIT}): {details}")
     if ok and expected_speed and not 0.5 <= speed / expected_speed <= 2.0:
         ok = False
         message = f"the position moves at {speed:.3f} units/s, but the found one moved at {expected_speed:.3f}"
@@ -107,5 +130,5 @@ def _verify(game: Drivable, profile: Profile, plan: MotionPlan, reader: MemoryRe
     if ok and found[0].mismatches:
         message += (f"; {found[0].mismatches} literal byte(s) of the signature differed in this process "
                     "(within max_mismatches)")
-    return VerifyResult(ok, message, game.pid, len(found), address, float(score[0]), speed, positions, details,
+    return VerifyResult(ok, message, game.pid, len(found), address, score, speed, positions, details,
                         found[0].mismatches)
