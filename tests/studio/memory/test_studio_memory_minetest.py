@@ -68,7 +68,11 @@ def test_the_memory_tab_finds_signs_verifies_and_tries_a_profile_on_minetest(qtb
         best = memory.found.candidates[0]
         # The studio's own evaluator reads the player through the backend's shipped profile.
         shipped = window.session.host.evaluator.sample_after(time.time())
-        assert math.dist(as_sample(best.values), (shipped.x, shipped.y, shipped.z)) <= AT_REST_NODES
+        if math.dist(as_sample(best.values), (shipped.x, shipped.y, shipped.z)) > AT_REST_NODES:
+            pytest.fail(json.dumps({"shipped": [shipped.x, shipped.y, shipped.z], "progress": progress,
+                                    "candidates": [{"address": hex(c.address), "values": c.values, "score": c.score,
+                                                    "copies": c.copies, "lead": c.lead, "terms": c.terms}
+                                                   for c in memory.found.candidates[:12]]}, indent=1, default=str))
         # Make signature: from the live game, then restarts of it (the Live view follows each new process).
         pid_before = window.session.host.world.pid
         verified: list[object] = []
