@@ -28,6 +28,7 @@ from core.finder.motion import Closable, FinderCancelled, FinderError, GameLaunc
 from core.finder.pointer_search import PointerReport
 from core.finder.position import FinderOptions, PositionFinder
 from core.finder.profile_writer import FlagField, ProfileDraft, build, validate
+from core.finder.ranking import RankedTriple
 from core.finder.signature import (
     AFTER,
     BEFORE,
@@ -47,7 +48,11 @@ from core.memory.scanner import RegionFilter, scan
 # Copies of the same structure in two runs share most bytes around the value (83% on Minetest); another
 # structure that also holds the position shares few (39% seen).
 MIN_SIMILARITY = 0.6
-SAME_STRUCT = 0.05   # candidates this close to the most similar one are copies of the same struct
+# Candidates this close to the most similar one are copies of the same struct: a ring of snapshots or a pool
+# of identical structs is exactly as like process 1's (1.0 each on the ring target). Different structs holding
+# the position are not: on Minetest, 0.828, 0.807 and 0.75 like process 1's; a band of 0.05 took the 0.807
+# one, ranked higher, and then no pattern could tell the two processes' copies apart from 11 others.
+SAME_STRUCT = 0.01
 LIKEST_KEPT = 5      # the candidates most like process 1's, kept in the result for each later process
 # Candidates of a later process looked at for the struct process 1's value lives in. The finder's own top 20
 # is too few where the position has many copies: on a loaded machine Minetest's 20 best were all other
@@ -293,10 +298,7 @@ class SignatureBuilder:
             # A sibling copy in a structure like process 1's (the eye's position beside the feet's) is as
             # similar: the height at rest tells them apart.
             level = [(s, c) for s, c in scored if _same_height(c.values, self._first)] or scored
-            most = max(s for s, _ in level)
-            # Copies of one struct (a snapshot ring, a shadow, a static view) are all as similar: of those, the
-            # best ranked is the game's own, the one that leads when a walk ends.
-            similarity, best = next((s, c) for s, c in level if s >= most - SAME_STRUCT)
+            similarity, best = likest_first(level)
             rank = {id(c): i for i, c in enumerate(result.candidates)}
             likest = [{"address": hex(c.address), "rank": rank[id(c)] + 1, "similarity": round(s, 3),
                        "score": round(c.score, 3), "values": [round(v, 3) for v in c.values]}
@@ -340,6 +342,14 @@ class SignatureBuilder:
         return ProfileDraft(options.name, options.game, options.game_version, pick, first.vertical, first.values,
                             options.scale, options.units, options.flags, scan_perms=perms,
                             path_contains=options.finder.region_filter.path_contains, provenance=provenance)
+
+
+def likest_first(scored: list[tuple[float, RankedTriple]]) -> tuple[float, RankedTriple]:
+    """Of candidates in rank order, each with its similarity to process 1's surroundings: the most similar, and of
+    copies of one struct (a snapshot ring, a pool, a shadow: all as similar, within SAME_STRUCT) the best ranked,
+    the game's own, the one that leads when a walk ends."""
+    most = max(s for s, _ in scored)
+    return next((s, c) for s, c in scored if s >= most - SAME_STRUCT)
 
 
 def _same_height(values: tuple[float, ...] | list[float], first: _Found | None) -> bool:

@@ -14,11 +14,12 @@ import pytest
 from core.evaluation.client import EvaluatorClient
 from core.evaluation.profile import load_profile
 from core.finder import profile_writer
-from core.finder.build import BuildOptions, SignatureBuilder
+from core.finder.build import BuildOptions, SignatureBuilder, likest_first
 from core.finder.flags import FlagFinder
 from core.finder.motion import FinderCancelled, FinderError
 from core.finder.pointers import keep_resolving, reverse_scan
 from core.finder.position import PositionFinder, Typed
+from core.finder.ranking import RankedTriple
 from core.finder.verify import verify_profile
 from core.game.pad import PadState
 from core.memory.readers import LinuxReader
@@ -285,3 +286,18 @@ def test_find_flag_on_the_command_line_takes_marks_as_they_happen(game):
     assert report["marks"] == ["gate", "mayor"] and report["idle_rounds"] == 4
     assert report["candidates"][0]["field"] == {"address": game.truth["flags"], "type": "flags32",
                                                 "bits": {"0": "gate", "1": "mayor"}}
+
+
+def _triple(rank: int) -> RankedTriple:
+    return RankedTriple(0x1000 * rank, (-1919.4, 46.25, 1282.2), 1, 0.8, 0.9, 38.0)
+
+
+def test_a_later_process_takes_the_copy_most_like_process_1s_and_of_equal_copies_the_best_ranked():
+    """Minetest, Make signature in a loaded studio: the position's copies in process 2 were 0.807 (ranked 6th),
+    0.828 (8th) and 0.75 (9th) like process 1's. Taking the 6th as "as similar" gave two different structs, and no
+    pattern could tell them apart from 11 others. A ring's or a pool's copies are exactly as similar: the best
+    ranked of them is the game's own."""
+    sixth, eighth, ninth = _triple(6), _triple(8), _triple(9)
+    assert likest_first([(0.807, sixth), (0.828, eighth), (0.75, ninth)]) == (0.828, eighth)
+    first, second = _triple(1), _triple(2)
+    assert likest_first([(1.0, first), (1.0, second), (0.6, ninth)]) == (1.0, first)
