@@ -17,10 +17,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.finder.motion import Closable, GameLauncher, MotionPlan
 from core.game.pad import PadState
+
+if TYPE_CHECKING:  # loaded lazily below, as everything about backend files is here
+    from core.backends.profile import BackendProfile
 
 
 class BackendError(ValueError):
@@ -149,7 +152,7 @@ def resolve(spec: str, start_state: str | None = None, extra_files: Sequence[Any
         start = start_state or "plaza"
         world = profile.resolve(profile.builtin_spec.world)
         return Backend(profile.name, "Harborvale (the built-in PokeGym world)", builtin_version(),
-                       _builtin_launcher(start, world), MotionPlan(), start)
+                       _builtin_launcher(start, world), finder_plan(profile), start)
     external = profile.external
     assert external is not None
     if external.launch is None:
@@ -162,8 +165,14 @@ def resolve(spec: str, start_state: str | None = None, extra_files: Sequence[Any
     version = external.launch.version.expect if external.launch.version is not None else None
     launcher = SessionLauncher(profile, start, extra_files)
 
-    return Backend(profile.name, profile.title, version, launcher, external_plan(profile.step_settle_s), start,
+    return Backend(profile.name, profile.title, version, launcher, finder_plan(profile), start,
                    realtime=True, _close=launcher.close)
+
+
+def finder_plan(profile: BackendProfile) -> MotionPlan:
+    """The finder's protocol on this backend's game, for the command line and the studio alike: the default for the
+    built-in world (lockstep), the real-time one for an external game."""
+    return external_plan(profile.step_settle_s) if profile.kind == "external" else MotionPlan()
 
 
 def external_plan(step_settle_s: float) -> MotionPlan:

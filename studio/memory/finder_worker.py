@@ -14,7 +14,7 @@ from __future__ import annotations
 import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -22,9 +22,9 @@ from PySide6.QtCore import QObject, Signal
 
 from core.evaluation.client import EvaluatorClient, EvaluatorError
 from core.evaluation.profile import Profile, ProfileError, load_profile
-from core.finder.backends import Backend, BackendError, resolve
+from core.finder.backends import Backend, BackendError, finder_plan, resolve
 from core.finder.build import BuildOptions, SignatureBuilder
-from core.finder.motion import FinderCancelled, FinderError, MotionPlan
+from core.finder.motion import FinderCancelled, FinderError
 from core.finder.position import FinderOptions, PositionFinder
 from core.finder.ranking import RankedTriple
 from core.finder.verify import verify_profile
@@ -104,7 +104,9 @@ class FinderWorker(QObject):
     # -- jobs ------------------------------------------------------------------------------------
     def find_position(self, rounds: int = 3) -> None:
         def job(game: ObservedGame) -> None:
-            options = FinderOptions(plan=MotionPlan(rounds=rounds))
+            # The backend's own timings: Red Eclipse slides on for 0.7 s after a walk, and the default 0.4 s of
+            # rest threw its true position out as noise (the command line always used the backend's).
+            options = FinderOptions(plan=replace(finder_plan(self.host.backend), rounds=rounds))
             finder = PositionFinder(game, options=options)
             try:
                 self.sig_found.emit(finder.run(self._progress, self.cancel))

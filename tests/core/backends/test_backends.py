@@ -134,3 +134,18 @@ def test_the_red_eclipse_example_loads_with_its_found_profile_and_its_task_valid
                           cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "1 of 1 task file(s) valid" in done.stdout
+
+
+def test_the_finder_rests_as_long_as_the_backends_game_needs_wherever_it_runs():
+    """Red Eclipse slides on for about 0.7 s after a walk (step_settle_s: 1.0). The command line's finder rested that
+    long; the studio's Find position rested the default 0.4 s, and its stand checks threw the true position out as
+    noise. Both now take the plan from here; the built-in world (lockstep) keeps the default."""
+    from core.finder.backends import finder_plan, resolve
+    from core.finder.motion import MotionPlan
+
+    redeclipse = load_backend(str(BACKENDS / "redeclipse" / "redeclipse.yaml"))
+    assert finder_plan(redeclipse).settle_seconds == redeclipse.step_settle_s == 1.0
+    assert finder_plan(load_backend("minetest")).settle_seconds == MotionPlan().settle_seconds  # 0.15 is less
+    assert finder_plan(load_backend("builtin")) == MotionPlan()
+    with resolve(str(BACKENDS / "redeclipse" / "redeclipse.yaml")) as backend:  # what the command line uses
+        assert backend.plan == finder_plan(redeclipse)
