@@ -77,7 +77,6 @@ class TrajectoryPlot(pg.PlotWidget):
         self._grid_drawn: tuple[float, float, float] | None = None  # (step, centre x, centre y) of the lines drawn
         view_box(self).sigRangeChanged.connect(self._refresh_grid)
         self._refresh_grid()
-        self.units: str | None = None
         self.set_units(None)
         legend = self.addLegend(offset=(-4, -4), labelTextSize="7pt", verSpacing=-6)
         legend.setBrush(pg.mkBrush(255, 255, 255, 200))  # readable where it covers the path
@@ -138,7 +137,6 @@ class TrajectoryPlot(pg.PlotWidget):
 
     def set_units(self, units: str | None) -> None:
         """Name the game's units on the axes (None: the profile does not say, and the axes name none)."""
-        self.units = units
         bottom, left = axis_labels(units)
         self.setLabel("bottom", bottom)
         self.setLabel("left", left)
