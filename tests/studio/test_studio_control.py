@@ -142,6 +142,10 @@ def test_the_status_bar_tells_the_truth_before_during_and_after(window, qtbot, s
     assert live.metrics.labels["step"].text() == f"Step 0 / {task.step_budget}"  # before Start
     live.controls.budget.setValue(7)
     assert live.metrics.labels["step"].text() == "Step 0 / 7"
+    # A seed whose random agent walks (4 of its 7 actions move): a fresh seed's agent stands still in 7 steps
+    # about one time in 25, and then there is no trail to keep
+    live.controls.fixed_seed.setChecked(True)
+    live.controls.seed.setValue(4)
     assert live.metrics.labels["success"].text() == "Success: not yet"
     qtbot.waitUntil(lambda: live.state_label.text() == "Idle", timeout=2_000)
 
