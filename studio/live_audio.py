@@ -28,7 +28,15 @@ class LiveRingSource:
         self._epoch = -1
         self._next = 0  # the next tick to hand on
         self.ticks_read = 0
-        self.gaps = 0  # times ticks were gone before they could be read (the feeder thread was starved)
+        # ticks of the game and epoch being followed that came while the feeder was away longer than
+        # MAX_BACKLOG_S (starved, or a read that failed): never played late, never handed on
+        self.ticks_skipped = 0
+        self.gaps = 0  # reads that failed (the ring moved on, or the game closed, while we read)
+
+    @property
+    def handed_to(self) -> int:
+        """The newest tick handed on, of the game and epoch followed."""
+        return self._next - 1
 
     def audio_format(self) -> tuple[int, int] | None:
         game = self.host.heard_game()
@@ -43,8 +51,8 @@ class LiveRingSource:
         try:
             return self._pull(game)
         except (AudioUnavailableError, GameError, ValueError, AttributeError, BufferError):
-            # the ring moved on (or the game closed) while we read: follow it afresh at the next pull
-            self._game = None
+            # The ring moved on (or the game closed) while we read: the next pull goes on from the next tick not
+            # handed on, as far as the backlog allows (a closed game is followed afresh once it is replaced).
             self.gaps += 1
             return []
 
@@ -63,6 +71,7 @@ class LiveRingSource:
         first = max(self._next, held.first, held.last - backlog_ticks + 1)
         arrived = time.monotonic()
         clip = game.audio_ticks(first, held.last)
+        self.ticks_skipped += first - self._next  # counted once read: a read that fails is retried from _next
         self.ticks_read += held.last - first + 1
         self._next = held.last + 1
         return [Chunk(clip.samples, arrived)]

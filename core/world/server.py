@@ -13,6 +13,7 @@ import json
 import math
 import os
 import shutil
+import signal
 import sys
 import threading
 import time
@@ -20,7 +21,7 @@ import zlib
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any, TypeGuard, cast
+from typing import Any, NoReturn, TypeGuard, cast
 
 from pydantic import ValidationError
 
@@ -32,7 +33,7 @@ from core.world.game import BadStartState, UnknownStartState, World
 from core.world.outline import world_outline
 from core.world.panda_setup import RendererChoice
 from core.world.simulation import GameState
-from core.world.stop_signals import take_in_this_thread
+from core.world.stop_signals import defer_in_this_thread, take_in_this_thread
 
 WORLD_VERSION = "1"
 MAX_HOLD_TICKS = 30 * 60 * 10  # ten minutes of game time in one request is surely a bug
@@ -324,7 +325,7 @@ def _remove_orphaned(runtime_dir: Path) -> None:
 
 
 def run(spec: WorldSpec, *, runtime_dir: Path | None, owner_pid: int | None, width: int, height: int,
-        mode: str, renderer: RendererChoice, audio: bool = True) -> int:
+        mode: str, renderer: RendererChoice, audio: bool = True) -> NoReturn:
     standalone = runtime_dir is None
     if runtime_dir is None:
         runtime_dir = ipc.private_runtime_dir("pokegym-world-")
@@ -344,12 +345,15 @@ def run(spec: WorldSpec, *, runtime_dir: Path | None, owner_pid: int | None, wid
     if owner_pid is not None:
         _exit_when_owner_dies(server, runtime_dir)
     print("READY " + json.dumps({"pid": os.getpid()}), flush=True)
-    take_in_this_thread()  # Ctrl+C reaches the thread that waits in accept() (core/world/stop_signals.py)
     try:
+        # Inside the try: a Ctrl+C sent as soon as READY was read is taken here, and the world still releases
+        take_in_this_thread()  # Ctrl+C reaches the thread that waits in accept() (core/world/stop_signals.py)
         server.serve()
     except KeyboardInterrupt:
         pass
     finally:
+        defer_in_this_thread()  # a second Ctrl+C waits for the release (the watchdog's thread inherits it)
+        _end_if_release_stalls(runtime_dir if standalone or owner_pid is not None else None)
         server.close()
         if standalone:
             for leftover in runtime_dir.iterdir():
@@ -360,10 +364,30 @@ def run(spec: WorldSpec, *, runtime_dir: Path | None, owner_pid: int | None, wid
             # has no further use (the owner's own removal ignores a folder already gone). Asking whether the
             # owner is alive raced its death: a killed owner's socket closes before it becomes a zombie.
             _remove_orphaned(runtime_dir)
-        # Everything is released; if interpreter teardown (Panda3D's, a thread's) then stalls, the
-        # process must still end: a world asked to stop that lingers holds its memory and pid.
-        watchdog = threading.Timer(EXIT_GRACE_S, os._exit, args=(0,))
-        watchdog.daemon = True
-        watchdog.start()
-    return 0
+    # Everything is released. Interpreter teardown (Panda3D's, its threads') has nothing left to do but can
+    # stall, and once it begins no daemon thread (the watchdog) runs again: end here.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
+
+
+def _end_if_release_stalls(folder: Path | None) -> None:
+    """From here the process must end, whatever stalls: a world asked to stop that lingers holds its memory and
+    pid (one outlived a SIGINT by a minute in CI). If the release takes longer than EXIT_GRACE_S, the watchdog
+    says so, removes the folder the release would have removed (None: the owner removes it), and ends the
+    process with status 1; the alarm, whose default action ends the process in the kernel, covers C code that
+    never lets go of the GIL."""
+
+    def give_up() -> None:
+        print(f"error: the world's release stalled for {EXIT_GRACE_S:.0f} s; ended without finishing it",
+              file=sys.stderr, flush=True)
+        if folder is not None:
+            _remove_orphaned(folder)
+        os._exit(1)
+
+    watchdog = threading.Timer(EXIT_GRACE_S, give_up)
+    watchdog.daemon = True
+    watchdog.start()
+    if hasattr(signal, "alarm"):  # POSIX
+        signal.alarm(int(2 * EXIT_GRACE_S))
 

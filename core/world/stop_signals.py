@@ -4,7 +4,7 @@ The main thread waits in accept() or poll(); a process-directed signal may be gi
 block it, and one taken by a Panda3D or library thread sets Python's flag but leaves the main thread asleep in
 accept() for good (a world that ignored Ctrl+C, seen under load). So the world blocks both signals before it
 imports anything that starts threads (every thread inherits the mask), and the main thread alone unblocks them
-once it is ready to serve.
+once it is ready to serve. Once it stops, it blocks them again: a second Ctrl+C must not cut its release short.
 """
 
 from __future__ import annotations
@@ -20,3 +20,8 @@ def block_in_new_threads() -> None:
 
 def take_in_this_thread() -> None:
     signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
+
+
+def defer_in_this_thread() -> None:
+    """While the world releases what it holds: a further stop signal waits, and threads started now inherit it."""
+    signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)

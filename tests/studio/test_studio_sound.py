@@ -84,14 +84,20 @@ def test_a_backlog_that_never_drains_is_cut_back_but_a_steps_burst_is_not():
 
 def test_live_draws_the_worlds_sound_and_says_once_there_is_no_audio_output(live_window, qtbot):
     live = live_window.live
+    source = live.sound_source
     for _ in range(4):  # lockstep: the world sounds only while it steps; walk for a second
-        live.host.hold(PadState(left_y=1.0), 0.25)
+        live.host.hold(PadState(left_y=1.0), 0.25)  # queued on the drive thread
+        qtbot.waitUntil(lambda: not live.host.driving, timeout=10_000)
+        # each step's ticks reach the feeder before the next step: a starved feeder could skip them (too old to
+        # play late), which this test is not about
+        held = live.host.heard_game().audio_held()
+        qtbot.waitUntil(lambda held=held: source.handed_to >= held.last, timeout=10_000)
     qtbot.waitUntil(lambda: live.sound.columns_shown > 80, timeout=20_000)  # the second's sound, drawn
     assert live.speaker.problem == "no audio output" and live.speaker.played_frames == 0
     assert live.sound_status.isVisible() and live.sound_status.text() == "no audio output"
     assert live.sound.caption.text().startswith("no audio output")
     assert live.speaker.levels is not None and max(live.speaker.levels.rms_db) > -80  # the ambience is heard
-    assert live.sound_source.ticks_read > 30
+    assert source.ticks_read >= 30 and source.ticks_skipped == 0  # the whole walk's sound was handed on
 
 
 def test_mute_and_volume_are_remembered(qtbot, settings_dir):

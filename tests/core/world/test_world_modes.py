@@ -12,6 +12,7 @@ import tempfile
 import time
 from contextlib import ExitStack
 from pathlib import Path
+from typing import IO
 
 import numpy as np
 import pytest
@@ -57,11 +58,37 @@ def test_lockstep_worlds_refuse_live_input(world):
         world.set_pad(PadState())
 
 
+def _started_by_hand(*options: str, env: dict[str, str] | None = None) -> tuple[subprocess.Popen[str], IO[str]]:
+    """`python main.py world OPTIONS` as a user starts it; its stderr goes to a file (a pipe nobody reads while
+    the world runs could fill and stop it), with Python's faulthandler on for _stop_with_ctrl_c."""
+    errors = tempfile.TemporaryFile("w+")  # noqa: SIM115 - outlives the process; closed by the caller
+    process = subprocess.Popen([sys.executable, "main.py", "world", "--renderer", "software", *options],
+                               cwd=PROJECT_ROOT, stdout=subprocess.PIPE, stderr=errors, text=True,
+                               env={**os.environ, **(env or {}), "PYTHONFAULTHANDLER": "1"})
+    return process, errors
+
+
+def _stop_with_ctrl_c(process: subprocess.Popen[str], errors: IO[str]) -> int:
+    """Ctrl+C, and the world's exit status; a world that does not end within 60 s fails with its stacks."""
+    process.send_signal(signal.SIGINT)
+    try:
+        return process.wait(timeout=60)
+    except subprocess.TimeoutExpired:  # rare on loaded CI machines: say where it was stuck
+        process.send_signal(signal.SIGABRT)  # faulthandler prints every thread's stack to stderr
+        process.wait(timeout=10)
+        errors.seek(0)
+        pytest.fail("the world did not exit on SIGINT within 60 s; its stacks:\n" + errors.read()[-6000:])
+
+
+def _ended_by_hand(process: subprocess.Popen[str], errors: IO[str]) -> None:
+    if process.poll() is None:
+        process.kill()
+    process.communicate()  # reaps it and closes its pipes
+    errors.close()
+
+
 def test_a_world_started_by_hand_can_be_attached_to_and_cleans_up():
-    errors = tempfile.TemporaryFile("w+")  # noqa: SIM115 - outlives the process; closed at the end
-    process = subprocess.Popen([sys.executable, "main.py", "world", "--renderer", "software"], cwd=PROJECT_ROOT,
-                               stdout=subprocess.PIPE, stderr=errors, text=True,
-                               env={**os.environ, "PYTHONFAULTHANDLER": "1"})
+    process, errors = _started_by_hand()
     try:
         connection_file = None
         for line in process.stdout:
@@ -81,22 +108,12 @@ def test_a_world_started_by_hand_can_be_attached_to_and_cleans_up():
             ipc.connect(impostor)
         with BuiltinWorld.attach(connection_file) as again:  # turned the impostor away, serves the next client
             assert again.reset("harbor").tick == 0
-        process.send_signal(signal.SIGINT)
-        try:
-            code = process.wait(timeout=60)
-        except subprocess.TimeoutExpired:  # rare on loaded CI machines: say where it was stuck
-            process.send_signal(signal.SIGABRT)  # faulthandler prints every thread's stack to stderr
-            process.wait(timeout=10)
-            errors.seek(0)
-            pytest.fail("the world did not exit on SIGINT within 60 s; its stacks:\n" + errors.read()[-6000:])
+        code = _stop_with_ctrl_c(process, errors)
         assert code == 0
         assert not runtime_dir.exists()
     finally:
-        if process.poll() is None:
-            process.kill()
-        process.communicate()  # reaps it and closes its pipes
-        process.stdout.close()
-        errors.close()
+        _ended_by_hand(process, errors)
+
 
 
 def test_a_world_launched_for_one_client_admits_no_other(world):
@@ -134,10 +151,9 @@ def test_a_software_world_never_connects_to_the_x_server_it_inherits():
     server = ExitStack()
     display = server.enter_context(xvfb("320x200x24"))
     alone = _x_clients(display)
-    process = subprocess.Popen([sys.executable, "main.py", "world", "--renderer", "software", "--width", "320",
-                                "--height", "180"], cwd=PROJECT_ROOT, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True, env={**os.environ, "DISPLAY": display})
+    process, errors = _started_by_hand("--width", "320", "--height", "180", env={"DISPLAY": display})
     try:
+        assert process.stdout is not None
         connection_file = next(Path(line.removeprefix("Attach with: ").strip()) for line in process.stdout
                                if line.startswith("Attach with: "))
         with BuiltinWorld.attach(connection_file) as world:
@@ -146,10 +162,7 @@ def test_a_software_world_never_connects_to_the_x_server_it_inherits():
             assert _x_clients(display) == alone  # the world is drawing, and not through X
             server.close()  # the X server goes away under the running world
             assert world.hold(PadState(left_y=1.0), 0.5).tick == 30
-        process.send_signal(signal.SIGINT)
-        assert process.wait(timeout=60) == 0, process.stderr.read()[-2000:]
+        assert _stop_with_ctrl_c(process, errors) == 0
     finally:
         server.close()
-        if process.poll() is None:
-            process.kill()
-        process.communicate()  # reaps it and closes its pipes
+        _ended_by_hand(process, errors)
