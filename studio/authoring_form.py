@@ -90,11 +90,12 @@ class AuthoringForm(QWidget):
 
         self.record_goal = _capture_button("Record goal here", "success: the character within the radius of here")
         self.radius = QDoubleSpinBox()
-        self.radius.setRange(0.5, 50.0)
+        # In the game's own units (set_units): a game that walks hundreds of units a second needs radii of tens
+        self.radius.setRange(0.1, 100_000.0)
         self.radius.setSingleStep(0.5)
         self.radius.setValue(DEFAULT_RADIUS_M)
         self.radius.setPrefix("radius ")
-        self.radius.setSuffix(" m")
+        self.set_units("m")
         self.goal = QLabel("No goal yet.")
         self.add_waypoint = _capture_button("Add waypoint here", "the reference route walks to here next")
         self.add_interact = _capture_button("Add interact step here",
@@ -152,6 +153,10 @@ class AuthoringForm(QWidget):
             group.setLayout(layout)
             column.addWidget(group)
         column.addStretch(1)
+
+    def set_units(self, units: str | None) -> None:
+        """The game's position units, for the radius (None: unsaid, a bare number)."""
+        self.radius.setSuffix(f" {units}" if units else "")
 
     def set_start_states(self, names: list[str]) -> None:
         """The game's named start states, in place of the last game's (a capture is dropped with them)."""

@@ -276,6 +276,7 @@ class AuthoringPanel(QWidget):
 
     @Slot(str)
     def _on_ready(self, _description: str) -> None:
+        self.form.set_units(self.host.position_units)
         # Flag changes are listed from the moment the world is up. Nothing has been pressed yet, so the
         # evaluator's newest reading will do: a job queued on the drive thread here would make a Start
         # pressed the moment "Connected" shows refuse with "the world is still busy".

@@ -106,6 +106,8 @@ class EpisodePanes(QObject):
         self._marks = {kind: [] for kind in (*MARK_KINDS, "bump")}
         if episode is not None:
             self.trajectory.set_units(episode.position_units)
+            if self.details is not None:
+                self.details.set_units(episode.position_units)
             if self.reasoning is not None:
                 for record in episode.steps(0, count):
                     self.reasoning.add_step(record)

@@ -9,6 +9,7 @@ import json
 from PySide6.QtWidgets import QTextBrowser
 
 from core.episode.records import StepRecord
+from core.episode.units import with_units
 
 ASSESSMENT_HTML = {"progressing": "#287a3c", "stuck": "#c62828", "unsure": "#c88c00"}
 
@@ -24,6 +25,11 @@ class StepDetails(QTextBrowser):
         self.setMinimumWidth(260)
         self.setPlaceholderText("Select a step.")
         self.shown_step: int | None = None
+        self._units: str | None = "m"
+
+    def set_units(self, units: str | None) -> None:
+        """The episode's position units (None: unsaid), for the distance an intervention pushed."""
+        self._units = units
 
     def show_record(self, record: StepRecord) -> None:
         self.shown_step = record.step
@@ -51,8 +57,8 @@ class StepDetails(QTextBrowser):
             shown = "".join(f"<li>{html.escape(lesson)}</li>" for lesson in decision.lessons)
             rows.append(_row("Lessons shown", f"<ul style='margin:0'>{shown}</ul>"))
         if record.intervention_displacement:
-            rows.append(_row("Pushed", f"{record.intervention_displacement:.2f} m by the intervention "
-                                       "(not counted as the agent's move)"))
+            pushed = with_units(round(record.intervention_displacement, 2), self._units)
+            rows.append(_row("Pushed", f"{html.escape(pushed)} by the intervention (not counted as the agent's move)"))
         raw = html.escape((decision.raw_reply if decision is not None else "")
                           or "(no model reply: a human or intervention step)")
         self.setHtml(f"<table>{''.join(rows)}</table><p style='color:#666'>Raw reply</p>"

@@ -75,7 +75,8 @@ class TrajectoryPlot(pg.PlotWidget):
         self._grid.setZValue(-30)  # under the backdrop and everything else
         plot_item(self).addItem(self._grid, ignoreBounds=True)
         self._grid_drawn: tuple[float, float, float] | None = None  # (step, centre x, centre y) of the lines drawn
-        view_box(self).sigRangeChanged.connect(self._refresh_grid)
+        self._pose: tuple[float, float, float] | None = None  # x, y, heading of the marker drawn
+        view_box(self).sigRangeChanged.connect(self._view_changed)
         self._refresh_grid()
         self.set_units(None)
         legend = self.addLegend(offset=(-4, -4), labelTextSize="7pt", verSpacing=-6)
@@ -146,7 +147,11 @@ class TrajectoryPlot(pg.PlotWidget):
         """The distance between grid lines now drawn, in the game's units."""
         return self._grid_drawn[0] if self._grid_drawn is not None else 0.0
 
-    def _refresh_grid(self, *_args: object) -> None:
+    def _view_changed(self, *_args: object) -> None:
+        self._refresh_grid()
+        self._draw_heading()  # its length follows the zoom
+
+    def _refresh_grid(self) -> None:
         """Grid lines at a round step for the view, drawn as one static item (pyqtgraph's axis grid redraws
         tick lines on every paint and cost most of the plot's paint time, 7 of 10 ms). It is redrawn only when
         the view's step changes or the view leaves the lines drawn: a game in hundreds of units and one in
@@ -214,12 +219,20 @@ class TrajectoryPlot(pg.PlotWidget):
 
     def set_position(self, x: float, y: float, heading_deg: float) -> None:
         if not (math.isfinite(x) and math.isfinite(y)):
+            self._pose = None
             self._position.setData([], [])
             self._heading.setData([], [])
             return
         self._position.setData([x], [y])
+        self._pose = (x, y, heading_deg)
         if self._grow_margin is not None:
             self._keep_in_view(x, y, self._grow_margin)
+        self._draw_heading()
+
+    def _draw_heading(self) -> None:
+        if self._pose is None:
+            return
+        x, y, heading_deg = self._pose
         (x0, x1), _ = view_box(self).viewRange()
         length = (x1 - x0) * HEADING_SHARE  # a few pixels long at any zoom, in any game's units
         dx, dy = -math.sin(math.radians(heading_deg)) * length, math.cos(math.radians(heading_deg)) * length

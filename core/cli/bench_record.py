@@ -150,7 +150,7 @@ def _random_episode(path: Path, steps: int, audio: str = "on", timed: list[float
     """Record a random agent's episode on the built-in world; returns its seconds. `timed` collects the seconds
     spent inside the game's hold calls."""
     from core.agents.base import RandomAgent
-    from core.backends.profile import load_backend
+    from core.backends.profile import load_backend, position_units
     from core.evaluation.client import EvaluatorClient
     from core.evaluation.profile import load_profile
     from core.evaluation.tasks import load_task
@@ -159,7 +159,8 @@ def _random_episode(path: Path, steps: int, audio: str = "on", timed: list[float
     from core.session.runner import EpisodeRunner, RunOptions
 
     profile = load_profile(PROFILES_DIR / "builtin_world.yaml")
-    actions = load_backend("builtin").action_set()
+    backend = load_backend("builtin")
+    actions = backend.action_set()
     task = load_task(TASKS_DIR / "q08_site_navigation.yaml", profile.flags)
     with BuiltinWorld.launch(renderer="software", audio=audio) as world, \
             EvaluatorClient.launch(world.pid) as evaluator:
@@ -176,8 +177,8 @@ def _random_episode(path: Path, steps: int, audio: str = "on", timed: list[float
 
         world.hold = timed_hold
         started = time.perf_counter()
-        EpisodeRunner(world, evaluator, RandomAgent(actions, seed=2), actions, task, RunOptions(step_budget=steps),
-                      path).run()
+        options = RunOptions(step_budget=steps, position_units=position_units(backend))
+        EpisodeRunner(world, evaluator, RandomAgent(actions, seed=2), actions, task, options, path).run()
         return time.perf_counter() - started
 
 

@@ -65,6 +65,7 @@ def test_a_task_authored_by_driving_is_saved_listed_and_solved(window, qtbot, tm
     for _ in range(4):
         qtbot.keyClick(live, Qt.Key.Key_W)
     form.add_waypoint.click()
+    assert form.radius.suffix() == " m"  # the built-in world's units
     form.radius.setValue(2.5)
     form.record_goal.click()
     live.toggle_control()

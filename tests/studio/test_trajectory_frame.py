@@ -74,6 +74,9 @@ def test_a_game_in_its_own_units_gets_a_readable_grid_heading_and_axes(qtbot):
     assert plot.grid_spacing in (100.0, 200.0, 500.0)
     plot.set_position(500.0, 600.0, 90.0)
     assert _heading_length(plot) == pytest.approx(0.04 * (x1 - x0))  # a few pixels long, whatever the units
+    plot.getViewBox().scaleBy((0.05, 0.05), center=(500.0, 600.0))  # zoomed in 20x (the wheel): still a few pixels
+    (x0, x1), _ = plot.getViewBox().viewRange()
+    assert _heading_length(plot) == pytest.approx(0.04 * (x1 - x0))
 
     plot.frame_on(np.array([[0.0, 0.0], [6.0, 4.0]]), margin=2.0)  # a walk of a few metres: the grid follows
     assert plot.grid_spacing in (1.0, 2.0)

@@ -114,14 +114,16 @@ def test_a_file_that_is_not_a_recording_is_named_as_such(window, qtbot, tmp_path
     assert "notes.txt is not a PokeGym recording" in window.replay.message.text()
 
 
-def human_episode(path: Path) -> Path:
-    """Three steps, as the runner records them: the agent's, a human's, an intervention's."""
-    writer = EpisodeWriter(path, {"task_id": "t", "granularity": "goal_only", "agent": "random", "step_budget": 3},
-                           (36, 64, 3))
+def human_episode(path: Path, units: str = "m") -> Path:
+    """Three steps, as the runner records them: the agent's (pushed 1.5 by an intervention after it), a human's,
+    an intervention's."""
+    writer = EpisodeWriter(path, {"task_id": "t", "granularity": "goal_only", "agent": "random", "step_budget": 3,
+                                  "position_units": units}, (36, 64, 3))
     for step, source in enumerate(("agent", "human", "intervention"), 1):
         record = {"action": "MoveForward" if source == "agent" else "HumanInput", "action_params": {},
                   "raw_reply": "", "thought": "", "self_assessment": "", "parse_error": None, "macro": [],
-                  "usage": {}, "intervention": None, "memory": "", "reflection": "", "movement": source != "agent"}
+                  "usage": {}, "intervention": None, "memory": "", "reflection": "", "movement": source != "agent",
+                  "intervention_displacement": 1.5 if step == 1 else 0.0}
         numbers = {"step": step, "time": float(step), "tick_before": step * 10, "tick_after": step * 10 + 10,
                    "latency_s": 0.0, "displacement": 1.0, "ineffective": 0, "source": source}
         writer.add_samples([{"time": float(step), "tick": step * 10, "map_id": 1, "x": float(step), "y": 0.0,
@@ -143,6 +145,13 @@ def test_the_step_caption_is_right_on_human_and_intervention_steps(window, qtbot
     assert captions[0] == "Step 1: the agent was given the current frame only"
     assert captions[1].startswith("Step 2: a human drove") and "the agent was not asked" in captions[1]
     assert captions[2].startswith("Step 3: an intervention moved the character")
+
+
+def test_a_push_is_told_in_the_games_own_units(window, qtbot, tmp_path):
+    for units in ("nodes", "m"):
+        open_episode(window, qtbot, human_episode(tmp_path / f"{units}.h5", units))
+        told = f"Pushed\n1.5 {units} by the intervention"  # step 1's details, once this file's are shown
+        qtbot.waitUntil(lambda told=told: told in window.replay.details.toPlainText(), timeout=10_000)
 
 
 def test_a_long_recording_path_keeps_its_file_name_visible(qtbot, tmp_path):

@@ -272,6 +272,7 @@ def test_the_studio_drives_minetest_chosen_in_its_game_menu(qtbot, tmp_path, mon
         assert "Connected" in live.status.full_text(), errors
         # The map names Minetest's units (its profile's), not the built-in world's metres.
         assert live.trajectory.getAxis("bottom").labelText == "x (nodes)"
+        assert live.authoring.form.radius.suffix() == " nodes"  # and so does a goal's radius
         qtbot.waitUntil(lambda: live.frame_view.current is not None, timeout=10_000)
         assert live.frame_view.current.shape[:2] == (360, 640)
         qtbot.waitUntil(lambda: "capture" in live.source.full_text(), timeout=5_000)
