@@ -146,9 +146,10 @@ def test_with_no_value_typed_in_the_true_position_ranks_in_the_top_five_within_9
 def test_a_signature_from_the_chosen_address_is_built_across_two_processes_and_verified(found, built):
     result = built.result
     print(f"\nsignature: {built.seconds:.1f} s, {result.message}; processes {result.processes}")
-    assert result.ok, result.message
+    said = json.dumps(result.to_json("minetest"), indent=1, default=str)  # every process's likest, on failure
+    assert result.ok, said
     pids = [p["pid"] for p in result.processes]
-    assert len(pids) >= 2 and len(set(pids)) == len(pids)  # every process a fresh one (restarts)
+    assert len(pids) >= 2 and len(set(pids)) == len(pids), said  # every process a fresh one (restarts)
     assert result.processes[0]["address"] == found.result.candidates[0].address
     assert result.verifications and all(v.ok for v in result.verifications)
     assert result.verifications[-1].pid not in pids
