@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
 
-from core.finder.look_alikes import singular_copies_first
 from core.finder.motion import Drivable, FinderError, MotionPlan, Pacer, Progress, Step
 from core.finder.ranking import RankedTriple, rank
 from core.finder.track import Tracker
@@ -168,9 +167,8 @@ class PositionFinder:
         finally:
             scan.close()
         assert tracker is not None
-        candidates = singular_copies_first(self.reader, demote_stack_copies(self.reader, without_pointer_halves(
-            self.reader, rank(tracker.addresses, tracker.now, tracker.moves, plan.move_seconds, options.top))),
-            options.region_filter)
+        candidates = demote_stack_copies(self.reader, without_pointer_halves(
+            self.reader, rank(tracker.addresses, tracker.now, tracker.moves, plan.move_seconds, options.top)))
         if not candidates:
             raise FinderError(self._never_walked(tracker.count, len(tracker.moves)))
         return PositionResult(candidates, time.perf_counter() - started, narrowing,
