@@ -85,7 +85,7 @@ def test_the_memory_tab_finds_signs_verifies_and_tries_a_profile_on_minetest(qtb
         if built is None or not built.ok:  # whole, unabridged: what each process held and could have chosen
             pytest.fail(json.dumps({"status": panel.status.text(), "progress": progress,
                                     "chosen": [hex(best.address), best.values, best.score],
-                                    "candidates": [[hex(c.address), c.values, c.score]
+                                    "candidates": [[hex(c.address), c.values, c.score, c.terms]
                                                    for c in memory.found.candidates[:8]],
                                     "result": built and built.to_json("minetest")}, indent=1, default=str))
         assert panel.status.text().startswith("Signature: ") and "unexpected" not in panel.status.text()
