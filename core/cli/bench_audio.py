@@ -49,6 +49,8 @@ def bench_audio(args: argparse.Namespace, emit: Callable[..., None], world: Buil
     quiet_wall = sum(t.seconds for t in quiet) / steps
     quiet_cpu = sum(t.cpu_seconds for t in quiet) / steps
     synth = sum(t.synth_seconds for t in loud)
+    # 1: the world mixed with the compiled kernel; 0: with numpy's (the same samples, slower)
+    emit(args, "audio_mixer_compiled", 1.0 if world.sound_mixer == "compiled" else 0.0, "bool")
     emit(args, "audio_synth_ms_per_tick", synth / (steps * TICKS) * 1000, "ms")
     emit(args, "audio_synth_share", synth / steps / quiet_cpu, "ratio", quiet_cpu * 1000, "silent_step_cpu_ms",
          ratio=synth / steps / quiet_cpu)

@@ -64,9 +64,10 @@ class BuiltinWorld:
     def __init__(self, conn: Connection, info: GameInfo, ring: FrameRing,
                  process: subprocess.Popen[bytes] | None, runtime_dir: Path | None,
                  stderr_tail: deque[str], camera: dict[str, float] | None = None,
-                 audio: AudioRing | None = None) -> None:
+                 audio: AudioRing | None = None, mixer: str | None = None) -> None:
         self._camera = camera or {}
         self._audio = audio
+        self._mixer = mixer
         self._conn = conn
         self._info = info
         self._ring = ring
@@ -123,7 +124,8 @@ class BuiltinWorld:
             audio_switched_off=bool(header.get("audio")) and not sound.get("enabled"),
         )
         ring = FrameRing.attach(Path(header["frames_path"]))
-        return cls(conn, info, ring, process, runtime_dir, stderr_tail, header.get("camera"), audio)
+        return cls(conn, info, ring, process, runtime_dir, stderr_tail, header.get("camera"), audio,
+                   sound.get("mixer"))
 
     @property
     def launched_here(self) -> bool:
@@ -158,6 +160,12 @@ class BuiltinWorld:
     def audio_info(self) -> AudioFormat | None:
         """The sound's format (rate, channels, samples per tick), or None when the world runs with sound off."""
         return self._info.audio
+
+    @property
+    def sound_mixer(self) -> str | None:
+        """What mixes the world's sound: "compiled", or "numpy" where the install found no C compiler (the same
+        samples, slower); None when the world is silent or too old to say."""
+        return self._mixer
 
     def audio_ticks(self, first_tick: int, last_tick: int) -> AudioClip:
         """The exact PCM the world played during ticks first_tick..last_tick (inclusive): a step that went from

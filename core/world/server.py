@@ -85,7 +85,10 @@ class WorldServer:
             "audio": {"enabled": False} if sound is None else {
                 "enabled": True, "path": str(sound.ring.path), "rate": sound.format.rate,
                 "channels": sound.format.channels, "samples_per_tick": sound.format.samples_per_tick,
-                "ring_ticks": sound.ring.capacity},
+                "ring_ticks": sound.ring.capacity,
+                # its mixer's sample loops: "compiled", or "numpy" where the install found no C compiler (the
+                # same samples, more of the step's time: bench world reports it beside the sound's cost)
+                "mixer": sound.mixer.kernel.name},
         }
 
     def handle(self, header: dict[str, Any]) -> tuple[dict[str, Any], list[bytes]] | None:
@@ -306,6 +309,14 @@ def _ticks(value: object) -> int:
     return value
 
 
+def _sound_line(world: World) -> str:
+    if world.sound is None:
+        return "sound off"
+    kernel = world.sound.mixer.kernel.name
+    return "sound on" if kernel == "compiled" else (
+        "sound on, mixed by numpy: no compiled mixer, reinstall with a C compiler for a faster step")
+
+
 def _exit_when_owner_dies(server: WorldServer, runtime_dir: Path) -> None:
     """A world launched for a client must never outlive it, even while blocked in accept()."""
 
@@ -340,7 +351,7 @@ def run(spec: WorldSpec, *, runtime_dir: Path | None, owner_pid: int | None, wid
         with os.fdopen(fd, "w") as handle:
             json.dump({"endpoint": endpoint.to_json(), "pid": os.getpid()}, handle)
         print(f"{spec.name} is running (pid {os.getpid()}, {mode}, {width}x{height}, "
-              f"{world.renderer.display_module}, sound {'on' if world.sound is not None else 'off'}).", flush=True)
+              f"{world.renderer.display_module}, {_sound_line(world)}).", flush=True)
         print(f"Attach with: {connection_file}", flush=True)
     if owner_pid is not None:
         _exit_when_owner_dies(server, runtime_dir)

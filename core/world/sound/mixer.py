@@ -19,7 +19,7 @@ from core.world.content import WorldSpec
 from core.world.sound import spatial
 from core.world.sound.banks import VARIANTS, Banks, stable_code
 from core.world.sound.events import Bump, Footstep, Hush, Listener, SoundEvent, Speech, TickSound
-from core.world.sound.ramps import Ramps
+from core.world.sound.kernel import BlockGains, MixKernel, best_kernel
 from core.world.sound.voice import babble
 from core.world.sound_spec import AmbientSource
 
@@ -104,7 +104,7 @@ class Mixer:
         self.rate = spec.sound.rate
         self.spt = samples_per_tick
         self.master = spec.sound.gain * 32767.0  # gains include it: the mix is in steps of the 16-bit output
-        self.ramps = Ramps(samples_per_tick, MAX_BLOCK_TICKS)
+        self.kernel: MixKernel = best_kernel(samples_per_tick, MAX_BLOCK_TICKS)
         self.footsteps = {k: [_padded(s) for s in v] for k, v in banks.footsteps.items()}
         self.bumps = {k: [_padded(s) for s in v] for k, v in banks.bumps.items()}
         self.cues = {k: _padded(v) for k, v in banks.cues.items()}
@@ -131,13 +131,9 @@ class Mixer:
                                        round(source.interval_s * ticks) * samples_per_tick, source.strikes))
         self.voices: list[Emitter] = []
         self.last = Listener(0.0, 0.0, 0.0, 0.0)
-        # Scratch buffers for a block, reused by every render (one mixing thread): the mix; the gains of up to
-        # MAX_BLOCK_TICKS // ticks beds at once, sample by sample (then each bed weighted by them), or of one
-        # sound; one ear of a sound weighted.
+        # the mix of a block, reused by every render (one mixing thread)
         self._out = np.zeros((2, block), np.float32)
-        self._ramp = np.empty(2 * block, np.float32)  # flat: its first part is a C-contiguous (beds, 2, n)
-        self._weighted = np.empty((2, block), np.float32)
-        self._centre = np.full((2, 1), self.master, np.float32)
+        self._centre = float(np.float32(self.master))  # the gain of a sound inside the head, a float32's
         self.reach_per_tick = spec.character.run_speed / spec.tick_hz
 
     def restart(self, listener: Listener) -> None:
@@ -212,12 +208,8 @@ class Mixer:
             out.fill(0.0)
         self.voices = [v for v in self.voices if v.end + PAD > n0 + size]
         self.last = ticks[-1].listener
-        if loudest * CLIP_MARGIN >= 32767.0:  # it may reach past the 16-bit range
-            np.clip(out, -32768.0, 32767.0, out=out)  # the same as minimum then maximum, several times faster
-        pcm = out.astype(np.int16)
-        interleaved = np.empty((size, 2), np.int16)  # the ring's layout; casting while transposing is slow
-        interleaved[:, 0], interleaved[:, 1] = pcm
-        return interleaved
+        # clipped only where it may reach past the 16-bit range
+        return self.kernel.to_pcm(self._out, size, loudest * CLIP_MARGIN >= 32767.0)
 
     def _strike_bells(self, n0: int, size: int) -> None:
         """Strokes that begin within the block join the voices, in the order of their start (as events do)."""
@@ -239,74 +231,51 @@ class Mixer:
 
         Gains are given at tick boundaries and move in a straight line across each tick. A tick too quiet to
         hear at both ends is left out. All of it is decided tick by tick, so any grouping of ticks gives the
-        same samples. The sums are formed in scratch buffers allocated once, with as few numpy calls as the
-        arithmetic allows: most of a block's cost is calls, not samples. So the moving beds' gains are made
-        together, in one matrix product, and the first sound heard is written to out rather than added to
-        zeros (x + 0 is x; only a zero's sign could differ, which int16 cannot hold)."""
+        same samples. Most of a block's cost is calls, not samples, so the sample loops and the arithmetic
+        between numpy's transcendental functions are the kernel's (kernel.py: compiled, one call per sound, or
+        numpy's, the same bits), and the first sound heard is written to out rather than added to zeros (x + 0
+        is x; only a zero's sign could differ, which int16 cannot hold)."""
         knots, spt = len(poses), self.spt
         # the voices whose gains this block needs: not those baked already, nor those inside the head
         needs_gains = [v.baked is None and v.place is not None for v in voices]
         placed = [v for v, needs in zip(voices, needs_gains, strict=True) if needs]
         count = len(beds) + len(placed)
         places = np.empty((count, knots), np.complex128)  # x + iy of each sound as each listener pose hears it
-        px, py = places.real, places.imag
         if beds:
             xs, ys = poses[:, 0], poses[:, 1]
             for row, bed in enumerate(beds):
                 segment = bed.shape.only_segment(around)
                 if segment is None:  # an area, a point, or a line with several segments that can be nearest
-                    px[row], py[row] = bed.shape.nearest(xs, ys)
+                    places.real[row], places.imag[row] = bed.shape.nearest(xs, ys)
                 else:
-                    px[row], py[row] = spatial.on_segment(xs, ys, segment)
+                    self.kernel.on_segment(places, row, poses, segment)
         voice_places = [v.place for v in placed if v.place is not None]
         if placed:
             places[len(beds):] = np.array([complex(p[0], p[1]) for p in voice_places])[:, None]
-        gains = pairs = start = np.empty((0, 2, knots), np.float32)
+        block = BlockGains(np.empty((0, 2, knots), np.float32), np.empty((0, knots - 1), np.bool_))
         heard_at_all: list[bool] = []
         largest: list[float] = []
         still: list[bool] = []
         if count:
-            # (sound, 4): its reference distance, height, the gain below which it is too quiet to hear (SILENT
-            # over its level), and the distance at which it fades out, in one array for fewer calls
+            # (sound, 4), spatial's columns REFERENCE, HEIGHT, QUIET, AUDIBLE: its reference distance, height, the
+            # gain below which it is too quiet to hear (SILENT over its level), and the distance at which it
+            # fades out, in one array for fewer calls
             table = np.array([(b.reference_m, b.shape.z, _quiet(b.loudness), b.reference_m * AUDIBLE_REFERENCES)
                               for b in beds]
                              + [(v.reference_m, p[2], _quiet(v.loudness), v.reference_m * AUDIBLE_REFERENCES)
                                 for v, p in zip(placed, voice_places, strict=True)])
             # (sounds, ears, knots), in steps of the 16-bit output
-            gains = spatial.ears(places, table[:, 1:2], poses, table[:, :1], table[:, 3:], self.master)
-            # A tick is left out where the sound is too quiet to hear at both of its ends, in both ears.
-            heard: np.ndarray = np.maximum(gains[:, 0], gains[:, 1]) >= table[:, 2:3]  # (sounds, knots)
-            audible = heard[:, :-1] | heard[:, 1:]  # (sounds, ticks)
-            largest = gains.max(axis=(1, 2)).tolist()  # (sounds,): for the bound on the mix
-            # heard at some tick boundary, so in some tick: its largest gain is above its threshold
-            heard_at_all = [gain >= quiet for gain, quiet in zip(largest, table[:, 2].tolist(), strict=True)]
-            if audible.all():  # most blocks: nothing to leave out (x * 1 is x, so this is only a shortcut)
-                start = gains[..., :-1]  # (sounds, ears, ticks)
-                step = gains[..., 1:] - start
-            else:
-                start = gains[..., :-1] * audible[:, None]
-                step = gains[..., 1:] * audible[:, None] - start
-            pairs = np.stack([step, start], axis=-1)  # (sounds, ears, ticks, 2): [step, first] of each ramp
-            # The same gains at every tick boundary. Only a shortcut: a ramp of step 0 gives the same bits.
-            still = np.logical_and.reduce(audible, axis=1).tolist() if still_listener else [False] * count
+            gains = spatial.ears(places, table, poses, self.master, self.kernel.levels)
+            audible, largest, heard_at_all, still = self.kernel.audibility(gains, table, still_listener)
+            block = BlockGains(gains, audible)
+            self.kernel.prepare(block)
         size = out.shape[1]
         loudest, written = 0.0, False
         for row, bed in enumerate(beds):
             if not heard_at_all[row]:
                 continue
             phase = n0 % bed.length
-            signal = bed.loop[phase:phase + size]
-            # The first is written to out; the others weighted in place (in the one scratch buffer every bed's
-            # gains are made in, so that it stays in the caches), then added.
-            if still[row]:
-                weighted = self._weighted[:, :size] if written else out
-                np.multiply(signal, start[row, :, :1], out=weighted)
-            else:
-                ramp = self._ramp_gains(pairs[row], 0, knots - 1)
-                weighted = ramp if written else out
-                np.multiply(ramp, signal, out=weighted)
-            if written:
-                np.add(out, weighted, out=out)
+            self.kernel.weigh(self._out, 0, size, bed.loop, (phase, phase), block, row, still[row], not written)
             written = True
             loudest += bed.loudness * largest[row]
         row = len(beds) - 1
@@ -319,67 +288,43 @@ class Mixer:
             whole = (a, b) == (0, size)
             if emitter.brief or emitter.place is None:
                 if emitter.baked is None:
-                    if needs:
-                        self._bake(emitter, gains[row], poses, n0, largest[row])
-                    else:  # inside the head
-                        self._bake(emitter, self._centre, poses, n0, self.master)
+                    self._bake(emitter, block.gains[row] if needs else None, poses, n0,
+                               largest[row] if needs else self.master)
                     assert emitter.baked is not None
-                offset = n0 - emitter.start
-                if written or not whole:
-                    if not written:
-                        out.fill(0.0)
-                    np.add(out[:, a:b], emitter.baked[:, offset + a:offset + b], out=out[:, a:b])
-                else:
-                    out[...] = emitter.baked[:, offset:offset + size]
+                if not written and not whole:
+                    out.fill(0.0)
+                self.kernel.add(self._out, a, b, emitter.baked, n0 - emitter.start, not written)
                 written = True
                 loudest += emitter.baked_peak
                 continue
             if emitter.delays is None:  # those of the listener pose at the end of the tick it starts in
                 knot = min(max((emitter.start - n0) // spt + 1, 0), knots - 1)
                 emitter.delays = self._delays(emitter.place, poses, knot)
-            gain: np.ndarray
-            if still[row]:
-                gain = start[row, :, :1]
-            else:
-                k0 = a // spt
-                gain = self._ramp_gains(pairs[row], k0, (b - 1) // spt + 1)[:, a - k0 * spt:b - k0 * spt]
-            if not written:
+            if not written and not whole:
                 out.fill(0.0)
-                written = True
-            weighted = self._weighted[0, :b - a]
-            for ear, delay in enumerate(emitter.delays):
-                begin = PAD + n0 - emitter.start + a - delay
-                np.multiply(emitter.signal[begin:begin + b - a], gain[ear], out=weighted)
-                np.add(out[ear, a:b], weighted, out=out[ear, a:b])
+            # signal[PAD] plays at emitter.start, each ear's delay later
+            left, right = (PAD + n0 - emitter.start - delay for delay in emitter.delays)
+            self.kernel.weigh(self._out, a, b, emitter.signal, (left, right), block, row, still[row], not written)
+            written = True
             loudest += emitter.peak * largest[row]
         if not written:
             out.fill(0.0)
         return loudest
 
-    def _ramp_gains(self, pairs: np.ndarray, k0: int, k1: int) -> np.ndarray:
-        """Both ears' gains for ticks k0..k1 of the block, sample by sample (first + (last - first) * frac
-        within each tick), in the scratch buffer: shaped (2, (k1 - k0) * samples_per_tick). pairs: a sound's
-        (ears, ticks, 2) [step, first]."""
-        ramp = self._ramp[:2 * (k1 - k0) * self.spt].reshape(2, -1)
-        self.ramps.fill_pairs(ramp.reshape(2, k1 - k0, self.spt), pairs[:, k0:k1])
-        return ramp
-
-    def _bake(self, emitter: Emitter, gains: np.ndarray, poses: np.ndarray, n0: int, largest: float) -> None:
-        """A brief sound keeps the ears' gains and delays of the listener pose at the end of the tick it starts
-        in (inside the head: full level, no delay), so what each ear hears of it is fixed once: mixing it is
-        then a single addition per block."""
+    def _bake(self, emitter: Emitter, gains: np.ndarray | None, poses: np.ndarray, n0: int, largest: float) -> None:
+        """A brief sound keeps the ears' gains (its row of the block's, or None inside the head) and delays of
+        the listener pose at the end of the tick it starts in (inside the head: full level, no delay), so what
+        each ear hears of it is fixed once: mixing it is then a single addition per block."""
         length = len(emitter.signal) - PAD - 1  # its first sample to its last delayed one
         baked = np.empty((2, length), np.float32)
-        if emitter.place is None:
-            gain, delays = self._centre, (0, 0)
+        ears: tuple[float, float]
+        if emitter.place is None or gains is None:
+            ears, delays = (self._centre, self._centre), (0, 0)
         else:
             knot = min(max((emitter.start - n0) // self.spt + 1, 0), len(poses) - 1)
-            gain = gains[:, knot:knot + 1]
-            delays = self._delays(emitter.place, poses, knot)
-        if emitter.scale is not None:  # its level with the ears' gains: one pass over its samples, not two
-            gain = gain * emitter.scale
-        for ear, delay in enumerate(delays):
-            np.multiply(emitter.signal[PAD - delay:PAD - delay + length], gain[ear], out=baked[ear])
+            left, right = gains[:, knot].tolist()
+            ears, delays = (left, right), self._delays(emitter.place, poses, knot)
+        self.kernel.bake(baked, emitter.signal, (PAD - delays[0], PAD - delays[1]), ears, emitter.scale)
         emitter.baked = baked
         # largest: its largest gain in this block, so at least the one it keeps
         emitter.baked_peak = emitter.peak * (self.master if emitter.place is None else largest)

@@ -10,8 +10,10 @@ level alone, events (footfalls, bumps, voices, cues, the bell) by level and time
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
+import numpy.typing as npt
 
 from core.world.content import WorldSpec
 from core.world.sound_spec import Source
@@ -23,9 +25,9 @@ NEAR_M = 0.3  # closer than this the direction blurs to the middle (inside a sou
 HEAD_M = 1.6  # the listener's ears above the character's feet
 TIE_M = 1e-6  # segments of a line this close to being equally near are all kept (see Shape.nearest)
 SETTLED_SLACK_M = 1e-9  # far more than the rounding of distances within the world (~1e-13 m)
-_BEHIND_SLOPE = (1.0 - BEHIND_GAIN) / 2
-_ILD_EXPONENT = MAX_ILD_DB * math.log(10) / 20
-_SQRT2 = math.sqrt(2.0)
+BEHIND_SLOPE = (1.0 - BEHIND_GAIN) / 2
+ILD_EXPONENT = MAX_ILD_DB * math.log(10) / 20
+SQRT2 = math.sqrt(2.0)
 
 
 class Shape:
@@ -139,31 +141,50 @@ def shape_of(source: Source, spec: WorldSpec, ground_z: float) -> Shape:
     return Shape(np.array(points, float), height=source.height, ground_z=ground_z)
 
 
-def ears(places: np.ndarray, heights: np.ndarray, listeners: np.ndarray, reference_m: np.ndarray,
-         audible_m: np.ndarray, gain: float = 1.0) -> np.ndarray:
-    """(sources, 2, poses) float32: the gains of the left and right ear for sources at places[source, pose]
-    (complex: x + iy) and heights[source] (shaped (sources, 1)), heard by listeners[pose] = (x, y, z of the
-    ears, camera heading in degrees), a C-contiguous float64 array. reference_m and audible_m are per source,
-    shaped (sources, 1): `gain` within reference_m straight ahead, falling with distance, and faded out
-    completely at audible_m.
+# (offset, flat, distance, cos, sin, table, gain) -> (lateral * ILD_EXPONENT, level); see ears
+Levels = Callable[[npt.NDArray[np.complex128], np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, float],
+                  tuple[np.ndarray, np.ndarray]]
 
-    Written for few numpy calls (each costs more than its arithmetic on these small arrays): the offsets as
-    complex numbers, whose size is the distance on the ground in one call; the level difference's
-    sqrt(2 / (1 + ratio^2)) as sqrt(2) / hypot(ratio, 1), with sqrt(2) folded into the level."""
-    offset = places - listeners[:, :2].view(np.complex128)[:, 0]
+# what a sound's row of the mixer's table holds (mixer.py): its reference distance, its height, the gain below
+# which it is too quiet to hear, and the distance at which it has faded out
+REFERENCE, HEIGHT, QUIET, AUDIBLE = range(4)
+
+
+def numpy_levels(offset: npt.NDArray[np.complex128], flat: np.ndarray, distance: np.ndarray, cos: np.ndarray,
+                 sin: np.ndarray, table: np.ndarray, gain: float) -> tuple[np.ndarray, np.ndarray]:
+    """The arithmetic of ears between numpy's transcendental functions: the exponent of the ears' level
+    ratio, and the level. The compiled kernel does the same operations in the same order (kernel.py)."""
+    reference_m, audible_m = table[:, REFERENCE:REFERENCE + 1], table[:, AUDIBLE:AUDIBLE + 1]
     dx, dy = offset.real, offset.imag
-    flat = np.abs(offset)
-    distance = np.hypot(flat, heights - listeners[:, 2])
-    yaw = np.radians(listeners[:, 3])
-    cos, sin = np.cos(yaw), np.sin(yaw)
     # Heading 0 faces +y and turns counter-clockwise: the right ear points along (cos, sin) of the heading.
     inverse = 1.0 / np.maximum(distance, NEAR_M)
     lateral = (dx * cos + dy * sin) * inverse
-    level = (reference_m * (gain * _SQRT2)) / np.maximum(distance, reference_m)
+    level = (reference_m * (gain * SQRT2)) / np.maximum(distance, reference_m)
     level *= np.maximum(1.0 - flat / audible_m, 0.0)
-    level *= (dy * cos - dx * sin) * (inverse * _BEHIND_SLOPE) + (1.0 - _BEHIND_SLOPE)  # a little less from behind
-    ratio = np.exp(lateral * _ILD_EXPONENT)  # right over left: MAX_ILD_DB * lateral in decibels
-    out = np.empty((len(lateral), 2, lateral.shape[1]), np.float32)
+    level *= (dy * cos - dx * sin) * (inverse * BEHIND_SLOPE) + (1.0 - BEHIND_SLOPE)  # a little less from behind
+    return lateral * ILD_EXPONENT, level
+
+
+def ears(places: np.ndarray, table: np.ndarray, listeners: np.ndarray, gain: float = 1.0,
+         levels: Levels = numpy_levels) -> np.ndarray:
+    """(sources, 2, poses) float32: the gains of the left and right ear for sources at places[source, pose]
+    (complex: x + iy), heard by listeners[pose] = (x, y, z of the ears, camera heading in degrees), a
+    C-contiguous float64 array. table (sources, 4) float64, C-contiguous, gives each source's reference
+    distance, height and fade-out distance (REFERENCE, HEIGHT, AUDIBLE): `gain` within the reference
+    distance straight ahead, falling with distance, and faded out completely at the fade-out distance.
+
+    Written for few numpy calls (each costs more than its arithmetic on these small arrays): the offsets as
+    complex numbers, whose size is the distance on the ground in one call; the level difference's
+    sqrt(2 / (1 + ratio^2)) as sqrt(2) / hypot(ratio, 1), with sqrt(2) folded into the level. The arithmetic
+    between the transcendental functions is `levels`: numpy's, or the compiled kernel's (the same bits; the
+    functions themselves stay numpy's, whose SIMD versions a C library's need not match)."""
+    offset = places - listeners[:, :2].view(np.complex128)[:, 0]
+    flat = np.abs(offset)
+    distance = np.hypot(flat, table[:, HEIGHT:HEIGHT + 1] - listeners[:, 2])
+    yaw = np.radians(listeners[:, 3])
+    exponent, level = levels(offset, flat, distance, np.cos(yaw), np.sin(yaw), table, gain)
+    ratio = np.exp(exponent)  # right over left: MAX_ILD_DB * lateral in decibels
+    out = np.empty((len(level), 2, level.shape[1]), np.float32)
     left = out[:, 0]
     np.divide(level, np.hypot(ratio, 1.0), out=left)  # the two ears' power adds up to level's
     np.multiply(left, ratio, out=out[:, 1])

@@ -13,6 +13,7 @@ from core.game.builtin import BuiltinWorld
 from core.game.connection import Capability
 from core.game.errors import UnsupportedCapabilityError
 from core.game.pad import PadState
+from core.world.sound.kernel import COMPILED
 
 WALK = PadState(left_y=1.0)
 
@@ -22,6 +23,7 @@ def test_a_step_gives_exactly_its_ticks_of_sound(world):
     assert info is not None and (info.rate, info.channels) == (24000, 2)
     assert info.samples_per_tick * world.info.tick_hz == info.rate
     assert Capability.AUDIO in world.info.capabilities
+    assert world.sound_mixer == ("compiled" if COMPILED is not None else "numpy")  # what bench world reports
     start = world.reset("plaza")
     first = world.hold_ticks(WALK, 15)
     second = world.hold_ticks(WALK, 15)
@@ -64,6 +66,7 @@ def test_a_restore_hears_the_same_as_the_first_time(world):
 def test_a_world_launched_silent_has_no_sound_and_plays_the_same_game(world):
     with BuiltinWorld.launch(renderer="software", audio="off") as silent:
         assert silent.audio_info is None and silent.info.audio is None
+        assert silent.sound_mixer is None
         assert Capability.AUDIO not in silent.info.capabilities
         assert not (Path(silent._ring.path).parent / "audio.bin").exists()
         with pytest.raises(UnsupportedCapabilityError, match="sound off"):
