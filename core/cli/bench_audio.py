@@ -25,7 +25,7 @@ from core.game.builtin import BuiltinWorld, StepTiming
 from core.game.pad import PadState
 
 TICKS = 15  # per step: 0.5 s of game time at 30 Hz, as the other world figures
-ROUNDS = 8  # each: the steps with sound and without, in the one world process
+ROUNDS = 16  # each: the steps with sound and without, in the one world process
 SILENT_WORLD_ROUNDS = 4
 
 

@@ -116,6 +116,27 @@ def test_a_world_started_by_hand_can_be_attached_to_and_cleans_up():
 
 
 
+def test_a_world_started_by_hand_and_terminated_releases_its_rings():
+    """`kill PID` (SIGTERM), as `timeout` or a service manager ends it, cleans up like Ctrl+C: nothing of the
+    world is left in /dev/shm."""
+    process, errors = _started_by_hand()
+    try:
+        connection_file = None
+        for line in process.stdout:
+            if line.startswith("Attach with: "):
+                connection_file = Path(line.removeprefix("Attach with: ").strip())
+                break
+        assert connection_file is not None
+        with BuiltinWorld.attach(connection_file) as world:
+            assert world.reset("plaza").tick == 0
+        assert {p.name for p in connection_file.parent.iterdir()} >= {"frames.bin", "audio.bin"}
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=60) == 0
+        assert not connection_file.parent.exists()
+    finally:
+        _ended_by_hand(process, errors)
+
+
 def test_a_world_launched_for_one_client_admits_no_other(world):
     socket_path = Path(world._ring.path).parent / "game.sock"
     assert not socket_path.exists()  # it stopped listening once its owner connected
