@@ -18,6 +18,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from core import paths
 from core.game.errors import GameStartError
 from core.game.external.processes import end_process_group
 from core.game.external.spec import ExternalSpec, FileCopy, Substitutions
@@ -118,6 +119,8 @@ class Launcher:
         self.display: str | None = None
         self.subs = Substitutions({"runtime": str(runtime_dir), "backend_dir": str(backend_dir),
                                    "width": str(width), "height": str(height), "home": str(Path.home()),
+                                   # kept between launches, only to start faster (a game's compiled shaders)
+                                   "cache": str(paths.user_cache_dir()),
                                    "display": "", "port": "0", "sound": "false"})
         self.extra_env: dict[str, str] = {}  # what the harness adds (PULSE_SERVER for a private sound server)
         self.executable = ""

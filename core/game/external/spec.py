@@ -2,7 +2,7 @@
 
 Pure data, validated by pydantic; docs/backend-format.md describes every field. Strings may hold
 placeholders filled in at launch: {runtime} (a private folder per launch), {backend_dir}, {display},
-{port} (a free local UDP port), {width}, {height}, {home} and {env:NAME}.
+{port} (a free local UDP port), {width}, {height}, {home}, {cache} and {env:NAME}.
 """
 
 from __future__ import annotations
