@@ -33,7 +33,6 @@ from core.evaluation.driver import ScriptedDriver
 from core.evaluation.tasks import load_suite, load_task, suite_folder
 from core.game.connection import Capability
 from core.game.pad import PadState
-from core.paths import user_cache_dir
 from core.recording.reader import EpisodeReader
 from core.session.runner import EpisodeRunner, RunOptions
 from tests.conftest import assert_no_threads_left
@@ -116,14 +115,6 @@ def test_frames_are_captured_and_change_when_the_camera_turns(session):
     returned = np.abs(back.pixels.astype(int) - ahead.pixels.astype(int)).mean()
     assert right.frame_no > ahead.frame_no and back.frame_no > right.frame_no
     assert difference > 10 and returned < difference / 5, (difference, returned)
-
-
-def test_mesa_keeps_the_game_s_compiled_shaders_in_pokegym_s_cache_for_the_next_launch(session):
-    """Minetest draws through Mesa's software GL, which compiles shaders at every start unless it finds them
-    cached: the backend keeps them in PokeGym's cache folder ({cache}), not in the launch's private folder."""
-    shaders = user_cache_dir() / "mesa" / "minetest"
-    assert session.game.latest_frame().pixels.std() > 10
-    assert shaders.is_dir() and any(path.is_file() for path in shaders.rglob("*")), shaders
 
 
 def test_walking_forward_with_the_mapped_pad_moves_the_player(session, truth):
