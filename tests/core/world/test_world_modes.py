@@ -80,6 +80,15 @@ def _stop_with_ctrl_c(process: subprocess.Popen[str], errors: IO[str]) -> int:
         pytest.fail("the world did not exit on SIGINT within 60 s; its stacks:\n" + errors.read()[-6000:])
 
 
+def _connection_file(process: subprocess.Popen[str]) -> Path:
+    """The file a world started by hand prints for clients to attach with."""
+    assert process.stdout is not None
+    for line in process.stdout:
+        if line.startswith("Attach with: "):
+            return Path(line.removeprefix("Attach with: ").strip())
+    raise AssertionError(f"the world printed no 'Attach with:' line (exit status {process.poll()})")
+
+
 def _ended_by_hand(process: subprocess.Popen[str], errors: IO[str]) -> None:
     if process.poll() is None:
         process.kill()
@@ -90,12 +99,8 @@ def _ended_by_hand(process: subprocess.Popen[str], errors: IO[str]) -> None:
 def test_a_world_started_by_hand_can_be_attached_to_and_cleans_up():
     process, errors = _started_by_hand()
     try:
-        connection_file = None
-        for line in process.stdout:
-            if line.startswith("Attach with: "):
-                connection_file = Path(line.removeprefix("Attach with: ").strip())
-                break
-        assert connection_file is not None and connection_file.exists()
+        connection_file = _connection_file(process)
+        assert connection_file.exists()
         runtime_dir = connection_file.parent
         assert stat.S_IMODE(runtime_dir.stat().st_mode) == 0o700
         assert stat.S_IMODE(connection_file.stat().st_mode) == 0o600
@@ -121,12 +126,7 @@ def test_a_world_started_by_hand_and_terminated_releases_its_rings():
     world is left in /dev/shm."""
     process, errors = _started_by_hand()
     try:
-        connection_file = None
-        for line in process.stdout:
-            if line.startswith("Attach with: "):
-                connection_file = Path(line.removeprefix("Attach with: ").strip())
-                break
-        assert connection_file is not None
+        connection_file = _connection_file(process)
         with BuiltinWorld.attach(connection_file) as world:
             assert world.reset("plaza").tick == 0
         assert {p.name for p in connection_file.parent.iterdir()} >= {"frames.bin", "audio.bin"}
@@ -174,9 +174,7 @@ def test_a_software_world_never_connects_to_the_x_server_it_inherits():
     alone = _x_clients(display)
     process, errors = _started_by_hand("--width", "320", "--height", "180", env={"DISPLAY": display})
     try:
-        assert process.stdout is not None
-        connection_file = next(Path(line.removeprefix("Attach with: ").strip()) for line in process.stdout
-                               if line.startswith("Attach with: "))
+        connection_file = _connection_file(process)
         with BuiltinWorld.attach(connection_file) as world:
             world.reset("plaza")
             assert world.hold(PadState(left_y=1.0), 0.5).tick == 15
