@@ -45,6 +45,8 @@ def describe_evaluator(previous: str, status: Mapping[str, Any], world_running: 
     if state in ("failed", "disconnected"):
         return StatusLine(f"Evaluator stopped: {message or 'no reason given'}. Ground truth is unavailable; "
                           "Restart world (Ctrl+Shift+R) starts a fresh pair.", error=True, about_evaluator=True)
+    if state == "ambiguous" and world_running:
+        return StatusLine(f"Evaluator: {message}", error=True, about_evaluator=True)
     if state in ("lost", "scanning") and world_running:
         return StatusLine(f"Evaluator: {message or 'searching for the state block'} (it rescans by itself)",
                           about_evaluator=True)

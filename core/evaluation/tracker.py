@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import Any
 
-from core.evaluation.locate import candidates, read_block, resolve_root
+from core.evaluation.locate import LocatedBlock, candidates, read_block, resolve_root
 from core.evaluation.profile import BlockInvalid, Profile
 from core.evaluation.sample import StateSample
 from core.memory.readers import MemoryReader
@@ -15,7 +16,7 @@ from core.memory.scanner import ScanStats
 
 @dataclass
 class TrackerStatus:
-    state: str = "scanning"      # scanning, locked, lost
+    state: str = "scanning"      # scanning, locked, lost, ambiguous (several blocks, nothing to choose by)
     address: int | None = None
     candidates: int = 0
     scans: int = 0
@@ -41,6 +42,16 @@ class BlockTracker:
         if len(found) > 1 and "tick" in self.profile.fields:
             # Stale copies stop changing; the live block's tick moves on (or is the newest).
             found.sort(key=lambda block: block.values["tick"], reverse=True)
+        elif len(found) > 1 and len({_position(block.values) for block in found}) > 1:
+            # Nothing tells the game's own block from another object's: locking onto the first would judge a
+            # task on whichever came first in memory. Copies that agree are harmless and lock below.
+            self.status.state, self.status.address = "ambiguous", None
+            self.status.message = (f"{len(found)} places match the signature and hold different positions "
+                                   f"({', '.join(_describe(block) for block in found[:4])}): it is not unique in "
+                                   "this process, and nothing tells which is the game's own; rebuild the profile "
+                                   "from more processes (python main.py memory signature --processes 3) and check "
+                                   "it with python main.py memory verify --restarts 3")
+            return False
         if found:
             self.status.state, self.status.address = "locked", found[0].address
             self.status.message = f"locked at {found[0].address:#x} ({len(found)} valid candidate(s))"
@@ -95,3 +106,12 @@ class BlockTracker:
         self.status.state, self.status.address = "locked", address
         self.status.message = f"locked at {address:#x} through pointers from {self.profile.pointer.module}"
         return StateSample.from_values(values, read_at)
+
+
+def _position(values: dict[str, Any]) -> tuple[object, ...]:
+    return tuple(values.get(axis) for axis in ("x", "y", "z"))
+
+
+def _describe(block: LocatedBlock) -> str:
+    return f"{block.address:#x}: " + ", ".join(f"{value:g}" if isinstance(value, float) else str(value)
+                                             for value in _position(block.values))

@@ -32,6 +32,7 @@ from core.finder.ranking import RankedTriple
 from core.finder.signature import (
     AFTER,
     BEFORE,
+    MARGIN,
     VALUE_BYTES,
     Observation,
     Pick,
@@ -240,6 +241,10 @@ class SignatureBuilder:
                                                        f"literal, {pick.tolerance} may differ) unique in "
                                                        f"{len(observations)} processes and verified on "
                                                        f"{options.verify} more")
+                    if pick.margin < MARGIN:
+                        result.message += (f"; warning: no pattern was clear of every other place by {MARGIN} "
+                                           "bytes, so another object may match it in some launch: check it on more "
+                                           "restarts")
                     if result.skipped:
                         result.message += (f"; {len(result.skipped)} process(es) skipped: the position found there was "
                                            "another structure's copy")
@@ -337,7 +342,11 @@ class SignatureBuilder:
         provenance = [f"Signature built from {len(observations)} processes "
                       f"(pids {', '.join(str(o.pid) for o in observations)}) by the motion-guided finder;",
                       f"{pick.literals} literal bytes of {len(pick.pattern)}, of which up to {pick.tolerance} may "
-                      "differ in a launch (max_mismatches; still unique with that many in every build process)."]
+                      "differ in a launch (max_mismatches; still unique with that many in every build process);",
+                      f"every other place in the build processes differed from it in more than "
+                      f"{pick.tolerance + pick.margin} literal bytes." if pick.margin >= MARGIN else
+                      f"NO MARGIN: no pattern was clear of every other place by {MARGIN} more bytes than it allows, "
+                      "so another object may match it in some launch."]
         perms = options.finder.region_filter.perms
         return ProfileDraft(options.name, options.game, options.game_version, pick, first.vertical, first.values,
                             options.scale, options.units, options.flags, scan_perms=perms,

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from core.finder.signature import (
+    MARGIN,
     REACHES,
     Observation,
     Pick,
@@ -32,6 +33,11 @@ from core.memory.pattern import parse_pattern
 from core.memory.scanner import RegionFilter, scan
 
 PROBES = 3   # narrow patterns whose matches are taken for copies
+# (weak bytes allowed, margin) in the order tried, each at every reach: a pattern of strong bytes clear of every
+# other place first, wider if need be; then one with weak bytes (on Minetest such patterns missed the value in
+# 1 fresh launch of 9: a zeroed field held leftovers there); and only then one that is merely unique, which the
+# builder reports (signature.MARGIN says why unique is not enough).
+SWEEPS = ((False, MARGIN), (True, MARGIN), (True, 0))
 
 
 @dataclass
@@ -43,26 +49,33 @@ class Widened:
 
 
 def choose_widening(observations: list[Observation], exclude: list[tuple[int, int]] | None = None) -> Widened:
+    """The first of SWEEPS to find a pattern, each trying every reach in turn."""
     narrow = derive(observations, exclude, REACHES[0])
-    pick = choose(narrow, observations)
-    if pick is not None:
-        return Widened(pick, narrow)
     widest = derive(observations, exclude, REACHES[-1])
-    apart = other_copies(narrow, widest, observations)
-    inner = REACHES[0]
-    model = narrow
-    for reach in REACHES[1:]:
-        wider = derive(observations, exclude, reach)
-        if (wider.low, wider.high) == (model.low, model.high):
-            break  # the memory around the value ends within the last reach
-        model = wider
-        part = apart[:, model.low - widest.low:model.high - widest.low]
-        pick = choose(model, observations, inner=inner, apart=part)
+    apart: np.ndarray | None = None   # the other copies, looked for once the narrow window has no pattern
+    clearances: dict[str, int] = {}   # scans are the cost: each pattern's are shared by the sweeps
+    for weak, margin in SWEEPS:
+        pick = choose(narrow, observations, weak=weak, margin=margin, clearances=clearances)
         if pick is not None:
-            return Widened(pick, model, len(apart))
-        inner = reach
-    none_tell = not candidate_windows(widest, True, apart=apart)
-    return Widened(None, widest, len(apart), hopeless=bool(len(apart)) and none_tell)
+            return Widened(pick, narrow, 0 if apart is None else len(apart))
+        if apart is None:
+            apart = other_copies(narrow, widest, observations)
+        inner = REACHES[0]
+        model = narrow
+        for reach in REACHES[1:]:
+            wider = derive(observations, exclude, reach)
+            if (wider.low, wider.high) == (model.low, model.high):
+                break  # the memory around the value ends within the last reach
+            model = wider
+            part = apart[:, model.low - widest.low:model.high - widest.low]
+            pick = choose(model, observations, inner=inner, apart=part, weak=weak, margin=margin,
+                          clearances=clearances)
+            if pick is not None:
+                return Widened(pick, model, len(apart))
+            inner = reach
+    copies = other_copies(narrow, widest, observations) if apart is None else apart
+    none_tell = not candidate_windows(widest, True, apart=copies)
+    return Widened(None, widest, len(copies), hopeless=bool(len(copies)) and none_tell)
 
 
 def other_copies(narrow: WindowModel, widest: WindowModel, observations: list[Observation]) -> np.ndarray:

@@ -35,6 +35,12 @@ _WEIGHTS = {"returns": 2.0, "square": 1.5, "even": 1.0, "rotation": 1.5, "level"
 PERMUTED_WEIGHT = 0.5  # a permuted copy still ranks, far below the position it mirrors
 DOUBLE_VIEW_WEIGHT = 0.5  # so does a triple read out of a double's bytes that holds a coordinate
 COARSE_COPY_WEIGHT = 0.5  # and a copy rounded to a fixed-point grid, beside a copy that is not
+NOT_FLOAT_WEIGHT = 0.5  # and a triple with a slot that held no float a game computes (see NOT_FLOAT_BELOW)
+# Float arithmetic leaves residues like 1e-17 where a coordinate should be 0 (cos 90 degrees times a speed), never
+# 1e-38: a slot that held a nonzero value this small holds something else (an integer, bytes of a pointer). In the
+# built-in world four copies of such a triple, two floats beside a constant 2.2e-38, walked at 3.25 units/s and
+# outranked the position (alone in memory) in 1 run of 4 of one-round searches.
+NOT_FLOAT_BELOW = 1e-30
 COARSEST_FIXED_POINT = 1 / 4   # a grid this fine or finer is a fixed-point encoding, not round coordinates
 FINEST_FIXED_POINT = 1 / 256
 _TINY = 1e-12
@@ -236,9 +242,11 @@ def rank(addresses: np.ndarray, now: np.ndarray, moves: list[MoveRecord], move_s
     permuted = _permuted_copies(values, vertical[order], copies)
     double_view = _double_views(addresses[order], now[order])
     coarse = _coarse_copies(pooled, values, agree)
+    not_float = _not_floats(pooled, values)
     final = (base[order] * (0.75 + 0.25 * support) * (0.8 + 0.2 * relative_lead) * (0.9 + 0.1 * steady)
              * (0.8 + 0.2 * common) * np.where(permuted, PERMUTED_WEIGHT, 1.0)
-             * np.where(double_view, DOUBLE_VIEW_WEIGHT, 1.0) * np.where(coarse, COARSE_COPY_WEIGHT, 1.0))
+             * np.where(double_view, DOUBLE_VIEW_WEIGHT, 1.0) * np.where(coarse, COARSE_COPY_WEIGHT, 1.0)
+             * np.where(not_float, NOT_FLOAT_WEIGHT, 1.0))
     ranked: list[RankedTriple] = []
     finite = np.flatnonzero(np.isfinite(final))
     for rank_index in finite[np.argsort(-final[finite], kind="stable")][:top]:
@@ -251,6 +259,7 @@ def rank(addresses: np.ndarray, now: np.ndarray, moves: list[MoveRecord], move_s
         terms["permuted"] = float(permuted[rank_index])
         terms["double_view"] = float(double_view[rank_index])
         terms["coarse_copy"] = float(coarse[rank_index])
+        terms["not_float"] = float(not_float[rank_index])
         values = cast("tuple[float, float, float]", tuple(float(x) for x in now[i]))  # a row of the triples
         ranked.append(RankedTriple(int(addresses[i]), values, v, float(final[rank_index]),
                                    float(chosen[i]), float(speed[i]), int(copies[rank_index]),
@@ -264,6 +273,14 @@ def _samples(moves: list[MoveRecord], values: np.ndarray) -> np.ndarray:
         [m.end for m in moves if m.end is not None]
     with np.errstate(invalid="ignore"):  # a value sampled mid-move may be a signalling NaN
         return np.stack([s.astype(np.float64) for s in seen], axis=1)
+
+
+def _not_floats(moves: list[MoveRecord], values: np.ndarray) -> np.ndarray:
+    """Per candidate: whether a slot held a nonzero value below NOT_FLOAT_BELOW in some sample."""
+    with np.errstate(invalid="ignore"):
+        magnitude = np.abs(_samples(moves, values))
+        tiny = (magnitude > 0) & (magnitude < NOT_FLOAT_BELOW)
+        return np.asarray(tiny.any(axis=(1, 2)), bool)
 
 
 def _grid_steps(samples: np.ndarray) -> np.ndarray:

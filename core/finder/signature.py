@@ -31,7 +31,7 @@ tell the game's own copy apart from the others).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -53,6 +53,10 @@ MIN_NONZERO = 6
 MAX_LENGTH = 96
 MAX_TOLERANCE = 2
 TOLERANT_TRIES = 8   # tolerant uniqueness checks (slower than exact ones) before settling for an exact pattern
+# Literal bytes beyond its tolerance by which every other place in each build process must differ from a pattern.
+# Unique is not enough: on Minetest a pattern unique with 2 bytes differing had 3 to 21 places within 3, and one
+# fresh launch in 13 had 4 exact matches (another object near the player, the same floats 1.0 and -1.0 beside it).
+MARGIN = 2
 
 
 @dataclass
@@ -185,6 +189,8 @@ class Pick:
     anchor: int
     score: float
     tolerance: int = 0    # literal bytes allowed to differ (the profile's max_mismatches)
+    # literal bytes beyond `tolerance` by which every other place in the build processes differed from it, or more
+    margin: int = 0
 
     @property
     def end(self) -> int:
@@ -260,14 +266,18 @@ def _shortest_ends(literal: np.ndarray, apart: np.ndarray | None) -> list[int]:
 
 
 def choose(model: WindowModel, observations: list[Observation], tries: int = 40,
-           inner: int | None = None, apart: np.ndarray | None = None) -> Pick | None:
-    """The best-scoring pattern that is unique, and where expected, in every observed process, with its
-    tolerance if it stays unique with it; otherwise the best pattern unique exactly. `inner`, `apart`: see
-    candidate_windows."""
+           inner: int | None = None, apart: np.ndarray | None = None, weak: bool = True, margin: int = MARGIN,
+           clearances: dict[str, int] | None = None) -> Pick | None:
+    """The best-scoring pattern that is unique, and where expected, in every observed process, and clear of every
+    other place there by `margin` literal bytes beyond the tolerance it is given (its own, `tolerance_for`, or less
+    where the clearance is short of it; a pattern clear of nothing by `margin` is not chosen). `weak`: patterns
+    with weak bytes are tried when none without is chosen. `inner`, `apart`: see candidate_windows.
+    `clearances`: results of earlier calls (pattern text -> clearance), to be reused and added to."""
     seen: set[str] = set()
-    exact: Pick | None = None
-    tried_since_exact = 0
-    for allow_zero in (False, True):
+    settled: Pick | None = None  # the best pick whose clearance allows less than its own tolerance
+    tried_since_settled = 0
+    clearances = {} if clearances is None else clearances
+    for allow_zero in (False, True) if weak else (False,):
         tried = 0  # each pass has its own budget: weak bytes get their chance when strong ones are not enough
         for score, a, b, mask in candidate_windows(model, allow_zero, inner, apart)[:tries * 4]:
             text = pattern_text(model.values[a:b], mask)
@@ -275,22 +285,42 @@ def choose(model: WindowModel, observations: list[Observation], tries: int = 40,
                 continue
             seen.add(text)
             pattern = parse_pattern(text)
-            tolerance = tolerance_for(pattern)
-            if exact is not None and not tolerance:
-                continue  # only a pattern that tolerates a changed byte can beat the exact one already found
+            wanted = tolerance_for(pattern)
+            if settled is not None and wanted <= settled.tolerance:
+                continue  # only a pattern that may allow more changed bytes can beat the one settled for
             tried += 1
-            tried_since_exact += exact is not None
+            tried_since_settled += settled is not None
             start = a + model.low
-            if all(_unique_at(pattern, o, o.address + start) for o in observations):
-                pick = Pick(pattern, start, int(mask.sum()), len(pattern.anchor), score)
-                if tolerance and all(_unique_at(pattern, o, o.address + start, tolerance) for o in observations):
-                    return replace(pick, tolerance=tolerance)
-                exact = exact or pick
-            if tried >= tries or tried_since_exact >= TOLERANT_TRIES:
+            target = min(wanted + margin, max_tolerance(pattern))
+            key = f"{start}:{target}:{text}"
+            if key not in clearances:
+                clearances[key] = clearance(pattern, observations, start, target)
+            allowed = min(wanted, clearances[key] - margin)
+            if allowed >= 0:
+                pick = Pick(pattern, start, int(mask.sum()), len(pattern.anchor), score, allowed,
+                            clearances[key] - allowed)
+                if allowed == wanted:
+                    return pick
+                settled = pick if settled is None or allowed > settled.tolerance else settled
+            if tried >= tries or tried_since_settled >= TOLERANT_TRIES:
                 break
-        if exact is not None:
+        if settled is not None:
             break  # weak bytes are tried only when no pattern without them was unique
-    return exact
+    return settled
+
+
+def clearance(pattern: Pattern, observations: list[Observation], start: int, target: int) -> int:
+    """The most literal bytes (up to `target`) that may differ with `pattern` still matching only at the value's
+    place in every observed process; -1 where it is not even unique exactly there."""
+    level = -1
+    for tolerance in range(0, target + 1):
+        if not all(_unique_at(pattern, o, o.address + start, tolerance) for o in observations):
+            break
+        level = tolerance
+        if tolerance == 0 and target > 1 and all(_unique_at(pattern, o, o.address + start, target)
+                                                 for o in observations):
+            return target  # the common case in one scan per process: clear all the way
+    return level
 
 
 def _unique_at(pattern: Pattern, observation: Observation, expected: int, tolerance: int = 0) -> bool:

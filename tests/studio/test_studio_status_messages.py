@@ -34,6 +34,9 @@ def test_evaluator_states_become_sentences_once_per_change():
     found = describe_evaluator("lost", {"state": "locked"}, True, True)
     assert found is not None and found.text == "Evaluator: state block found again."
     assert describe_evaluator("lost", {"state": "locked"}, True, False) is None  # another line was said since
+    ambiguous = describe_evaluator("scanning", {"state": "ambiguous", "message": "2 places match the signature"}, True,
+                                   False)
+    assert ambiguous is not None and ambiguous.error and "2 places match" in ambiguous.text
 
 
 def test_a_success_met_on_the_humans_step_is_called_human_assisted_in_live_and_replay():

@@ -160,3 +160,23 @@ def test_a_triple_read_as_nan_the_moment_a_walk_ended_is_never_offered_with_a_na
     moves[4].end[1] = np.nan
     ranked = rank(np.array([0x1000, 0x2000], np.uint64), now, moves, move_seconds=0.6)
     assert [r.address for r in ranked] == [0x1000]
+
+
+def test_a_triple_with_a_slot_that_holds_no_float_ranks_below_the_position_even_with_copies():
+    """In the built-in world four copies of two floats walking with the player, beside a constant 2.2e-38 (no float a
+    game computes: an integer's bytes), outranked the position, which has no copy there, in 1 one-round search
+    of 4. Copies or not, such a triple must rank below the position."""
+    _, moves = walks(3, ["walker"])
+    impostors = 4
+
+    def with_impostors(position: np.ndarray) -> np.ndarray:
+        impostor = position.copy()
+        impostor[:, 1] = np.float32(2.2e-38)
+        return np.vstack([position, np.repeat(impostor, impostors, axis=0)])
+
+    joined = [MoveRecord(m.round, m.name, with_impostors(m.before), with_impostors(m.after), None) for m in moves]
+    addresses = np.array([0x1000] + [0x2000 + 0x100 * k for k in range(impostors)], np.uint64)
+    ranked = rank(addresses, joined[-1].after, joined, move_seconds=0.6)
+    assert ranked[0].address == 0x1000 and ranked[0].terms["not_float"] == 0.0
+    others = [r for r in ranked if r.address != 0x1000]
+    assert len(others) == impostors and all(r.terms["not_float"] == 1.0 for r in others)

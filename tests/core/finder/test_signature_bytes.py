@@ -1,12 +1,17 @@
-"""Which bytes around a found value a signature may keep: hand-made windows from two "processes", with the
-byte kinds that broke found Minetest profiles in fresh launches."""
+"""Which bytes around a found value a signature may keep, and how clear of other places it must be: hand-made
+windows from two "processes", with the byte kinds and near copies that broke found Minetest profiles in fresh
+launches."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 
-from core.finder.signature import Observation, derive, tolerance_for, weak_bytes
+from core.finder.signature import MARGIN, Observation, choose, derive, tolerance_for, weak_bytes
+from core.memory.image import MemoryImage
 from core.memory.pattern import parse_pattern
+from core.memory.scanner import RegionFilter, scan
 
 LOW = -16
 
@@ -44,3 +49,42 @@ def test_a_built_pattern_tolerates_one_changed_byte_per_eight_literal_ones_at_mo
     assert tolerance_for(parse_pattern("11 22 33 44 55 66 77")) == 0
     assert tolerance_for(parse_pattern("11 22 33 44 ?? 55 66 77 88")) == 1
     assert tolerance_for(parse_pattern(" ".join(["AB"] * 40))) == 2
+
+
+def image_with_a_near_copy(folder, base: int, window: bytes, near: bytes) -> MemoryImage:
+    """A process's writable memory, saved as the builder saves it: `window` at base + 0x1000, `near` at + 0x8000."""
+    memory = bytearray(0x10000)
+    memory[0x1000:0x1000 + len(window)] = window
+    memory[0x8000:0x8000 + len(near)] = near
+    folder.mkdir()
+    (folder / "image.bin").write_bytes(bytes(memory))
+    region = {"start": base, "end": base + len(memory), "perms": "rw-p", "offset": 0, "path": ""}
+    (folder / "regions.json").write_text(json.dumps({"pid": 1, "regions": [{**region, "file_offset": 0}],
+                                                      "maps": [region]}))
+    return MemoryImage.load(folder)
+
+
+def test_a_chosen_pattern_is_clear_of_every_other_place_by_two_bytes_more_than_it_allows(tmp_path):
+    # Another object whose bytes around the same values differ in only 3 places (on Minetest: an object near the
+    # player, with the same floats beside it). A pattern unique with 2 bytes allowed to differ, as the builder once
+    # chose, matches that object in a launch where 2 of the 3 are equal; the pattern chosen must leave a margin.
+    before, after = bytes(range(0x11, 0x31)), bytes(range(0x51, 0x71))
+    window = before + bytes(range(0x91, 0x9D)) + after
+    near = bytearray(window)
+    for index in (5, 50, 60):
+        near[index] ^= 0x0F
+    observations = []
+    for number, base in enumerate((0x10000, 0x40000)):
+        image = image_with_a_near_copy(tmp_path / str(number), base, window, bytes(near))
+        value = base + 0x1000 + len(before)
+        observations.append(Observation(pid=number, address=value, low=-len(before), high=len(window) - len(before),
+                                        windows=[window, window], maps=[], image=image))
+    model = derive(observations)
+    unique_only = choose(model, observations, margin=0)
+    assert unique_only is not None and unique_only.tolerance == 2  # unique, and the near copy 3 bytes away
+    pick = choose(model, observations)
+    assert pick is not None and pick.margin >= MARGIN
+    for observation in observations:
+        found = scan(observation.image, pick.pattern, RegionFilter(perms="rw"), tolerance=pick.tolerance + MARGIN)
+        assert [m.address for m in found] == [observation.address + pick.start]
+        observation.image.delete()

@@ -199,3 +199,26 @@ def test_the_tracker_locks_onto_the_newest_of_several_valid_copies(builtin_profi
         assert tracker.status.candidates == len(info["planted"])
         assert tracker.status.address == info["planted"][-1]  # planted last, with the highest tick
         assert tracker.sample().tick == 100 + len(info["planted"]) - 1
+
+
+def test_the_tracker_refuses_to_choose_between_blocks_at_different_places_when_nothing_tells_them_apart(
+        builtin_profile):
+    """A signature that matches two objects in some launch (another object near the player) must not judge a task
+    on whichever lies first in memory: without a tick, blocks at different positions leave the tracker unlocked,
+    saying why and what to do; copies at one position still lock."""
+    from core.evaluation.tracker import BlockTracker
+
+    no_tick = builtin_profile.model_copy(
+        update={"fields": {name: spec for name, spec in builtin_profile.fields.items() if name != "tick"}})
+    with planted("--mode", "anon", "--size", str(4 << 20), "--count", "2") as info:
+        tracker = BlockTracker(LinuxReader(info["pid"]), no_tick)
+        assert not tracker.scan()
+        assert tracker.status.state == "ambiguous" and tracker.status.address is None
+        assert tracker.sample() is None
+        message = tracker.status.message
+        assert f"{len(info['planted'])} places match the signature and hold different positions" in message
+        assert "memory signature --processes 3" in message
+    with planted("--mode", "shm", "--size", str(4 << 20), "--count", "3") as info:  # three copies at (1, 2)
+        tracker = BlockTracker(LinuxReader(info["pid"]), no_tick)
+        assert tracker.scan() and tracker.status.state == "locked"
+        assert tracker.status.address in info["planted"]
