@@ -14,8 +14,9 @@ matched in 2 of 5 fresh processes, and a float that is -0.0 in most launches is 
 
 However careful, a handful of processes cannot show every byte that varies between launches, so
 a pattern with enough literal bytes allows some of them to differ (`tolerance_for`: one per 8
-literal bytes, at most 2; core/memory/tolerant.py), and is chosen only if it is unique in every
-build process with that tolerance too.
+literal bytes, at most 2; core/memory/tolerant.py), and is chosen only if every other place in every
+build process differs from it in more than that many bytes plus MARGIN (unique is not enough: an object
+near the player, one byte away, matches in some launch).
 
 Of the sub-windows that start and end on a literal byte, the one chosen is unique in every
 process it was built from (checked in saved images of their memory, core/memory/image.py) and
@@ -272,7 +273,7 @@ def choose(model: WindowModel, observations: list[Observation], tries: int = 40,
     other place there by `margin` literal bytes beyond the tolerance it is given (its own, `tolerance_for`, or less
     where the clearance is short of it; a pattern clear of nothing by `margin` is not chosen). `weak`: patterns
     with weak bytes are tried when none without is chosen. `inner`, `apart`: see candidate_windows.
-    `clearances`: results of earlier calls (pattern text -> clearance), to be reused and added to."""
+    `clearances`: results of earlier calls (by pattern, start and target), to be reused and added to."""
     seen: set[str] = set()
     settled: Pick | None = None  # the best pick whose clearance allows less than its own tolerance
     tried_since_settled = 0
@@ -305,7 +306,7 @@ def choose(model: WindowModel, observations: list[Observation], tries: int = 40,
             if tried >= tries or tried_since_settled >= TOLERANT_TRIES:
                 break
         if settled is not None:
-            break  # weak bytes are tried only when no pattern without them was unique
+            break  # weak bytes are tried only when no pattern without them was chosen
     return settled
 
 
