@@ -86,6 +86,10 @@ def _run_external(args: argparse.Namespace) -> int:
         print(f"READY {backend.name} pid {game.pid} display {game.display or '-'} window "
               f"{game.window.window_id if game.window else '-'} ({game.width}x{game.height} frames, "
               f"input: {game.input_description})", flush=True)
+        # The game's own files (its home, its log, what it printed) live there: a user reading a position off the
+        # game's log needs the folder, which is made fresh for every launch.
+        print(f"runtime folder {game.runtime_dir} (the backend's {{runtime}}: the game's home and log, and "
+              f"game-output-N.log, what it printed)", flush=True)
         print("Ctrl+C ends the game and everything started for it.", flush=True)
         try:
             while not stop.wait(1.0):

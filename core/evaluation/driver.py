@@ -159,8 +159,8 @@ class ScriptedDriver:
             x, y, yaw, _ = self._now()
             self.positions.append((x, y))
             distance = math.hypot(tx - x, ty - y)
-            if distance <= arrive:
-                return
+            if distance <= arrive or self.succeeded:
+                return  # the task is met: walking on to the waypoint would only add steps after the success
             closest, since_closer = (distance, 0) if distance < closest - arrive / 2 else (closest, since_closer + 1)
             if since_closer >= NO_PROGRESS_STEPS:
                 raise RouteBlocked(f"{NO_PROGRESS_STEPS} steps brought ({tx:.1f}, {ty:.1f}) no closer than "

@@ -28,6 +28,8 @@ from core.memory.scanner import RegionFilter
 
 MAX_DENSE_ROUNDS = 2
 WEAK_SCORE = 0.5   # the true position scored 0.65 to 0.9 on every game tried; junk left by a failed walk, 0.13 to 0.31
+# Below this the best is noise: an OpenArena player stuck inside a wall, who never moved, left 0.00 to 0.001.
+STILL_SCORE = 0.1
 ON_STACK_WEIGHT = 0.5   # a function's local copy of the position: gone when the function returns
 BLOCKED = ("was the character blocked, in a menu, or is the game window without input focus? Start in open ground "
            "and try again")
@@ -55,6 +57,12 @@ class PositionResult:
         """What to try when even the best candidate fits the moves poorly: then it is most likely not the position."""
         if not self.candidates or self.candidates[0].score >= WEAK_SCORE:
             return None
+        if self.candidates[0].score < STILL_SCORE:
+            return (f"the best candidate scores only {self.candidates[0].score:.2f}: nothing walked like a position in "
+                    "any walk, so most likely the character did not move at all. Check that the walk keys move it "
+                    "where the start puts it (stuck inside a wall or the floor, a menu, chat or console open, the "
+                    "window without input focus): watch it in the studio's Live view, or with `python main.py world "
+                    "--backend FILE` and the game's own position command")
         return (f"the best candidate scores only {self.candidates[0].score:.2f} (a position found reliably scores "
                 f"{WEAK_SCORE} or more), so it is most likely not the position. Usual causes: the character still "
                 "moves when a step ends (a game with momentum: raise the backend's step_settle_s), walls or slopes "

@@ -152,6 +152,17 @@ def test_a_weak_best_candidate_comes_with_what_to_try(best, warned):
         assert "step_settle_s" in result.warning and "open, flat ground" in result.warning
 
 
+def test_a_best_candidate_of_noise_says_the_character_most_likely_never_moved():
+    """An OpenArena player teleported inside a wall never moved: the finder's best scored 0.001, and the weak-score
+    causes (momentum, walls stopping some walks) sent the user the wrong way for minutes."""
+    from core.finder.position import PositionResult
+    from core.finder.ranking import RankedTriple
+
+    result = PositionResult([RankedTriple(0x1000, (0.0, 0.0, 0.0), 1, 0.001, 0.001, 0.0)], 60.0, [], 0)
+    assert result.warning is not None and "the character did not move at all" in result.warning
+    assert "stuck inside a wall" in result.warning and "step_settle_s" not in result.warning
+
+
 def test_a_triple_read_as_nan_the_moment_a_walk_ended_is_never_offered_with_a_nan_score():
     """On Red Eclipse a triple of -0.0 that read as NaN the moment one walk ended was listed ninth with "score
     nan": a NaN is no score, and a triple that held one is no position."""

@@ -74,3 +74,25 @@ def test_waiting_for_the_log_text_says_so_and_names_the_file(tmp_path, on_displa
         _launch(backend)
     assert re.match(r"the fake game was not ready within 1 s \(launch.ready.timeout_s\): still waiting for the text "
                     r"'joined' in \S+/game.log \(launch.ready.log_text\)", str(raised.value)), str(raised.value)
+
+
+def test_a_ready_game_says_where_its_runtime_folder_is_and_ctrl_c_removes_it(tmp_path, on_display):
+    """A user reading the game's own log (a position a console command printed, say) needs its runtime folder, made
+    fresh for each launch: `world` names it once the game is ready (a user once dug it out of /proc/PID/environ)."""
+    fake_backend(tmp_path)
+    world = subprocess.Popen([sys.executable, "main.py", "world", "--backend", str(tmp_path / "fake.yaml")],
+                             cwd=PROJECT_ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                             env={**os.environ, "DISPLAY": on_display})
+    runtime = ""
+    with world:
+        try:
+            said = [world.stdout.readline() for _ in range(2)]
+            assert said[0].startswith("READY fake pid "), said
+            folder = re.fullmatch(r"runtime folder (\S+) \(the backend's \{runtime\}.*\)\n", said[1])
+            assert folder is not None, said
+            runtime = folder.group(1)
+            assert os.path.isfile(os.path.join(runtime, "events.log"))  # the game's own log, where the backend put it
+        finally:
+            world.terminate()
+            world.wait(timeout=60)
+    assert world.returncode == 0 and not os.path.exists(runtime)
