@@ -80,6 +80,11 @@ def classify(probe: Probe, focal: float, turn_spread: float) -> KeyEffect:
                              f"{back.describe()} after)", settle)
         return KeyEffect(probe.what, None, f"the picture rose {-peak.ty:.1f} px and came back (crouch?)", settle)
     shown, frame = (end, probe.during[-1].picture) if end.moved else (back, probe.after)
+    if not shown.moved:
+        # It moved only for a moment (a view bob against a wall, a flash): no motion is left to give a direction,
+        # and a still fit would read as a step back.
+        return KeyEffect(probe.what, None, f"the picture moved only while the key was held and came back where it "
+                         f"began ({back.describe()} after)", settle)
     turned = yaw(probe.before, frame, focal)
     spread = turned.spread if turned is not None else 1.0
     role, how = _direction(shown, spread, turn_spread)

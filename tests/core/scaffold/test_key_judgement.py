@@ -82,3 +82,20 @@ def test_w_s_read_as_a_strafe_beside_a_d_that_strafe_are_held_again():
     effects = _effects(w="forward", s="back", a="strafe_left", d="strafe_right", Up="forward", Down="back",
                        Left="turn_left", Right="turn_right")
     assert _clashing_pairs(pairs, effects) == []  # the arrows walking too is no contradiction
+
+
+def test_a_key_whose_picture_moved_only_for_a_moment_has_no_role():
+    """OpenArena, walled in: 'a' shook the picture while held and it came back where it began; with no motion left
+    the judgement read a still fit as a step back, and the backend file got 'left: a' and 'down: a'."""
+    import cv2
+
+    from core.scaffold.measure import classify
+    from core.scaffold.probes import Probe, Seen
+
+    rng = np.random.default_rng(3)
+    scene = cv2.GaussianBlur((rng.random((200, 360)) * 255).astype(np.uint8), (5, 5), 0)
+    rest = scene[10:190, 20:340]
+    shaken = scene[14:194, 26:346]  # 6 px across, 4 px down for one frame
+    probe = Probe("key a", rest, [Seen(0.1, shaken), Seen(0.2, rest.copy())], rest.copy(), 0.1)
+    effect = classify(probe, FOCAL, 0.0)
+    assert effect.role is None and "came back where it began" in effect.evidence
