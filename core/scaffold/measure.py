@@ -14,6 +14,7 @@ from core.scaffold.probes import SETTLE_LIMIT_S, Probe, Prober
 KEY_CANDIDATES = ("w", "s", "a", "d", "Up", "Down", "Left", "Right", "space")
 HOLD_S = 0.4            # each key is held this long
 JUMP_MIN_PX = 2.0       # a jump lifts the picture by at least this (analysed pixels) and brings it back
+JUMP_OVER_BOB = 1.5     # where several keys seem to jump, the jump key moves the picture this many times more
 TURN_SPREAD = 0.15      # without mouse look, corners that agree on a sideways key's angle within this share: it
                         # turns the view (a strafe moves near things more than far ones)
 
@@ -77,7 +78,7 @@ def classify(probe: Probe, focal: float, turn_spread: float) -> KeyEffect:
     if vertical and returned:
         if peak.ty > 0:
             return KeyEffect(probe.what, "jump", f"the picture dropped {peak.ty:.1f} px and came back ("
-                             f"{back.describe()} after)", settle)
+                             f"{back.describe()} after)", settle, peak)
         return KeyEffect(probe.what, None, f"the picture rose {-peak.ty:.1f} px and came back (crouch?)", settle)
     shown, frame = (end, probe.during[-1].picture) if end.moved else (back, probe.after)
     if not shown.moved:
@@ -200,6 +201,27 @@ def measure_keys(prober: Prober, keys: tuple[str, ...], focal: float, mouse: Mou
         for first, second in clashing:
             effects[first], effects[second] = press(first), press(second)
             judge(first, second)
+    effects = one_jump(effects)
     for effect in effects.values():
         say(f"  {effect.key:>6}: {effect.role or 'no use found'} ({effect.evidence})")
     return list(effects.values())
+
+
+def one_jump(effects: dict[str, KeyEffect]) -> dict[str, KeyEffect]:
+    """A game has one jump key. Where several keys lifted or dropped the picture and brought it back, the others did
+    what walking does to a bobbing view with nothing near to show the motion (sky, far walls): on OpenArena every
+    walking key and arrow read as a jump of 7 to 17 px, and space 34. The jump is kept only where it is at least
+    JUMP_OVER_BOB times every other; the rest have no role, and say why."""
+    jumps = [e for e in effects.values() if e.role == "jump" and e.seen is not None]
+    if len(jumps) < 2:
+        return effects
+    lifts = {e.key: abs(e.seen.ty) for e in jumps if e.seen is not None}
+    highest = max(lifts, key=lambda key: lifts[key])
+    stands_out = all(lifts[highest] >= JUMP_OVER_BOB * lift for key, lift in lifts.items() if key != highest)
+    bobbing = [key for key in lifts if key != highest or not stands_out]
+    note = (f"; {len(jumps)} keys moved the picture up or down and back: a walk's bob where nothing near shows the "
+            "motion (sky, far walls), not a jump; face near, textured things and run again")
+    kept = dict(effects)
+    for key in bobbing:
+        kept[key] = replace(effects[key], role=None, evidence=effects[key].evidence + note)
+    return kept

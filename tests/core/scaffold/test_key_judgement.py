@@ -99,3 +99,22 @@ def test_a_key_whose_picture_moved_only_for_a_moment_has_no_role():
     probe = Probe("key a", rest, [Seen(0.1, shaken), Seen(0.2, rest.copy())], rest.copy(), 0.1)
     effect = classify(probe, FOCAL, 0.0)
     assert effect.role is None and "came back where it began" in effect.evidence
+
+
+def test_of_several_keys_that_seem_to_jump_only_one_that_stands_out_is_the_jump():
+    """OpenArena at a spawn facing the sky: every walking key and arrow bobbed the view 7 to 17 px and back, and
+    space jumped 34 px; the file got five jump keys and no walk. One jump at most, and only one that stands out."""
+    from core.scaffold.measure import one_jump
+
+    def jump(key: str, px: float) -> KeyEffect:
+        seen = Movement(100, 100, 0.0, px, 0.0, 0.0, 0.0, px, 0.0)
+        return KeyEffect(key, "jump", f"the picture dropped {px:.1f} px and came back", 0.2, seen)
+
+    bobs = {"w": 7.5, "s": 11.8, "a": 16.8, "d": 7.2, "Up": 8.2}
+    kept = one_jump({**{key: jump(key, px) for key, px in bobs.items()}, "space": jump("space", 33.6)})
+    assert kept["space"].role == "jump"
+    assert all(kept[key].role is None and "a walk's bob" in kept[key].evidence for key in bobs)
+    alike = one_jump({key: jump(key, px) for key, px in bobs.items()})  # none stands out: none is the jump
+    assert all(effect.role is None for effect in alike.values())
+    alone = {"space": jump("space", 33.6)}
+    assert one_jump(alone) == alone
