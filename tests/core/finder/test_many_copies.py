@@ -69,8 +69,11 @@ def test_the_signature_comes_from_the_games_own_copy_and_reaches_outside_the_str
     # In every build process the copy observed is the game's own (it leads when a walk ends), not one of the ring's
     # 64 snapshots, the shadow or the static copy, which all share its bytes.
     assert [p["address"] for p in result.processes] == [truths[p["pid"]]["pos"] for p in result.processes]
-    offset = next(iter(truths.values()))["pos_offset"]
-    assert result.pick is not None and result.pick.start < -offset  # it reaches the Client object around the struct
+    truth = next(iter(truths.values()))
+    offset, size = truth["pos_offset"], truth["entity_size"]
+    # It reaches the Client object around the struct: its header before it, or its footer after it.
+    assert result.pick is not None
+    assert result.pick.start < -offset or result.pick.end > size - offset, (result.pick, offset, size)
     assert result.pointers is None
     with ForeignGame(ring_binary, *FLAGS[mode]) as fresh, \
             EvaluatorClient.launch(fresh.pid, profile=written) as evaluator:

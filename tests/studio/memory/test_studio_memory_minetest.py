@@ -95,7 +95,11 @@ def test_the_memory_tab_finds_signs_verifies_and_tries_a_profile_on_minetest(qtb
         pid_built = window.session.host.world.pid
         panel.verify_button.click()
         waited(qtbot, lambda: panel.find_button.isEnabled(), 180_000, progress)
-        assert verified and verified[0].ok, (panel.status.text(), progress)
+        # On failure, what was built from which processes (a signature or pointers), and the check itself.
+        assert verified and verified[0].ok, json.dumps({"status": panel.status.text(), "progress": progress,
+                                                        "built": built.to_json("minetest"),
+                                                        "verified": [v.to_json() for v in verified]},
+                                                       indent=1, default=str)
         assert panel.status.text().startswith("Verified on a fresh game process")
         assert window.session.host.world.pid not in (pid_before, pid_built)
         qtbot.waitUntil(lambda: f"pid {window.session.host.world.pid}" in memory.attached.text(), timeout=5_000)
