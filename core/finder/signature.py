@@ -6,7 +6,6 @@ at least two game processes. A byte stays literal only if it was the same in eve
   part of a pointer-like qword (it points into the process's mappings, or looks like a user
   address): heap and module addresses move between runs;
   equal in every process to a byte of that process's heap addresses (a stray piece of a pointer);
-  in an aligned 4-byte word whose other bytes differed (a varying field: its same bytes are coincidences);
 and "weak" bytes are kept out of the pattern unless it cannot be unique without them: zeros, 0xFF,
 the 0x7FFF of a 16-bit maximum and the sign byte of a float -0.0. Those are the values of fields not
 set yet (a flag word before any quest, a timer before it starts, a node position initialised to
@@ -166,17 +165,6 @@ def derive(observations: list[Observation], exclude: list[tuple[int, int]] | Non
                 if _pointer_like(int.from_bytes(data[i:i + 8].tobytes(), "little"), o.maps, starts):
                     pointer_mask[i:i + 8] = True
     reasons["pointer-like"] = int((pointer_mask & same & ~value_mask).sum())
-    # A field that varied at all varies between launches in ways a few processes do not show: its bytes that
-    # stayed the same did so by the values seen (the high byte of a float near the player's coordinates, the zero
-    # high bytes of a counter). On Minetest a pattern of such high bytes (C0 .. 40 .. 41 .. 40) matched nowhere in
-    # the next fresh process. Every aligned 4-byte word with a byte that differed is left out whole.
-    word_mask = np.zeros(length, bool)
-    first_word = (-(observations[0].address + low)) % 4
-    for i in range(first_word, length - 3, 4):
-        if not same[i:i + 4].all():
-            word_mask[i:i + 4] = True
-    reasons["varying word"] = int((word_mask & same & ~value_mask & ~pointer_mask).sum())
-    literal &= ~word_mask
     # A byte equal, in every process, to a byte of that process's own heap addresses (bits 32..47 of the
     # value's address) is most likely a stray piece of a pointer (padding left over from freed memory):
     # it agrees in the build processes only because their heaps happened to share a prefix. On Minetest

@@ -89,14 +89,3 @@ def test_a_chosen_pattern_is_clear_of_every_other_place_by_two_bytes_more_than_i
         assert [m.address for m in found] == [observation.address + pick.start]
         observation.image.delete()
 
-
-def test_a_byte_of_a_field_that_varied_is_left_out_with_its_word():
-    # Bytes 0..3 a float near the player's coordinates: its low bytes differ between the processes, its high byte
-    # (0xC0) does not, by the values seen; on Minetest a pattern of such high bytes matched nowhere in the next
-    # fresh process. Bytes 4..7 a constant: kept.
-    first = bytes([0x12, 0x34, 0x80, 0xC0, 0x11, 0x22, 0x33, 0x44]) + bytes([0x31] * 8)
-    second = bytes([0x9A, 0x01, 0x82, 0xC0, 0x11, 0x22, 0x33, 0x44]) + bytes([0x31] * 8)
-    model = derive([observation(0x5512_3456_7000, first), observation(0x5598_0ABC_D000, second)])
-    literal = literal_before(model)
-    assert literal[:4] == [False] * 4 and literal[4:8] == [True] * 4
-    assert model.reasons["varying word"] == 1  # the high byte, the only one of its word that stayed the same
