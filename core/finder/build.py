@@ -15,6 +15,7 @@ is rebuilt, up to `max_processes`.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import threading
 from dataclasses import dataclass, field, replace
 from typing import Any, cast
@@ -22,7 +23,7 @@ from typing import Any, cast
 import numpy as np
 
 from core.evaluation.profile import Profile
-from core.finder.copies import choose_widening
+from core.finder.copies import Widened, choose_widening
 from core.finder.fallback import to_pointers
 from core.finder.motion import Closable, FinderCancelled, FinderError, GameLauncher, MotionPlan, Progress
 from core.finder.pointer_search import PointerReport
@@ -54,6 +55,9 @@ MIN_SIMILARITY = 0.6
 # the position are not: on Minetest, 0.828, 0.807 and 0.75 like process 1's; a band of 0.05 took the 0.807
 # one, ranked higher, and then no pattern could tell the two processes' copies apart from 11 others.
 SAME_STRUCT = 0.01
+# Two processes' copies at least this alike are one struct (a pool's slots: 100%); Minetest's structs holding
+# the position were 77-85% alike between launches, and two of them could be different structs.
+SAME_COPY = 0.95
 LIKEST_KEPT = 5      # the candidates most like process 1's, kept in the result for each later process
 # Candidates of a later process looked at for the struct process 1's value lives in. The finder's own top 20
 # is too few where the position has many copies: on a loaded machine Minetest's 20 best were all other
@@ -64,9 +68,10 @@ LOCATE_CANDIDATES = 100
 class _Unmatched(Exception):
     """No candidate in this process sits in surroundings like the first process's."""
 
-    def __init__(self, message: str, likest: list[dict[str, Any]]) -> None:
+    def __init__(self, message: str, likest: list[dict[str, Any]], own_best: _Found) -> None:
         super().__init__(message)
         self.likest = likest
+        self.own_best = own_best   # this process's best-ranked copy, as process 1's was chosen
 
 
 @dataclass
@@ -99,6 +104,7 @@ class BuildResult:
     skipped: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
     wildcards: dict[str, int] = field(default_factory=dict[str, int])
     pointers: PointerReport | None = None   # the pointer search's report, when the builder fell back to it
+    built_from: list[int] = field(default_factory=list[int])   # the pids the pattern came from (all, or a group)
 
     @property
     def profile(self) -> Profile | None:
@@ -124,7 +130,7 @@ class BuildResult:
                 "pattern_start": self.pick.start if self.pick else None,
                 "processes": self.processes, "verifications": [v.to_json() for v in self.verifications],
                 "rejected": [v.to_json() for v in self.rejected], "skipped": self.skipped,
-                "wildcards": self.wildcards,
+                "built_from": self.built_from, "wildcards": self.wildcards,
                 "pointers": self.pointers.to_json(game, out) if self.pointers is not None else None,
                 "next": self.next_steps(game, out)}
 
@@ -175,6 +181,21 @@ class SignatureBuilder:
                 try:
                     found, observation = self._observe(game, observations, known)
                 except _Unmatched as exc:
+                    if len(observations) == 1 and len(result.skipped) < options.max_processes:
+                        # Process 1's copy may be the odd one: on Minetest the finder once ranked a copy in a
+                        # thread's heap first, and five processes in a row had nothing like it. With nothing built
+                        # on it yet, process 1 is set aside and this process, from its own best copy, starts over.
+                        dropped = observations.pop()
+                        if dropped.image is not None:
+                            dropped.image.delete()
+                        first = result.processes.pop()
+                        result.skipped.append({"pid": first["pid"], "likest": [], "address": first["address"],
+                                               "set_aside": True,
+                                               "reason": f"nothing in process {game.pid} was like its copy ({exc}); "
+                                                         "started over from that process"})
+                        self._first = None
+                        known = exc.own_best
+                        continue  # the same game, observed as process 1
                     # The motion finder found a different copy of the position in this process (another
                     # structure holding it): building from it would only make the pattern impossible.
                     result.skipped.append({"pid": game.pid, "reason": str(exc), "likest": exc.likest})
@@ -196,21 +217,25 @@ class SignatureBuilder:
                     continue
                 self._report("building the signature", len(observations) / total)
                 exclude = [] if options.flags is None else [(options.flags.relative, options.flags.relative + 8)]
-                widened = choose_widening(observations, exclude)
+                widened, used = choose_from_subsets(observations, exclude)
                 pick = widened.pick
                 result.wildcards = widened.model.reasons
                 if pick is None:
-                    # More processes only make fewer bytes literal: where no window tells the copies apart,
-                    # or the processes are spent, no pattern can be unique.
-                    if widened.hopeless or len(observations) >= options.max_processes:
+                    # Where no window tells the copies apart in any group of the processes, or the processes
+                    # are spent, no pattern can be unique.
+                    # Two processes whose copies are not alike may hold different structs (choose_from_subsets):
+                    # a third is looked at before giving up.
+                    hopeless = widened.hopeless and (len(observations) >= 3 or _alike(*observations[:2]) >= SAME_COPY)
+                    if hopeless or len(observations) >= options.max_processes:
                         why = (f"the value lives in {widened.copies // len(observations) + 1} copies of one "
                                "struct per process, and no window around it tells the game's own apart"
-                               if widened.hopeless else
+                               if hopeless else
                                f"no pattern around the value was unique in all {len(observations)} processes")
                         return self._fall_back(result, why, observations)
                     continue
                 result.pick = pick
-                draft = self._draft(pick, observations)
+                result.built_from = [o.pid for o in used]
+                draft = self._draft(pick, used)
                 data = build(draft)
                 profile = validate(data)
                 failed = None
@@ -239,15 +264,23 @@ class SignatureBuilder:
                     result.profile_data, result.draft = build(draft), draft
                     result.ok, result.message = True, (f"signature of {len(pick.pattern)} bytes ({pick.literals} "
                                                        f"literal, {pick.tolerance} may differ) unique in "
-                                                       f"{len(observations)} processes and verified on "
+                                                       f"{len(used)} processes and verified on "
                                                        f"{options.verify} more")
                     if pick.margin < MARGIN:
                         result.message += (f"; warning: no pattern was clear of every other place by {MARGIN} "
                                            "bytes, so another object may match it in some launch: check it on more "
                                            "restarts")
-                    if result.skipped:
-                        result.message += (f"; {len(result.skipped)} process(es) skipped: the position found there was "
-                                           "another structure's copy")
+                    if len(used) < len(observations):
+                        result.message += (f"; built from {len(used)} of the {len(observations)} processes (pids "
+                                           f"{', '.join(str(o.pid) for o in used)}): no pattern was common to all, "
+                                           "their copies of the value were in different structs")
+                    aside = [entry for entry in result.skipped if entry.get("set_aside")]
+                    if aside:
+                        result.message += (f"; the first process's copy ({hex(aside[0]['address'])}) was set aside: "
+                                           "the next process had nothing like it")
+                    if len(result.skipped) > len(aside):
+                        result.message += (f"; {len(result.skipped) - len(aside)} process(es) skipped: the position "
+                                           "found there was another structure's copy")
                     if result.rejected:
                         result.message += (f" (an earlier pattern failed, or matched only with a byte differing, on "
                                            f"{len(result.rejected)} fresh process(es), which were added to the build)")
@@ -309,8 +342,11 @@ class SignatureBuilder:
                        "score": round(c.score, 3), "values": [round(v, 3) for v in c.values]}
                       for s, c in sorted(scored, key=lambda pair: -pair[0])[:LIKEST_KEPT]]
             if similarity < MIN_SIMILARITY:
+                top = result.candidates[0]
+                own = _Found(top.address, top.vertical, top.speed, top.values,
+                             "motion finder (the first process's copy had no like here: built from this one)")
                 raise _Unmatched(f"the best of {len(scored)} candidates has surroundings only {similarity:.0%} like "
-                                 f"process 1's (needs {MIN_SIMILARITY:.0%})", likest)
+                                 f"process 1's (needs {MIN_SIMILARITY:.0%})", likest, own)
             how = f"motion finder, surroundings {similarity:.0%} like process 1"
             return _Found(best.address, best.vertical, best.speed, best.values, how, likest)
         return _Found(best.address, best.vertical, best.speed, best.values, how)
@@ -351,6 +387,39 @@ class SignatureBuilder:
         return ProfileDraft(options.name, options.game, options.game_version, pick, first.vertical, first.values,
                             options.scale, options.units, options.flags, scan_perms=perms,
                             path_contains=options.finder.region_filter.path_contains, provenance=provenance)
+
+
+def choose_from_subsets(observations: list[Observation],
+                        exclude: list[tuple[int, int]] | None) -> tuple[Widened, list[Observation]]:
+    """A pattern from all the processes, or else from the largest group of them (at least two) that has one.
+
+    The copy of the value the motion finder takes in each process is the likest to process 1's, and on Minetest
+    several structs holding the position are about as alike (77-85%): the processes then hold different structs,
+    and no pattern is common to all of them while two of the same struct have one. Measured on 6 fresh Minetest
+    processes: pairs 0+1, 1+2 and 0+1+2 had none; 2+3, 0+4 and 4+5 did, and 2+3's matched the position in every
+    other process. Verification on fresh processes is the judge of a pattern from a group, as of any other."""
+    whole = choose_widening(observations, exclude)
+    if whole.pick is not None or len(observations) < 3:
+        return whole, observations
+    hopeless = whole.hopeless
+    for size in range(len(observations) - 1, 1, -1):
+        for group in itertools.combinations(observations, size):
+            widened = choose_widening(list(group), exclude)
+            if widened.pick is not None:
+                return widened, list(group)
+            hopeless = hopeless and widened.hopeless
+    return Widened(None, whole.model, whole.copies, hopeless), observations
+
+
+def _alike(first: Observation, second: Observation) -> float:
+    """Share of the bytes around the value (up to BEFORE and AFTER of it, the value left out) that two processes'
+    first windows have in common."""
+    low, high = max(first.low, second.low, -BEFORE), min(first.high, second.high, VALUE_BYTES + AFTER)
+    one = np.frombuffer(first.windows[0], np.uint8)[low - first.low:high - first.low]
+    two = np.frombuffer(second.windows[0], np.uint8)[low - second.low:high - second.low]
+    outside = np.ones(high - low, bool)
+    outside[-low:-low + VALUE_BYTES] = False
+    return float((one[outside] == two[outside]).mean()) if outside.any() else 0.0
 
 
 def likest_first(scored: list[tuple[float, RankedTriple]]) -> tuple[float, RankedTriple]:

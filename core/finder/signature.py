@@ -6,6 +6,7 @@ at least two game processes. A byte stays literal only if it was the same in eve
   part of a pointer-like qword (it points into the process's mappings, or looks like a user
   address): heap and module addresses move between runs;
   equal in every process to a byte of that process's heap addresses (a stray piece of a pointer);
+  in an aligned 4-byte word whose other bytes differed (a varying field: its same bytes are coincidences);
 and "weak" bytes are kept out of the pattern unless it cannot be unique without them: zeros, 0xFF,
 the 0x7FFF of a 16-bit maximum and the sign byte of a float -0.0. Those are the values of fields not
 set yet (a flag word before any quest, a timer before it starts, a node position initialised to
@@ -43,7 +44,7 @@ from core.memory.pattern import Pattern, parse_pattern
 from core.memory.readers import MemoryReader
 from core.memory.regions import Region
 from core.memory.scanner import RegionFilter, scan
-from core.memory.tolerant import literal_count, max_tolerance
+from core.memory.tolerant import literal_count, searchable_tolerance
 
 BEFORE = 96
 AFTER = 96
@@ -53,7 +54,7 @@ MIN_LITERALS = 8
 MIN_NONZERO = 6
 MAX_LENGTH = 96
 MAX_TOLERANCE = 2
-TOLERANT_TRIES = 8   # tolerant uniqueness checks (slower than exact ones) before settling for an exact pattern
+TOLERANT_TRIES = 8   # patterns unique but short of their clearance (each a tolerant scan per process) per choose
 # Literal bytes beyond its tolerance by which every other place in each build process must differ from a pattern.
 # Unique is not enough: on Minetest a pattern unique with 2 bytes differing had 3 to 21 places within 3, and one
 # fresh launch in 13 had 4 exact matches (another object near the player, the same floats 1.0 and -1.0 beside it).
@@ -165,6 +166,18 @@ def derive(observations: list[Observation], exclude: list[tuple[int, int]] | Non
                 if _pointer_like(int.from_bytes(data[i:i + 8].tobytes(), "little"), o.maps, starts):
                     pointer_mask[i:i + 8] = True
     reasons["pointer-like"] = int((pointer_mask & same & ~value_mask).sum())
+    # A field that varied at all varies between launches in ways a few processes do not show: its bytes that
+    # stayed the same did so by the values seen (the high byte of a float near the player's coordinates, the zero
+    # high bytes of a counter). On Minetest a pattern of such high bytes (C0 .. 40 .. 41 .. 40, 155 bytes from the
+    # position) matched nowhere in the next fresh process, twice. Every aligned 4-byte word with a byte that
+    # differed is left out whole.
+    word_mask = np.zeros(length, bool)
+    first_word = (-(observations[0].address + low)) % 4
+    for i in range(first_word, length - 3, 4):
+        if not same[i:i + 4].all():
+            word_mask[i:i + 4] = True
+    reasons["varying word"] = int((word_mask & same & ~value_mask & ~pointer_mask).sum())
+    literal &= ~word_mask
     # A byte equal, in every process, to a byte of that process's own heap addresses (bits 32..47 of the
     # value's address) is most likely a stray piece of a pointer (padding left over from freed memory):
     # it agrees in the build processes only because their heaps happened to share a prefix. On Minetest
@@ -212,8 +225,9 @@ def weak_bytes(values: np.ndarray) -> np.ndarray:
 
 
 def tolerance_for(pattern: Pattern) -> int:
-    """Literal bytes a built pattern may allow to differ: one per 8, at most MAX_TOLERANCE."""
-    return min(MAX_TOLERANCE, literal_count(pattern) // 8, max_tolerance(pattern))
+    """Literal bytes a built pattern may allow to differ: one per 8, at most MAX_TOLERANCE, and no more than it can
+    be searched with cheaply (the evaluator scans with it at every lock)."""
+    return searchable_tolerance(pattern, min(MAX_TOLERANCE, literal_count(pattern) // 8))
 
 
 def candidate_windows(model: WindowModel, allow_zero: bool, inner: int | None = None,
@@ -268,16 +282,19 @@ def _shortest_ends(literal: np.ndarray, apart: np.ndarray | None) -> list[int]:
 
 def choose(model: WindowModel, observations: list[Observation], tries: int = 40,
            inner: int | None = None, apart: np.ndarray | None = None, weak: bool = True, margin: int = MARGIN,
-           clearances: dict[str, int] | None = None) -> Pick | None:
+           clearances: Clearances | None = None) -> Pick | None:
     """The best-scoring pattern that is unique, and where expected, in every observed process, and clear of every
     other place there by `margin` literal bytes beyond the tolerance it is given (its own, `tolerance_for`, or less
     where the clearance is short of it; a pattern clear of nothing by `margin` is not chosen). `weak`: patterns
     with weak bytes are tried when none without is chosen. `inner`, `apart`: see candidate_windows.
-    `clearances`: results of earlier calls (by pattern, start and target), to be reused and added to."""
+    `clearances`: what earlier calls measured, to be reused and added to.
+
+    The cost is the tolerant scans: after TOLERANT_TRIES patterns that were unique but short of their clearance,
+    the best settled for (or none) is the answer."""
     seen: set[str] = set()
     settled: Pick | None = None  # the best pick whose clearance allows less than its own tolerance
-    tried_since_settled = 0
-    clearances = {} if clearances is None else clearances
+    short = 0                    # patterns unique exactly but short of the clearance they wanted
+    clearances = Clearances() if clearances is None else clearances
     for allow_zero in (False, True) if weak else (False,):
         tried = 0  # each pass has its own budget: weak bytes get their chance when strong ones are not enough
         for score, a, b, mask in candidate_windows(model, allow_zero, inner, apart)[:tries * 4]:
@@ -290,43 +307,61 @@ def choose(model: WindowModel, observations: list[Observation], tries: int = 40,
             if settled is not None and wanted <= settled.tolerance:
                 continue  # only a pattern that may allow more changed bytes can beat the one settled for
             tried += 1
-            tried_since_settled += settled is not None
             start = a + model.low
-            target = min(wanted + margin, max_tolerance(pattern))
-            key = f"{start}:{target}:{text}"
-            if key not in clearances:
-                clearances[key] = clearance(pattern, observations, start, target)
-            allowed = min(wanted, clearances[key] - margin)
-            if allowed >= 0:
-                pick = Pick(pattern, start, int(mask.sum()), len(pattern.anchor), score, allowed,
-                            clearances[key] - allowed)
-                if allowed == wanted:
-                    return pick
-                settled = pick if settled is None or allowed > settled.tolerance else settled
-            if tried >= tries or tried_since_settled >= TOLERANT_TRIES:
+            target = searchable_tolerance(pattern, wanted + margin)
+            level = clearances.measure(pattern, observations, start, target)
+            allowed = min(wanted, level - margin)
+            if allowed == wanted:
+                return Pick(pattern, start, int(mask.sum()), len(pattern.anchor), score, allowed, level - allowed)
+            if level >= 0:
+                short += 1
+            if allowed >= 0 and (settled is None or allowed > settled.tolerance):
+                settled = Pick(pattern, start, int(mask.sum()), len(pattern.anchor), score, allowed, level - allowed)
+            if tried >= tries or short >= TOLERANT_TRIES:
                 break
-        if settled is not None:
+        if settled is not None or short >= TOLERANT_TRIES:
             break  # weak bytes are tried only when no pattern without them was chosen
     return settled
 
 
+class Clearances:
+    """Each pattern's clearance (by pattern and start), measured up to the highest target asked so far: a level
+    measured up to one target answers any lower one."""
+
+    def __init__(self) -> None:
+        self._measured: dict[tuple[int, str], tuple[int, int]] = {}   # -> (target, level)
+
+    def measure(self, pattern: Pattern, observations: list[Observation], start: int, target: int) -> int:
+        key = (start, pattern.text)
+        known = self._measured.get(key)
+        if known is None or known[0] < target:
+            known = (target, clearance(pattern, observations, start, target))
+            self._measured[key] = known
+        return min(known[1], target)
+
+
 def clearance(pattern: Pattern, observations: list[Observation], start: int, target: int) -> int:
     """The most literal bytes (up to `target`) that may differ with `pattern` still matching only at the value's
-    place in every observed process; -1 where it is not even unique exactly there."""
-    level = -1
-    for tolerance in range(0, target + 1):
-        if not all(_unique_at(pattern, o, o.address + start, tolerance) for o in observations):
-            break
-        level = tolerance
-        if tolerance == 0 and target > 1 and all(_unique_at(pattern, o, o.address + start, target)
-                                                 for o in observations):
-            return target  # the common case in one scan per process: clear all the way
+    place in every observed process; -1 where it is not even unique exactly there.
+
+    An exact scan of each process first (memmem on the pattern's longest run: cheap, and most candidates stop
+    there), then one tolerant scan at `target`: every match carries how many literal bytes differed, so the
+    nearest other place gives the level without a scan per level."""
+    # Without an image, uniqueness is checked live, later.
+    imaged = [(o.image, o.address + start) for o in observations if o.image is not None]
+    for image, expected in imaged:
+        if _places(pattern, image, 0) != {expected: 0}:
+            return -1
+    level = target
+    for image, expected in imaged if target > 0 else []:
+        places = _places(pattern, image, target)
+        places.pop(expected, None)
+        level = min(level, min(places.values(), default=target + 1) - 1)
     return level
 
 
-def _unique_at(pattern: Pattern, observation: Observation, expected: int, tolerance: int = 0) -> bool:
-    reader = observation.image
-    if reader is None:
-        return True  # no image kept: uniqueness is checked live, later
-    matches = scan(reader, pattern, RegionFilter(perms="rw"), tolerance=tolerance)
-    return [m.address for m in matches] == [expected]
+def _places(pattern: Pattern, image: MemoryImage, tolerance: int) -> dict[int, int]:
+    """Address -> literal bytes that differed, of every place in `image` matching `pattern` with at most
+    `tolerance` of them differing."""
+    matches = scan(image, pattern, RegionFilter(perms="rw"), tolerance=tolerance)
+    return {match.address: match.mismatches for match in matches}

@@ -38,6 +38,38 @@ def max_tolerance(pattern: Pattern) -> int:
     return literal_count(pattern) // 4
 
 
+# A part is searched by memmem on its anchor; a part whose anchor is shorter (or none: zeros and nibbles only) hits
+# nearly everywhere in zeroed memory and is checked place by place. On Minetest one such scan of a 300 MB image at
+# 4 mismatches (a part of zeros alone) took over two minutes.
+MIN_PART_ANCHOR = 3
+
+
+def searchable_tolerance(pattern: Pattern, at_most: int) -> int:
+    """The most mismatches, up to `at_most`, that `pattern` can be searched with cheaply: each of the k + 1 parts
+    split_parts makes then holds a run of at least MIN_PART_ANCHOR whole non-zero literal bytes."""
+    units = _units(pattern)
+    good = sum(1 for unit in units if _anchor_length(pattern, unit) >= MIN_PART_ANCHOR)
+    for tolerance in range(min(at_most, max_tolerance(pattern)), 0, -1):
+        if len(units) >= tolerance + 1:
+            # Parts are consecutive whole units, and split_parts keeps the weakest part's anchor as long as it can:
+            # k + 1 parts can each hold a good unit exactly when there are k + 1 good units.
+            if good >= tolerance + 1:
+                return tolerance
+        elif all(_anchor_length(pattern, part) >= MIN_PART_ANCHOR for part in _halved(units, tolerance + 1)):
+            return tolerance
+    return 0
+
+
+def _halved(units: list[list[int]], count: int) -> list[list[int]]:
+    """split_parts' own way to make `count` parts of fewer runs: halve the longest until there are enough."""
+    units = list(units)
+    while len(units) < count:
+        longest = max(range(len(units)), key=lambda i: len(units[i]))
+        run = units.pop(longest)
+        units[longest:longest] = [run[:len(run) // 2], run[len(run) // 2:]]
+    return units
+
+
 def _units(pattern: Pattern) -> list[list[int]]:
     """Runs of consecutive literal positions."""
     units: list[list[int]] = []
@@ -74,11 +106,7 @@ def split_parts(pattern: Pattern, tolerance: int) -> list[Part]:
     if tolerance > limit:
         raise PatternError(f"max_mismatches {tolerance} is too many for a pattern with {literal_count(pattern)} "
                            f"literal bytes: at most {limit} (a quarter of them)")
-    units = _units(pattern)
-    while len(units) < tolerance + 1:  # too few runs: halve the longest (it has at least 4 bytes, see above)
-        longest = max(range(len(units)), key=lambda i: len(units[i]))
-        run = units.pop(longest)
-        units[longest:longest] = [run[:len(run) // 2], run[len(run) // 2:]]
+    units = _halved(_units(pattern), tolerance + 1)  # too few runs: halve the longest (at least 4 bytes, see above)
     best: tuple[tuple[int, int], list[list[int]]] | None = None
     for cuts in itertools.combinations(range(1, len(units)), tolerance):
         bounds = (0, *cuts, len(units))

@@ -150,7 +150,12 @@ def test_a_signature_from_the_chosen_address_is_built_across_two_processes_and_v
     assert result.ok, said
     pids = [p["pid"] for p in result.processes]
     assert len(pids) >= 2 and len(set(pids)) == len(pids), said  # every process a fresh one (restarts)
-    assert result.processes[0]["address"] == found.result.candidates[0].address
+    # Process 1 is built from the finder's best, or set aside when the next process has nothing like it (the
+    # finder has ranked a copy in a thread's heap first), and the result says so.
+    aside = [entry for entry in result.skipped if entry.get("set_aside")]
+    first = aside[0] if aside else result.processes[0]
+    assert first["address"] == found.result.candidates[0].address, said
+    assert not aside or "was set aside" in result.message
     assert result.verifications and all(v.ok for v in result.verifications)
     assert result.verifications[-1].pid not in pids
     profile = load_profile(built.path)  # the evaluator's own loader, the file as written
