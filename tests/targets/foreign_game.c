@@ -12,7 +12,9 @@
  *   quit
  *
  * At start it prints one JSON line of addresses, for the tests' assertions only: the finder never
- * reads it. --alloc-mib N also maps and fills N MiB (for the memory-bound test).
+ * reads it. --alloc-mib N also maps and fills N MiB (for the memory-bound test). --stray-copy also keeps a
+ * copy of the position, one tick late, amid bytes that differ in every process (a thread's scratch buffer:
+ * nothing around it repeats in another run).
  * Axes: x and z horizontal, y up (as Minetest); yaw 0 looks along +z, turning right decreases it.
  */
 #include <math.h>
@@ -68,8 +70,11 @@ static void *junk(size_t most) { void *p = malloc(16 + (size_t)(rand() % (int)mo
 
 int main(int argc, char **argv) {
     size_t alloc_mib = 0;
-    for (int i = 1; i + 1 < argc; i++)
-        if (!strcmp(argv[i], "--alloc-mib")) alloc_mib = (size_t)atol(argv[i + 1]);
+    int stray_copy = 0;
+    for (int i = 1; i < argc; i++) {
+        if (i + 1 < argc && !strcmp(argv[i], "--alloc-mib")) alloc_mib = (size_t)atol(argv[i + 1]);
+        if (!strcmp(argv[i], "--stray-copy")) stray_copy = 1;
+    }
     srand((unsigned)(time(NULL) ^ (getpid() << 8)));
     for (int i = 0; i < 40 + rand() % 40; i++) junk(4096);  /* the heap layout differs between runs */
 
@@ -105,6 +110,14 @@ int main(int argc, char **argv) {
     for (int i = 0; i < 12; i++) render->matrix[i] = (i % 5 == 0) ? 1.0f : 0.0f;
     misc->coins = 250; misc->mood = -3; misc->big = 5000000000LL; odd->value = 3.25f;
 
+    unsigned char *scratch = NULL;
+    float *stray = NULL;
+    if (stray_copy) {
+        scratch = malloc(1024);
+        for (int i = 0; i < 1024; i++) scratch[i] = (unsigned char)(rand() >> 7);
+        stray = (float *)(scratch + 512);
+        memcpy(stray, p->pos, sizeof p->pos);
+    }
     float history[LAG_TICKS][3];
     for (int i = 0; i < LAG_TICKS; i++) memcpy(history[i], p->pos, sizeof history[i]);
     float cam_yaw = 30.0f, walk[3] = {100.0f, 5.0f, -7.0f};
@@ -126,13 +139,13 @@ int main(int argc, char **argv) {
 
     printf("{\"pid\": %d, \"player\": %lu, \"pos\": %lu, \"render\": %lu, \"minimap\": %lu, \"units\": %lu, "
            "\"camera\": %lu, \"flags\": %lu, \"coins\": %lu, \"odd\": %lu, \"mood\": %lu, \"big\": %lu, "
-           "\"clock\": %lu, \"g_game\": %lu, \"alloc\": %lu, \"alloc_marker\": %lu}\n",
+           "\"clock\": %lu, \"g_game\": %lu, \"alloc\": %lu, \"alloc_marker\": %lu, \"stray\": %lu}\n",
            (int)getpid(), (unsigned long)p, (unsigned long)p->pos, (unsigned long)render->pos,
            (unsigned long)minimap->pos, (unsigned long)units->pos, (unsigned long)camera->pos,
            (unsigned long)&progress->flags, (unsigned long)&misc->coins, (unsigned long)&odd->value,
            (unsigned long)&misc->mood, (unsigned long)&misc->big, (unsigned long)&misc->clock,
            (unsigned long)&g_game, (unsigned long)big,
-           (unsigned long)(big ? big + (alloc_mib << 20) / 2 + 4 : 0));
+           (unsigned long)(big ? big + (alloc_mib << 20) / 2 + 4 : 0), (unsigned long)stray);
     fflush(stdout);
 
     char line[256], name[32];
@@ -157,6 +170,7 @@ int main(int argc, char **argv) {
                 if (moving) p->yaw = dir * 180.0f / (float)M_PI;
                 p->moving = moving ? 1 : 0;
                 memcpy(render->pos, history[LAG_TICKS - 1], sizeof render->pos);
+                if (stray) memcpy(stray, history[0], sizeof p->pos);
                 minimap->pos[0] = -p->pos[0]; minimap->pos[1] = p->pos[1]; minimap->pos[2] = p->pos[2];
                 for (int k = 0; k < 3; k++) units->pos[k] = p->pos[k] * 0.001f;
                 float cy = cam_yaw * (float)M_PI / 180.0f;

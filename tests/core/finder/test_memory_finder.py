@@ -253,6 +253,29 @@ class MissesMoves:
         return self.game.hold(pad, seconds)
 
 
+def test_a_first_process_whose_copy_nothing_else_resembles_is_set_aside_and_the_next_starts_over(foreign_binary):
+    # On Minetest the finder twice ranked first a copy in a thread's heap, and five processes in a row had nothing
+    # like it: the build failed. Here process 1's copy is a stray one (one tick late, amid bytes that differ in
+    # every run), as a user might pick it in the studio. Process 2 has nothing like it: process 1 is set aside,
+    # process 2 (from its own best copy, the player's) starts over, and the signature is built and verified.
+    launched: list[ForeignGame] = []
+
+    def launch() -> ForeignGame:
+        launched.append(ForeignGame(foreign_binary, "--stray-copy"))
+        return launched[-1]
+
+    first = launch()
+    stray = first.truth["stray"]
+    result = SignatureBuilder(launch, BuildOptions(name="foreign", game="foreign_game")).build(first, stray, 1, 5.0)
+    assert result.ok, result.message
+    aside = result.skipped[0]
+    assert aside["set_aside"] and aside["pid"] == first.pid and aside["address"] == stray
+    assert f"the first process's copy ({hex(stray)}) was set aside" in result.message
+    second = launched[1]
+    assert result.processes[0]["pid"] == second.pid and result.processes[0]["address"] == second.truth["pos"]
+    assert all(g.process.poll() is not None for g in launched)  # every process it started, it closed
+
+
 def test_find_flag_on_the_command_line_takes_marks_as_they_happen(game):
     """A person plays and types into `memory find-flag`: Enter after idle play, `h NAME` after an interaction."""
     # `with` closes the three pipes and reaps the finder whatever happens.
