@@ -23,7 +23,7 @@ from typing import Any, cast
 import numpy as np
 
 from core.evaluation.profile import Profile
-from core.finder.copies import Widened, choose_widening
+from core.finder.copies import STRONG_SWEEPS, WEAK_SWEEPS, Widened, choose_widening
 from core.finder.fallback import to_pointers
 from core.finder.motion import Closable, FinderCancelled, FinderError, GameLauncher, MotionPlan, Progress
 from core.finder.pointer_search import PointerReport
@@ -391,23 +391,29 @@ class SignatureBuilder:
 
 def choose_from_subsets(observations: list[Observation],
                         exclude: list[tuple[int, int]] | None) -> tuple[Widened, list[Observation]]:
-    """A pattern from all the processes, or else from the largest group of them (at least two) that has one.
+    """A pattern from all the processes, or else from the largest group of them (at least two) that has one; a
+    pattern of strong bytes from any group before one that needs weak bytes (copies.SWEEPS says why).
 
     The copy of the value the motion finder takes in each process is the likest to process 1's, and on Minetest
     several structs holding the position are about as alike (77-85%): the processes then hold different structs,
     and no pattern is common to all of them while two of the same struct have one. Measured on 6 fresh Minetest
     processes: pairs 0+1, 1+2 and 0+1+2 had none; 2+3, 0+4 and 4+5 did, and 2+3's matched the position in every
-    other process. Verification on fresh processes is the judge of a pattern from a group, as of any other."""
-    whole = choose_widening(observations, exclude)
-    if whole.pick is not None or len(observations) < 3:
-        return whole, observations
-    hopeless = whole.hopeless
-    for size in range(len(observations) - 1, 1, -1):
-        for group in itertools.combinations(observations, size):
-            widened = choose_widening(list(group), exclude)
+    other process. A pattern of weak bytes from a pair (zeros beside 1.0 floats) matched nowhere in two fresh
+    launches in a later run. Verification on fresh processes is the judge of a pattern from a group."""
+    groups = [observations]
+    if len(observations) >= 3:
+        groups += [list(group) for size in range(len(observations) - 1, 1, -1)
+                   for group in itertools.combinations(observations, size)]
+    whole: Widened | None = None
+    hopeless = True
+    for sweeps in (STRONG_SWEEPS, WEAK_SWEEPS):
+        for group in groups:
+            widened = choose_widening(group, exclude, sweeps)
             if widened.pick is not None:
-                return widened, list(group)
+                return widened, group
+            whole = whole or widened
             hopeless = hopeless and widened.hopeless
+    assert whole is not None  # groups holds at least all the observations
     return Widened(None, whole.model, whole.copies, hopeless), observations
 
 

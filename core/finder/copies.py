@@ -41,7 +41,9 @@ PROBES = 3   # narrow patterns whose matches are taken for copies
 # held-out checks (zeroed fields hold leftovers in some launches), strong patterns without a margin missed none.
 # Strong bytes far from the value before weak ones near it once took float high bytes 155 bytes away, which
 # matched nowhere in the next launch: derive() now leaves out every word of a field that varied.
-SWEEPS = ((False, MARGIN), (False, 0), (True, MARGIN), (True, 0))
+STRONG_SWEEPS = ((False, MARGIN), (False, 0))
+WEAK_SWEEPS = ((True, MARGIN), (True, 0))
+SWEEPS = STRONG_SWEEPS + WEAK_SWEEPS
 
 
 @dataclass
@@ -52,13 +54,14 @@ class Widened:
     hopeless: bool = False   # no window at any reach tells every copy apart: no pattern can be unique
 
 
-def choose_widening(observations: list[Observation], exclude: list[tuple[int, int]] | None = None) -> Widened:
-    """The first of SWEEPS to find a pattern, each trying every reach in turn."""
+def choose_widening(observations: list[Observation], exclude: list[tuple[int, int]] | None = None,
+                    sweeps: tuple[tuple[bool, int], ...] = SWEEPS) -> Widened:
+    """The first of `sweeps` to find a pattern, each trying every reach in turn."""
     narrow = derive(observations, exclude, REACHES[0])
     widest = derive(observations, exclude, REACHES[-1])
     apart: np.ndarray | None = None   # the other copies, looked for once the narrow window has no pattern
     clearances = Clearances()   # scans are the cost: each pattern's are shared by the sweeps
-    for weak, margin in SWEEPS:
+    for weak, margin in sweeps:
         pick = choose(narrow, observations, weak=weak, margin=margin, clearances=clearances)
         if pick is not None:
             return Widened(pick, narrow, 0 if apart is None else len(apart))

@@ -160,3 +160,29 @@ def test_processes_holding_different_structs_build_from_the_group_that_shares_on
     finally:
         for observation in observations:
             observation.image.delete()
+
+
+def test_strong_bytes_from_a_group_of_the_processes_come_before_weak_bytes_common_to_all(tmp_path):
+    # All three processes share words of zeros and 0x7FFF after the value (weak bytes, searchable); processes 2
+    # and 3 also share strong bytes before it. A pattern of weak bytes from a pair matched nowhere in two fresh
+    # Minetest launches: the strong pattern of the group is taken, not the weak one common to all.
+    value = bytes(range(0x91, 0x9D))
+    # six strong bytes (too few for a pattern of their own), then the weak words
+    weak = bytes([0x61, 0x69, 0x72, 0x73, 0x74, 0x75, 0, 0]) + (bytes([0xFF, 0x7F, 0xFF, 0x7F]) + bytes(4)) * 3
+    struct_x = bytes(range(0x11, 0x31)) + value + weak
+    struct_y = bytes(range(0xB1, 0xD1)) + value + weak
+    observations = []
+    for number, (base, window) in enumerate(((0x5512_3456_0000, struct_x), (0x5598_0ABC_0000, struct_y),
+                                             (0x5577_2468_0000, struct_y))):
+        image = image_with_a_near_copy(tmp_path / str(number), base, window, bytes(len(window)))
+        observations.append(Observation(pid=number, address=base + 0x1000 + 32, low=-32, high=len(window) - 32,
+                                        windows=[window, window], maps=[], image=image))
+    try:
+        assert choose_widening(observations).pick is not None  # weak bytes common to all would do
+        widened, used = choose_from_subsets(observations, None)
+        assert used == observations[1:] and widened.pick is not None
+        kept = [value for value, mask in zip(widened.pick.pattern.values, widened.pick.pattern.masks) if mask]
+        assert 0 not in kept and 0xFF not in kept, widened.pick.pattern.text   # strong bytes only
+    finally:
+        for observation in observations:
+            observation.image.delete()
