@@ -14,7 +14,6 @@ is rebuilt, up to `max_processes`.
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import threading
 from dataclasses import dataclass, field, replace
@@ -423,9 +422,14 @@ def _alike(first: Observation, second: Observation) -> float:
     low, high = max(first.low, second.low, -BEFORE), min(first.high, second.high, VALUE_BYTES + AFTER)
     one = np.frombuffer(first.windows[0], np.uint8)[low - first.low:high - first.low]
     two = np.frombuffer(second.windows[0], np.uint8)[low - second.low:high - second.low]
-    outside = np.ones(high - low, bool)
+    return _share_equal(one, two, low)
+
+
+def _share_equal(here: np.ndarray, there: np.ndarray, low: int) -> float:
+    """Share of equal bytes in two windows that start `low` bytes from the value, the value's own bytes left out."""
+    outside = np.ones(len(here), bool)
     outside[-low:-low + VALUE_BYTES] = False
-    return float((one[outside] == two[outside]).mean()) if outside.any() else 0.0
+    return float((here[outside] == there[outside]).mean()) if outside.any() else 0.0
 
 
 def likest_first(scored: list[tuple[float, RankedTriple]]) -> tuple[float, RankedTriple]:
@@ -473,8 +477,4 @@ def _similarity(reader: MemoryReader, address: int, observation: Observation) ->
         return 0.0
     here = np.frombuffer(data, np.uint8)
     there = np.frombuffer(observation.windows[0], np.uint8)[low - observation.low:high - observation.low]
-    outside = np.ones(len(here), bool)
-    outside[-low:-low + VALUE_BYTES] = False
-    with contextlib.suppress(ZeroDivisionError):
-        return float((here[outside] == there[outside]).mean())
-    return 0.0
+    return _share_equal(here, there, low)

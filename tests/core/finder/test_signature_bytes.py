@@ -137,6 +137,17 @@ def test_strong_bytes_merely_unique_are_chosen_before_zeros_that_are_clear(tmp_p
             observation.image.delete()
 
 
+def x_then_two_of_y(tmp_path, struct_x: bytes, struct_y: bytes) -> list[Observation]:
+    """Three processes, the value 32 bytes into each window: the first holds `struct_x`, the other two `struct_y`."""
+    observations = []
+    for number, (base, window) in enumerate(((0x5512_3456_0000, struct_x), (0x5598_0ABC_0000, struct_y),
+                                             (0x5577_2468_0000, struct_y))):
+        image = image_with_a_near_copy(tmp_path / str(number), base, window, bytes(len(window)))
+        observations.append(Observation(pid=number, address=base + 0x1000 + 32, low=-32, high=len(window) - 32,
+                                        windows=[window, window], maps=[], image=image))
+    return observations
+
+
 def test_processes_holding_different_structs_build_from_the_group_that_shares_one(tmp_path):
     # The motion finder's copy of the position in each process is the likest to process 1's, and on Minetest
     # several structs holding it are about as alike: process 1 may hold another struct than processes 2 and 3.
@@ -144,12 +155,7 @@ def test_processes_holding_different_structs_build_from_the_group_that_shares_on
     value = bytes(range(0x91, 0x9D))
     struct_x = bytes(range(0x11, 0x31)) + value + bytes(range(0x41, 0x61))
     struct_y = bytes(range(0xB1, 0xD1)) + value + bytes(range(0x61, 0x81))
-    observations = []
-    for number, (base, window) in enumerate(((0x5512_3456_0000, struct_x), (0x5598_0ABC_0000, struct_y),
-                                             (0x5577_2468_0000, struct_y))):
-        image = image_with_a_near_copy(tmp_path / str(number), base, window, bytes(len(window)))
-        observations.append(Observation(pid=number, address=base + 0x1000 + 32, low=-32, high=len(window) - 32,
-                                        windows=[window, window], maps=[], image=image))
+    observations = x_then_two_of_y(tmp_path, struct_x, struct_y)
     try:
         assert choose_widening(observations).pick is None
         widened, used = choose_from_subsets(observations, None)
@@ -171,12 +177,7 @@ def test_strong_bytes_from_a_group_of_the_processes_come_before_weak_bytes_commo
     weak = bytes([0x61, 0x69, 0x72, 0x73, 0x74, 0x75, 0, 0]) + (bytes([0xFF, 0x7F, 0xFF, 0x7F]) + bytes(4)) * 3
     struct_x = bytes(range(0x11, 0x31)) + value + weak
     struct_y = bytes(range(0xB1, 0xD1)) + value + weak
-    observations = []
-    for number, (base, window) in enumerate(((0x5512_3456_0000, struct_x), (0x5598_0ABC_0000, struct_y),
-                                             (0x5577_2468_0000, struct_y))):
-        image = image_with_a_near_copy(tmp_path / str(number), base, window, bytes(len(window)))
-        observations.append(Observation(pid=number, address=base + 0x1000 + 32, low=-32, high=len(window) - 32,
-                                        windows=[window, window], maps=[], image=image))
+    observations = x_then_two_of_y(tmp_path, struct_x, struct_y)
     try:
         assert choose_widening(observations).pick is not None  # weak bytes common to all would do
         widened, used = choose_from_subsets(observations, None)
