@@ -27,6 +27,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from stable_baselines3 import PPO
     from stable_baselines3.common.env_util import make_vec_env
+    from stable_baselines3.common.logger import configure
     from stable_baselines3.common.vec_env import SubprocVecEnv
 
     # "module:id": each spawned subprocess imports the module, which registers the environment there too.
@@ -36,6 +37,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         model = PPO("CnnPolicy", envs, n_steps=args.n_steps, batch_size=min(64, args.n_steps * args.envs),
                     seed=args.seed, verbose=1)
+        # The training log goes with the model: left to itself, SB3 makes an empty SB3-<date> folder in /tmp
+        # at every run.
+        model.set_logger(configure(str(args.out / "log"), ["stdout", "csv"]))
         model.learn(total_timesteps=args.timesteps)
         args.out.mkdir(parents=True, exist_ok=True)
         model.save(args.out / "model.zip")

@@ -29,6 +29,7 @@ from tests.foreign import (
     ring_binary,  # noqa: F401 - the many-copies C target, for memory tests
 )
 from tests.quick_subset import is_quick
+from tests.scheduling import LongestFirst
 
 # No test reads or changes the user's studio settings, in this process or in a studio it starts: Qt looks for
 # them under XDG_CONFIG_HOME. (A test that checks settings also gets a folder of its own: settings_dir.)
@@ -92,10 +93,43 @@ def truth(world: BuiltinWorld, builtin_profile: Profile) -> GroundTruth:
     return attach_ground_truth(world, builtin_profile)
 
 
+# The module whose tests run now in this process, for pytest_runtest_setup below.
+_current_module: list[str] = []
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """At each module's first test (the last module's fixtures are torn down by then): collect, then freeze what
+    is left. What outlives a module (imported libraries, caches, session fixtures: 350,000 to 630,000 objects in a
+    worker) lives as long as the process, and a full collection walked all of it again each time: 0.2 to 0.4 s,
+    after every test that can open a window (see no_leaks). Frozen, a collection walks only what came since."""
+    module = item.nodeid.split("::", 1)[0]
+    if _current_module != [module]:
+        _current_module[:] = [module]
+        gc.collect()
+        gc.freeze()
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:  # `-m quick`: the subset tests/quick_subset.py names
         if is_quick(item.nodeid):
             item.add_marker(pytest.mark.quick)
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """`-n auto`: one worker per core and one more. One worker spends most of its time waiting on games that run in
+    real time (Minetest, with the Minetest modules on it: tests/scheduling.py) and on Ray's episodes; measured on
+    2 cores on 2026-12-07, three workers kept the cores 171% busy and took 11 min 18 s, two 143% and 12 min 27 s.
+    PYTEST_XDIST_AUTO_NUM_WORKERS still sets the number (xdist's own hook reads it)."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return cores + 1
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> LongestFirst | None:
+    """Modules longest first, Minetest's on one worker (tests/scheduling.py says why)."""
+    return LongestFirst(config, log) if config.getoption("dist") == "loadscope" else None
 
 
 # pytest-timeout's signal method raises only when Python code runs. A test blocked inside C (a Qt
@@ -161,7 +195,15 @@ def no_leaks(request: pytest.FixtureRequest) -> Iterator[None]:
     if not gc.isenabled():
         # The studio collects cycles on the GUI thread only (studio/gui_thread_gc.py), on a timer that runs
         # only while an event loop does: collect this test's windows here, before the next test's workers run.
-        gc.collect()
+        # A full collection walks the whole heap (up to 0.4 s in a worker that has run the long modules), so
+        # only a test that can open a window pays it; any other collects what is due, as automatic collection
+        # would (collecting fully after every test made 226 one-millisecond tests take 93 s after a studio test).
+        if {"qtbot", "qapp"} & set(request.fixturenames):
+            gc.collect()
+        else:
+            from studio.gui_thread_gc import collect_due
+
+            collect_due()
 
 
 def assert_no_threads_left(before: set[int | None]) -> None:

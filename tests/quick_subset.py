@@ -1,4 +1,4 @@
-"""The quick loop: `python -m pytest -m quick` (about 2 minutes on 2 cores; every package is in it).
+"""The quick loop: `python -m pytest -m quick` (about a minute on 2 cores; every package is in it).
 
 Chosen from measured durations (junit XML of a full run): per test package its fastest modules, up to about
 6 s of test time, and never fewer than one, so each package has its smoke check; the cluster package has

@@ -20,6 +20,7 @@ def test_the_documented_ppo_script_trains_on_two_worlds_and_saves_a_model(tmp_pa
                           timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     assert (tmp_path / "model.zip").stat().st_size > 0
+    assert "total_timesteps" in (tmp_path / "log" / "progress.csv").read_text().splitlines()[0]  # the log, not /tmp
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["timesteps"] >= 64
     assert len(summary["episode_rewards"]) >= 4  # episodes of 8 steps ended and were scored by the dense reward
