@@ -116,6 +116,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.quick)
 
 
+@pytest.hookimpl(optionalhook=True)  # xdist's hooks: unknown when it is off (-p no:xdist)
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     """`-n auto`: one worker per core and one more. One worker spends most of its time waiting on games that run in
     real time (Minetest, with the Minetest modules on it: tests/scheduling.py) and on Ray's episodes; measured on
@@ -127,6 +128,7 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     return cores + 1
 
 
+@pytest.hookimpl(optionalhook=True)  # xdist's hooks: unknown when it is off (-p no:xdist)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> LongestFirst | None:
     """Modules longest first, Minetest's on one worker (tests/scheduling.py says why)."""
     return LongestFirst(config, log) if config.getoption("dist") == "loadscope" else None
