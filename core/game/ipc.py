@@ -9,15 +9,17 @@ is ever unpickled.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
+import socket
 import sys
 import tempfile
 import threading
 from dataclasses import dataclass
 from multiprocessing import AuthenticationError
-from multiprocessing.connection import Client, Connection, Listener
+from multiprocessing.connection import Client, Connection, Listener, answer_challenge, deliver_challenge, wait
 from pathlib import Path
 from typing import Any, cast
 
@@ -64,8 +66,67 @@ def new_endpoint(runtime_dir: Path) -> Endpoint:
     return Endpoint(str(runtime_dir / "game.sock"), "AF_UNIX", key)
 
 
-def listen(endpoint: Endpoint) -> Listener:
-    return Listener(address=endpoint.address, family=endpoint.family, authkey=endpoint.authkey)
+def listen(endpoint: Endpoint) -> ClientListener:
+    return ClientListener(endpoint)
+
+
+class ClientListener:
+    """Where a game waits for clients: each one proves the key before accept() returns it.
+
+    accept() can wait a bounded time. A blocking accept() may never see Ctrl+C: a stop signal that arrives
+    between the interpreter's last check and the accept system call (or that the kernel gives to another
+    thread) only marks the Python handler pending, and it runs once accept() returns; a world under load sat
+    in accept() for a minute after Ctrl+C. A loop that waits at most `timeout` runs the handler within it.
+    multiprocessing's Listener has no timeout, so on Unix the socket is ours; a Windows named pipe keeps
+    Listener's blocking accept (Ctrl+C there does not depend on interrupting it)."""
+
+    def __init__(self, endpoint: Endpoint) -> None:
+        self._endpoint = endpoint
+        self._socket: socket.socket | None = None
+        self._pipe: Listener | None = None
+        if endpoint.family == "AF_UNIX":
+            listening = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                listening.bind(endpoint.address)
+                listening.listen(1)
+            except OSError:
+                listening.close()
+                raise
+            self._socket = listening
+        else:
+            self._pipe = Listener(address=endpoint.address, family=endpoint.family, authkey=endpoint.authkey)
+
+    def accept(self, timeout: float | None = None) -> Connection | None:
+        """An authenticated client, or None when none came within `timeout` seconds (None: wait for one).
+
+        Raises AuthenticationError for a client without the key, OSError once the listener is closed."""
+        if self._pipe is not None:
+            return self._pipe.accept()
+        if self._socket is None:
+            raise OSError("the listener is closed")
+        if timeout is not None and not wait([self._socket], timeout):
+            return None
+        accepted, _ = self._socket.accept()
+        accepted.setblocking(True)
+        conn = Connection(accepted.detach())
+        try:
+            # The same handshake as Listener.accept and Client: each side proves the key to the other.
+            deliver_challenge(conn, self._endpoint.authkey)
+            answer_challenge(conn, self._endpoint.authkey)
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def close(self) -> None:
+        """Stop listening, and remove the socket file so nobody else can even knock."""
+        if self._pipe is not None:
+            self._pipe.close()
+        if self._socket is not None:
+            self._socket.close()
+            self._socket = None
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self._endpoint.address)
 
 
 def connect(endpoint: Endpoint, timeout: float = 10.0) -> Connection:

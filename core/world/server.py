@@ -195,7 +195,8 @@ class WorldServer:
 
     def _accept(self) -> Connection | None:
         try:
-            return self.listener.accept()
+            # Bounded, so Ctrl+C and an owner's death are seen within ACCEPT_WAIT_S (ipc.ClientListener)
+            return self.listener.accept(ACCEPT_WAIT_S)
         except ipc.AuthenticationError:
             print("rejected a client that failed authentication", file=sys.stderr, flush=True)
             return None
@@ -245,6 +246,7 @@ class WorldServer:
 
 
 _SAVE_MAGIC = b"PGSAVE1\n"
+ACCEPT_WAIT_S = 0.5
 EXIT_GRACE_S = 10.0
 
 

@@ -5,6 +5,8 @@ block it, and one taken by a Panda3D or library thread sets Python's flag but le
 accept() for good (a world that ignored Ctrl+C, seen under load). So the world blocks both signals before it
 imports anything that starts threads (every thread inherits the mask), and the main thread alone unblocks them
 once it is ready to serve. Once it stops, it blocks them again: a second Ctrl+C must not cut its release short.
+Blocking is not enough on its own: a signal that lands just before the accept system call is missed by it too,
+so the world waits for clients a bounded time (core/game/ipc.py ClientListener) and runs the handler between waits.
 SIGTERM (`kill`, `timeout`, a service manager) stops the world as Ctrl+C does: Python's default for it ends
 the process on the spot, which left a world started by hand holding its rings in /dev/shm until reboot.
 """
