@@ -25,8 +25,7 @@ from xdist.scheduler import LoadScopeScheduling
 
 MEASURED_S: dict[str, float] = {
     "tests/core/cluster/test_ray_runs.py": 181,
-    "tests/core/finder/test_memory_minetest.py": 177,
-    "tests/studio/memory/test_studio_memory_minetest.py": 164,
+    "tests/studio/memory/test_studio_memory_minetest.py": 300,
     "tests/core/game/external/test_minetest.py": 130,
     "tests/core/scaffold/test_backend_new_world_window.py": 83,
     "tests/core/scaffold/test_backend_new_minetest.py": 42,
@@ -57,7 +56,6 @@ MEASURED_S: dict[str, float] = {
 }
 
 MINETEST_MODULES = frozenset({
-    "tests/core/finder/test_memory_minetest.py",
     "tests/core/game/external/test_game_sound.py",
     "tests/core/game/external/test_minetest.py",
     "tests/core/scaffold/test_backend_new_minetest.py",
