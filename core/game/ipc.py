@@ -96,16 +96,22 @@ class ClientListener:
         else:
             self._pipe = Listener(address=endpoint.address, family=endpoint.family, authkey=endpoint.authkey)
 
-    def accept(self, timeout: float | None = None) -> Connection | None:
-        """An authenticated client, or None when none came within `timeout` seconds (None: wait for one).
+    def accept_within(self, timeout: float) -> Connection | None:
+        """An authenticated client, or None when none came within `timeout` seconds.
 
         Raises AuthenticationError for a client without the key, OSError once the listener is closed."""
         if self._pipe is not None:
             return self._pipe.accept()
         if self._socket is None:
             raise OSError("the listener is closed")
-        if timeout is not None and not wait([self._socket], timeout):
-            return None
+        return self.accept() if wait([self._socket], timeout) else None
+
+    def accept(self) -> Connection:
+        """The next authenticated client, however long it takes (see the class's note on Ctrl+C)."""
+        if self._pipe is not None:
+            return self._pipe.accept()
+        if self._socket is None:
+            raise OSError("the listener is closed")
         accepted, _ = self._socket.accept()
         accepted.setblocking(True)
         conn = Connection(accepted.detach())

@@ -23,6 +23,7 @@ STILL_FOR_S = 0.3      # a picture that has not changed for this long is at rest
 POLL_S = 1 / 30        # frames are looked at this often: a busy grab loop would take the CPU the game needs
 SETTLE_LIMIT_S = 5.0   # longer than this without a still picture after an input: the game never rests
 STILL_LEVEL = 0.002    # ... where "not changed" is under this share of pixels (raised to the game's rest noise)
+REST_MARGIN = 1.5      # ... by this much over the most a picture that moves by itself changed at rest
 
 
 @dataclass(frozen=True)
@@ -84,6 +85,14 @@ class Prober:
             most = max(most, changed(last, current))
             last = current
         return most
+
+    def allow_rest_noise(self, seconds: float) -> float:
+        """Measure the picture's change at rest over `seconds`, and from now on judge it still up to REST_MARGIN
+        times that (never below the level already in use): a picture that moves by itself (an idle weapon,
+        flickering lights) would otherwise never read as still. Returns the change measured."""
+        noise = self.rest_noise(seconds)
+        self.still_level = max(self.still_level, noise * REST_MARGIN)
+        return noise
 
     def wait_still(self, limit_s: float, still_for_s: float = STILL_FOR_S) -> tuple[np.ndarray, float | None]:
         """(the picture, seconds until it became still and stayed so for `still_for_s`), or None as the time if it

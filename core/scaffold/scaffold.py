@@ -19,7 +19,7 @@ from core.scaffold.writer import ASSUMED_FOV, GameFacts, backend_yaml, write_bac
 
 REST_S = 1.0            # the picture is watched this long with no input
 READY_STILL_S = 1.5     # the game is drawn when its picture has been still this long
-READY_STRICT_S = 15.0   # ... at the prober's still level; past this, still means at 1.5x the picture's rest noise
+READY_STRICT_S = 15.0   # ... at the prober's still level; past this, within the picture's rest noise (allow_rest_noise)
 
 
 @dataclass(frozen=True)
@@ -83,9 +83,8 @@ def _measure(options: Options, target: Target, began: float, say: Callable[[str]
         say(f"windows: {describe_windows(shown)}")
         how = "the largest of the game's own" if options.window is None else f"matching {options.window!r}"
         say(f"the game's window: {window.title!r} ({window.width}x{window.height}, {how})")
-        rest = prober.rest_noise(REST_S)
+        rest = prober.allow_rest_noise(REST_S)
         still_at_rest = rest <= STILL_LEVEL  # the prober's level may be raised already (wait_drawn)
-        prober.still_level = max(prober.still_level, rest * 1.5)
         say(f"at rest: {'still' if still_at_rest else f'changing ({rest:.2%} of pixels between frames)'}")
         width, height = prober.frame_size()
         focal = (focal_px(options.fov, height if options.fov_vertical else width) if options.fov is not None
@@ -121,8 +120,7 @@ def wait_drawn(prober: Prober, deadline: float, say: Callable[[str], None]) -> f
     _, still = prober.wait_still(max(1.0, strict_s), READY_STILL_S)
     if still is not None or time.monotonic() >= deadline:
         return still
-    noise = prober.rest_noise(REST_S)
-    prober.still_level = max(prober.still_level, noise * 1.5)
+    noise = prober.allow_rest_noise(REST_S)
     say(f"the picture moves at rest ({noise:.2%} of pixels between frames); waiting for it to change no more "
         "than that")
     _, still = prober.wait_still(max(1.0, deadline - time.monotonic()), READY_STILL_S)

@@ -196,7 +196,7 @@ class WorldServer:
     def _accept(self) -> Connection | None:
         try:
             # Bounded, so Ctrl+C and an owner's death are seen within ACCEPT_WAIT_S (ipc.ClientListener)
-            return self.listener.accept(ACCEPT_WAIT_S)
+            return self.listener.accept_within(ACCEPT_WAIT_S)
         except ipc.AuthenticationError:
             print("rejected a client that failed authentication", file=sys.stderr, flush=True)
             return None

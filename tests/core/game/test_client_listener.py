@@ -34,13 +34,13 @@ def test_a_client_with_the_key_is_served_and_one_without_it_is_turned_away(tmp_p
         knocking = threading.Thread(target=knock, args=(impostor,))
         knocking.start()
         with pytest.raises(ipc.AuthenticationError):
-            listener.accept(10.0)
+            listener.accept_within(10.0)
         knocking.join()
         assert isinstance(outcome.get("error"), ipc.AuthenticationError)
 
         knocking = threading.Thread(target=knock, args=(endpoint,))
         knocking.start()
-        served = listener.accept(10.0)
+        served = listener.accept_within(10.0)
         knocking.join()
         assert served is not None
         header, _ = ipc.receive_message(served)
@@ -54,11 +54,11 @@ def test_a_client_with_the_key_is_served_and_one_without_it_is_turned_away(tmp_p
 def test_a_wait_for_clients_ends_empty_handed_at_its_timeout(tmp_path: Path) -> None:
     listener = ipc.listen(ipc.new_endpoint(tmp_path))
     try:
-        assert listener.accept(0.05) is None
+        assert listener.accept_within(0.05) is None
     finally:
         listener.close()
     with pytest.raises(OSError, match="closed"):
-        listener.accept(0.05)
+        listener.accept_within(0.05)
 
 
 def test_ctrl_c_taken_by_another_thread_still_ends_a_wait_for_clients(tmp_path: Path) -> None:
@@ -75,7 +75,7 @@ def test_ctrl_c_taken_by_another_thread_still_ends_a_wait_for_clients(tmp_path: 
         threading.Timer(0.3, lambda: signal.pthread_kill(threading.get_ident(), signal.SIGINT)).start()
         try:
             while True:
-                listener.accept(0.2)
+                listener.accept_within(0.2)
         except KeyboardInterrupt:
             print("stopped")
         finally:
