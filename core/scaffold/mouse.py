@@ -69,6 +69,7 @@ class Round:
     ratios: tuple[float, ...] = ()
     spreads: tuple[float, ...] = ()
     settles: tuple[float, ...] = ()
+    too_small: bool = False    # its first move turned the view too little to read
 
     def describe(self) -> str:
         sizes = "/".join(str(k * self.step) for k in MOUSE_SIZES)
@@ -88,7 +89,7 @@ def measure_mouse(prober: Mouse, focal: float, say: Callable[[str], None]) -> Mo
         say("  mouse: the view did not turn for any mouse motion")
         return replace(NO_MOUSE, evidence=f"no mouse motion turned the view within {WARMUP_S:.0f} s")
     # A misread nudge reads short (a wrong stripe is never more than half a stripe away), so this first step is
-    # never too small, only too big: a step that fails is halved, never grown.
+    # never too small, only too big: a step that fails is halved, unless a bigger one has read cleanly.
     step = max(STEP_MIN_PX, min(TURN_PIECE_PX, round(WARMUP_PX * MOUSE_SHIFT_PX / nudge)))
     rounds: list[Round] = []
     failed = 0
@@ -104,8 +105,11 @@ def measure_mouse(prober: Mouse, focal: float, say: Callable[[str], None]) -> Mo
         if done.per_px is None:
             failed += 1
             # The biggest moves are the likeliest misread (see the module's docstring), and a big turn misread
-            # as almost none cannot be told from a move too small to read.
-            step = max(STEP_MIN_PX, step // 2)
+            # as almost none cannot be told from a move too small to read: halved. But below a step that has read
+            # cleanly, too little turn means too small a move, or a game that ignored the mouse for a moment (a
+            # loaded machine: halving through such a spell left 1 px moves, under what is read, in a CI run).
+            clean = max((r.step for r in rounds if r.per_px is not None), default=0)
+            step = min(clean, step * 2) if done.too_small and step < clean else max(STEP_MIN_PX, step // 2)
         else:
             failed = 0
     agreeing = _agreeing(_readings(rounds))
@@ -147,7 +151,7 @@ def _round(prober: Mouse, step: int, analysed: float, scale: float) -> Round:
         turned = None if there is None or back is None else \
             _confirmed(there.readings, back.readings, home.degrees if home is not None else 0.0)
         if turned is None and not turns and (there is None or max(map(abs, there.readings)) < TURN_MIN_DEG):
-            return Round(step, (), None, f"{px} px: too little turn read")
+            return Round(step, (), None, f"{px} px: too little turn read", too_small=True)
         if there is None or back is None or turned is None:
             return Round(step, tuple(turns), None, f"{px} px: not read alike both ways")
         turns.append(turned)

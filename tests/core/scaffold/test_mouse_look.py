@@ -76,3 +76,26 @@ def test_a_turn_that_does_not_grow_in_proportion_to_the_motion_writes_no_mouse_s
     look = measure_mouse(game, FOCAL, lambda line: None)
     assert look.degrees_per_px is None
     assert "in proportion to the motion" in look.evidence and "not written" in look.evidence
+
+
+def test_a_spell_in_which_the_game_ignores_the_mouse_does_not_leave_the_moves_too_small_to_read(monkeypatch):
+    """A loaded machine: after a first clean round the game ignored the mouse for a while (a frame late, a world
+    still loading). Each round in that spell read "too little turn"; halving the moves for it left them at 1 px
+    (0.2 deg, under what is read) for good, and `backend new` wrote no mouse look in a CI run. A move too small to
+    read is grown back, up to the first step."""
+    monkeypatch.setattr(mouse, "REWARM_REST_S", 0.0)
+    moves = 0
+
+    def turn(dx: int) -> float:
+        nonlocal moves
+        if dx == 0:
+            return 0.0
+        moves += 1
+        ignored = 8 < moves <= 24   # the warm-up's nudge and its return, one clean round of 6 moves, then a spell
+        return 0.0 if ignored else 0.2 * dx
+
+    game = SnowGame(turn)
+    said: list[str] = []
+    look = measure_mouse(game, FOCAL, said.append)
+    assert moves > 24  # the spell happened while measuring
+    assert look.degrees_per_px == pytest.approx(0.2, rel=0.05), said
