@@ -11,7 +11,8 @@ two Minetests at once, each drawing through Mesa's software GL beside a memory s
 real-time tests (an earlier try at longest-first ran them side by side and failed there). That worker takes them
 first, then short modules; the other workers take everything else, a Minetest module only when nothing else is left.
 With three workers on two cores (tests/conftest.py) the Minetest worker ran its six modules alone, 663 s of the run's
-678 s: it is the run's longest path, so a cut there is a cut of the whole run.
+678 s, the run's longest path; one studio session now finds and signs for both the Memory tab's and the finder's
+checks (tests/studio/memory/test_studio_memory_minetest.py), and the three workers end within seconds of each other.
 
 MEASURED_S is each module's wall time in that run (two workers, cpu and wall per module); a module not listed
 counts as 0 s and keeps its collection order behind the listed ones. Remeasure when a module grows long.
