@@ -19,6 +19,7 @@ they come.) The gamepad is polled at display rate the same way.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -27,6 +28,8 @@ from typing import Any
 from PySide6.QtCore import QObject, Qt, QTimer, Signal, Slot
 
 from core.game.pad import Button, PadState
+
+log = logging.getLogger(__name__)
 
 HUMAN_STEP_S = 0.25
 POLL_MS = 16
@@ -138,6 +141,8 @@ class HumanDriver(QObject):
     def _release(self, key: int) -> None:
         self._withdrawn.discard(key)
         self._held.remove(key)
+        # In the log with its time, for whoever checks what a human step did after it (the desktop tests).
+        log.info("key up: %s (after %d step(s))", Qt.Key(key).name, self._carried.get(key, 0))
         # A step queued behind the one in progress would walk on after the key is up: cancel it. A key
         # carried by one step only was a tap, and that step (started or not) is what the tap asked for.
         if self._carried.pop(key, 0) > 1:

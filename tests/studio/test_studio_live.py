@@ -114,7 +114,10 @@ def test_taking_control_sends_pad_input_that_is_recorded(window, qtbot, settings
         records = episode.records()
     assert [r["source"] for r in records[:2]] == ["human", "human"]
     assert records[0]["macro"][0][0]["left_y"] == 1.0 and records[1]["macro"][0][0]["buttons"] == ["A"]
-    assert any(r["intervention"] and r["intervention"]["kind"] == "push_back" for r in records)
+    # On failure: each step's source and intervention, and what the episode reported as never carried out.
+    said = ([(r["source"], r["intervention"] and r["intervention"]["kind"]) for r in records],
+            ends[0].result.end_reason, ends[0].result.undelivered_interventions)
+    assert any(r["intervention"] and r["intervention"]["kind"] == "push_back" for r in records), said
     assert ("human" in {kind for _, kind in live.trajectory.marks()}
             and "push_back" in {kind for _, kind in live.trajectory.marks()})
 
