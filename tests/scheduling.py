@@ -65,13 +65,28 @@ MINETEST_MODULES = frozenset({
 })
 
 
+# Modules that mostly wait (real-time games, a Ray cluster's start, timeouts on purpose): under a third of a core
+# while they run (tests/cpuplug-style measurement, 2026-12-07). Two at once left a core idle for the run's first
+# minutes (the longest-first rule started Ray and `backend new` on the world's window together): a worker takes one
+# while another worker runs one only when nothing else is left.
+WAITING_MODULES = frozenset({
+    "tests/core/cluster/test_ray_runs.py",
+    "tests/core/scaffold/test_backend_new_world_window.py",
+    "tests/core/agents/test_model_clients.py",
+    "tests/core/game/external/test_external_game.py",
+    "tests/core/backends/test_start_check.py",
+    "tests/core/game/external/test_ready_errors.py",
+})
+
+
 def module_of(scope: str) -> str:
     return scope.split("::", 1)[0]
 
 
-def next_scope(queued: list[str], game_worker: bool) -> str:
+def next_scope(queued: list[str], game_worker: bool, waiting_elsewhere: bool = False) -> str:
     """The scope a worker runs next: the longest it may take (Minetest's only on the game worker, unless nothing
-    else is left), queue order among equals."""
+    else is left; no module of WAITING_MODULES while another worker runs one, unless nothing else is left), queue
+    order among equals."""
     def longest(scopes: list[str]) -> str:
         return max(scopes, key=lambda scope: (MEASURED_S.get(module_of(scope), 0.0), -queued.index(scope)))
 
@@ -79,6 +94,9 @@ def next_scope(queued: list[str], game_worker: bool) -> str:
     others = [scope for scope in queued if module_of(scope) not in MINETEST_MODULES]
     if game_worker and minetest:
         return longest(minetest)
+    if waiting_elsewhere:
+        busy = [scope for scope in others if module_of(scope) not in WAITING_MODULES]
+        others = busy or others
     return longest(others or minetest)
 
 
@@ -87,6 +105,10 @@ class LongestFirst(LoadScopeScheduling):
 
     def _assign_work_unit(self, node: Any) -> None:
         game_worker = node.gateway.id == min(n.gateway.id for n in self.nodes)
-        chosen = next_scope(list(self.workqueue), game_worker)
+        # What the other workers run: the scopes handed to them with tests still to finish.
+        waiting_elsewhere = any(module_of(scope) in WAITING_MODULES and not all(tests.values())
+                                for other, scopes in self.assigned_work.items() if other is not node
+                                for scope, tests in scopes.items())
+        chosen = next_scope(list(self.workqueue), game_worker, waiting_elsewhere)
         self.workqueue.move_to_end(chosen, last=False)  # the parent hands out the queue's first
         super()._assign_work_unit(node)

@@ -3,7 +3,7 @@ both workers, not one long module on one of them, and two Minetests never run at
 
 from __future__ import annotations
 
-from tests.scheduling import MEASURED_S, MINETEST_MODULES, next_scope
+from tests.scheduling import MEASURED_S, MINETEST_MODULES, WAITING_MODULES, next_scope
 
 RAY = "tests/core/cluster/test_ray_runs.py"
 STUDIO_MINETEST = "tests/studio/memory/test_studio_memory_minetest.py"
@@ -29,5 +29,15 @@ def test_minetest_modules_go_to_the_game_worker_first_and_to_others_only_when_no
 def test_every_listed_module_exists():
     from core.paths import PROJECT_ROOT
 
-    missing = [m for m in [*MEASURED_S, *MINETEST_MODULES] if not (PROJECT_ROOT / m).is_file()]
+    missing = [m for m in [*MEASURED_S, *MINETEST_MODULES, *WAITING_MODULES] if not (PROJECT_ROOT / m).is_file()]
     assert not missing, f"tests/scheduling.py names modules that are gone (renamed?): {missing}"
+
+
+def test_a_module_that_mostly_waits_is_not_started_beside_another_while_anything_else_is_left():
+    window_game = "tests/core/scaffold/test_backend_new_world_window.py"
+    busy = "tests/studio/test_studio_live.py"
+    queued = [SHORT, window_game, busy]
+    assert next_scope(queued, game_worker=False) == window_game  # the longest, with nothing waiting elsewhere
+    assert next_scope(queued, game_worker=False, waiting_elsewhere=True) == busy
+    assert next_scope([window_game], game_worker=False, waiting_elsewhere=True) == window_game  # never idle
+    assert RAY in WAITING_MODULES and window_game in WAITING_MODULES
