@@ -118,14 +118,15 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.hookimpl(optionalhook=True)  # xdist's hooks: unknown when it is off (-p no:xdist)
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
-    """`-n auto`: one worker per core and one more. One worker spends most of its time waiting on games that run in
-    real time (Minetest, with the Minetest modules on it: tests/scheduling.py) and on Ray's episodes; measured on
-    2 cores on 2026-12-07, three workers kept the cores 171% busy and took 11 min 18 s, two 143% and 12 min 27 s.
+    """`-n auto`: one worker per core and two more. Workers spend much of their time waiting: on games that run in
+    real time (Minetest, with the Minetest modules on one worker: tests/scheduling.py), on Ray's episodes, on the
+    subprocesses of command-line tests. Measured on 2 cores on 2026-12-07: two workers kept the cores 143% busy
+    (12 min 27 s), three 171% (10 min 1 s by the end of the day), four 179% (9 min 28 s the same hour).
     PYTEST_XDIST_AUTO_NUM_WORKERS still sets the number (xdist's own hook reads it)."""
     if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
         return None
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    return cores + 1
+    return cores + 2
 
 
 @pytest.hookimpl(optionalhook=True)  # xdist's hooks: unknown when it is off (-p no:xdist)
