@@ -12,6 +12,7 @@ import os
 import shutil
 import time
 from pathlib import Path
+from typing import Any
 
 from core.game.external.launcher import find_executable
 from core.game.external.spec import FileCopy
@@ -61,3 +62,25 @@ def as_sample(values: tuple[float, ...] | list[float]) -> tuple[float, float, fl
     """A y-up triple in Minetest's units (nodes x 10) as a sample in nodes: ground plane (x, y), z up."""
     x, height, z = values
     return x / 10, z / 10, height / 10
+
+
+# While the player walks: each logged point within MOVING_NODES of where the evaluator saw the player between
+# TRAIL_S before and LEAD_S after the log was read.
+MOVING_NODES = 0.25
+TRAIL_S = 1.0  # the log trails the client (the server writes it every 0.1 s), more on a loaded machine
+LEAD_S = 0.3
+
+
+def assert_follows_the_log(log: list[tuple[float, tuple[float, float, float, float]]], samples: list[Any]) -> None:
+    """Evaluator samples (`.time`, `.x`, `.y`) follow the ground-truth log taken while the player walked, and
+    the comparison covered the walks (enough points, enough of them moving)."""
+    compared = moving = 0
+    for moment, (x, y, _, _) in log:
+        recent = [s for s in samples if moment - TRAIL_S <= s.time <= moment + LEAD_S]
+        if len(recent) < 10:
+            continue  # the evaluator was not sampling then (a gap while the test compared at rest)
+        closest = min(math.hypot(s.x - x, s.y - y) for s in recent)
+        assert closest <= MOVING_NODES, (moment, (x, y), closest)
+        compared += 1
+        moving += math.hypot(recent[0].x - recent[-1].x, recent[0].y - recent[-1].y) > 0.5
+    assert compared > 40 and moving > 10, (compared, moving, len(log), len(samples))

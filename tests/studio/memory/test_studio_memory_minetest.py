@@ -15,7 +15,7 @@ Tolerances (Minetest runs in real time, and the server's logged position trails 
   (x 10, y up) to within AT_REST_NODES once the player stands;
 * tracking: at rest within AT_REST_NODES of the log; while moving, each logged point within
   MOVING_NODES of where the found profile's evaluator saw the player between TRAIL_S before and
-  LEAD_S after the log was read (as tests/core/game/external/test_minetest.py holds the shipped profile to).
+  LEAD_S after the log was read (tests/minetest_support.py assert_follows_the_log, as the shipped profile is held).
 """
 
 from __future__ import annotations
@@ -46,6 +46,7 @@ from core.paths import PROFILES_DIR, PROJECT_ROOT, TASKS_DIR
 from tests.conftest import assert_no_threads_left
 from tests.minetest_support import (
     as_sample,
+    assert_follows_the_log,
     minetest_missing,
     read_truth,
     require_minetest_in_ci,
@@ -63,9 +64,6 @@ pytestmark = [pytest.mark.skipif(minetest_missing(), reason="minetest and Xvfb a
 FIND_BUDGET_S = 90.0
 TOP = 5
 AT_REST_NODES = 0.05  # also how closely the found position and the shipped profile's agree at rest
-MOVING_NODES = 0.25
-TRAIL_S = 1.0  # the log trails the client (the server writes it every 0.1 s), more on a loaded machine
-LEAD_S = 0.3
 SPAWN = (-192.0, 128.0, 4.6)  # the fixed-seed spawn point, as a sample (x, y on the ground, z up)
 TASK = TASKS_DIR / "minetest" / "mt01_lakeshore_navigation.yaml"
 CONNECT_TIMEOUT_MS = 120_000
@@ -405,16 +403,7 @@ def test_the_position_read_through_the_found_profile_tracks_the_ground_truth_log
             stop.set()
             follower.join()
         samples, _, _ = evaluator.samples.since(cursor)
-    compared = moving = 0
-    for moment, (x, y, _, _) in log:
-        recent = [s for s in samples if moment - TRAIL_S <= s.time <= moment + LEAD_S]
-        if len(recent) < 10:
-            continue  # the evaluator was not sampling then
-        closest = min(math.hypot(s.x - x, s.y - y) for s in recent)
-        assert closest <= MOVING_NODES, (moment, (x, y), closest)
-        compared += 1
-        moving += math.hypot(recent[0].x - recent[-1].x, recent[0].y - recent[-1].y) > 0.5
-    assert compared > 40 and moving > 10, (compared, moving, len(log), len(samples))
+    assert_follows_the_log(log, samples)
 
 
 def test_tasks_validate_judges_a_minetest_task_with_the_found_profile(built):
