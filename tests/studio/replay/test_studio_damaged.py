@@ -70,8 +70,10 @@ def test_the_folder_list_shows_damaged_files_with_their_reason_and_lists_the_res
     rows = {Path(episodes.path_at(row)).name: row for row in range(episodes.rows)}
     task_column = COLUMNS.index("Task")
     task = episodes.proxy.index(rows["a_good.h5"], task_column).data()  # rows are the sorted view's
-    assert len(task) > 12 and episodes.table.columnWidth(task_column) >= \
-        episodes.table.fontMetrics().horizontalAdvance(task)  # the task's name is shown whole
+    assert len(task) > 12
+    # The task's name is shown whole, once the view has laid out its rows (ResizeToContents sizes at layout).
+    qtbot.waitUntil(lambda: episodes.table.columnWidth(task_column) >=
+                    episodes.table.fontMetrics().horizontalAdvance(task), timeout=5_000)
     column = {name: COLUMNS.index(name) for name in COLUMNS}
     for damage, path in damaged.items():
         assert episodes.proxy.index(rows[path.name], column["Result"]).data() == "damaged"
