@@ -106,6 +106,9 @@ class BuildResult:
     wildcards: dict[str, int] = field(default_factory=dict[str, int])
     pointers: PointerReport | None = None   # the pointer search's report, when the builder fell back to it
     built_from: list[int] = field(default_factory=list[int])   # the pids the pattern came from (all, or a group)
+    # How the found copy turned from forward to strafing right (core/finder/ranking.py): what a later check of
+    # the profile must see too (core/finder/verify.py)
+    right_turn: float | None = None
 
     @property
     def profile(self) -> Profile | None:
@@ -132,6 +135,7 @@ class BuildResult:
                 "processes": self.processes, "verifications": [v.to_json() for v in self.verifications],
                 "rejected": [v.to_json() for v in self.rejected], "skipped": self.skipped,
                 "built_from": self.built_from, "wildcards": self.wildcards,
+                "right_turn": None if self.right_turn is None else round(self.right_turn, 3),
                 "pointers": self.pointers.to_json(game, out) if self.pointers is not None else None,
                 "next": self.next_steps(game, out)}
 
@@ -146,6 +150,7 @@ class _Found:
     # The candidates most like process 1's surroundings (address, rank, similarity, score), for the result's
     # account of each process: what it could have chosen instead.
     likest: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
+    right_turn: float | None = None  # the candidate's (core/finder/ranking.py): verification must turn the same way
 
 
 class SignatureBuilder:
@@ -164,14 +169,14 @@ class SignatureBuilder:
             self.progress(what, fraction, 0)
 
     def build(self, game: Closable | None = None, address: int | None = None, vertical: int | None = None,
-              speed: float | None = None) -> BuildResult:
+              speed: float | None = None, right_turn: float | None = None) -> BuildResult:
         """Build from `game` (closed here when done with) and a known `address`, or launch and find."""
         options = self.options
         if options.processes < 2 or options.verify < 1:
             raise FinderError("a signature is built from at least 2 processes and verified on at least 1 more")
         observations: list[Observation] = []
         result = BuildResult(False, "")
-        known = _Found(address, vertical or 2, speed or 0.0, (0.0, 0.0, 0.0), "given") \
+        known = _Found(address, vertical or 2, speed or 0.0, (0.0, 0.0, 0.0), "given", right_turn=right_turn) \
             if address is not None else None
         try:
             while True:
@@ -208,6 +213,7 @@ class SignatureBuilder:
                                                        "in a structure that differs between runs", observations)
                     continue
                 known = None
+                result.right_turn = self._first.right_turn if self._first is not None else None
                 observations.append(observation)
                 result.processes.append({"pid": observation.pid, "address": observation.address,
                                          "found_by": found.how, "values": list(found.values),
@@ -247,7 +253,8 @@ class SignatureBuilder:
                     # The profile reports scaled units; the finder measured the stored ones.
                     assert self._first is not None  # the first _observe set it
                     expected = self._first.speed * abs(options.scale) if self._first.speed else None
-                    check = verify_profile(game, profile, options.plan, expected_speed=expected)
+                    check = verify_profile(game, profile, options.plan, expected_speed=expected,
+                                           expected_right_turn=self._first.right_turn)
                     result.verifications.append(check)
                     # Found only thanks to the tolerance: a byte kept literal varies between launches. While
                     # processes may still be added, this one joins the build so the byte becomes a wildcard
@@ -321,7 +328,8 @@ class SignatureBuilder:
             if address is not None:
                 read = np.frombuffer(reader.read(address, VALUE_BYTES), np.float32)
                 values = cast("tuple[float, float, float]", tuple(float(v) for v in read))  # VALUE_BYTES: three
-                return _Found(address, self._first.vertical, self._first.speed, values, "loose pattern")
+                return _Found(address, self._first.vertical, self._first.speed, values, "loose pattern",
+                              right_turn=self._first.right_turn)
         self._report(f"finding the position in process {len(observations) + 1}", 0.0)
         options = self.options.finder
         if observations:
@@ -345,12 +353,13 @@ class SignatureBuilder:
             if similarity < MIN_SIMILARITY:
                 top = result.candidates[0]
                 own = _Found(top.address, top.vertical, top.speed, top.values,
-                             "motion finder (the first process's copy had no like here: built from this one)")
+                             "motion finder (the first process's copy had no like here: built from this one)",
+                             right_turn=top.right_turn)
                 raise _Unmatched(f"the best of {len(scored)} candidates has surroundings only {similarity:.0%} like "
                                  f"process 1's (needs {MIN_SIMILARITY:.0%})", likest, own)
             how = f"motion finder, surroundings {similarity:.0%} like process 1"
-            return _Found(best.address, best.vertical, best.speed, best.values, how, likest)
-        return _Found(best.address, best.vertical, best.speed, best.values, how)
+            return _Found(best.address, best.vertical, best.speed, best.values, how, likest, best.right_turn)
+        return _Found(best.address, best.vertical, best.speed, best.values, how, right_turn=best.right_turn)
 
     def _fall_back(self, result: BuildResult, why: str, observations: list[Observation]) -> BuildResult:
         """No signature can be unique: the pointer search, by itself (static roots first)."""
@@ -364,7 +373,8 @@ class SignatureBuilder:
                              options.scale, options.units, scan_perms=options.finder.region_filter.perms,
                              provenance=[f"No signature: {why} (pids {', '.join(str(o.pid) for o in observations)})."])
         expected = first.speed * abs(options.scale) if first.speed else None
-        fallback = to_pointers(self.launcher, options.finder, draft, options.verify, expected, self.progress)
+        fallback = to_pointers(self.launcher, options.finder, draft, options.verify, expected, self.progress,
+                               first.right_turn)
         result.pointers = fallback.report
         result.verifications = fallback.verifications
         result.ok = fallback.ok

@@ -29,7 +29,8 @@ class Fallback:
 
 
 def to_pointers(launcher: GameLauncher, finder: FinderOptions, draft: ProfileDraft, verify: int,
-                expected_speed: float | None, progress: Progress | None = None) -> Fallback:
+                expected_speed: float | None, progress: Progress | None = None,
+                expected_right_turn: float | None = None) -> Fallback:
     """Search pointer roots (static ones first), write the best surviving one into `draft` (its signature and
     flags dropped), and verify it on `verify` fresh processes."""
     report = search(launcher, finder, fresh=max(1, verify), progress=progress)
@@ -47,7 +48,8 @@ def to_pointers(launcher: GameLauncher, finder: FinderOptions, draft: ProfileDra
             progress(f"verifying the pointer root on fresh process {index + 1}", index / max(1, verify), 0)
         game = launcher()
         try:
-            check = verify_profile(game, profile, finder.plan, expected_speed=expected_speed)
+            check = verify_profile(game, profile, finder.plan, expected_speed=expected_speed,
+                                   expected_right_turn=expected_right_turn)
         finally:
             game.close()
         checks.append(check)

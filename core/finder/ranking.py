@@ -9,6 +9,11 @@ every walking step is checked against the protocol:
   even       forward and back (right and left) cover the same distance;
   rotation   turning the camera turns forward and strafe directions by the same angle;
   level      the height changes little compared to the horizontal moves.
+One more term is measured but not scored, `right_turn`: the sine of the angle from walking forward to strafing
+right on the ground plane, -1 where the ground axes read as a map does (x east, y north: right is clockwise from
+forward) and +1 where they are mirrored (the same values in the other order). Engines differ in which they
+store, so it ranks nothing; it tells a copy of the position from a window that reads it mirrored (see
+core/finder/verify.py).
 Then a plausible walking speed (units per second between 0.05 and 2000), agreement with other
 copies (the true position has copies: render nodes, lagging and server-side ones), and among
 copies: which one leads (sampled the moment a move ends, the true position is already there
@@ -63,6 +68,11 @@ class RankedTriple:
     def up(self) -> str:
         return VERTICAL_NAMES[self.vertical]
 
+    @property
+    def right_turn(self) -> float | None:
+        """-1: its ground axes read as a map does; +1: mirrored; None: not measured (no strafing)."""
+        return self.terms.get("right_turn")
+
     def to_json(self) -> dict[str, object]:
         return {"address": self.address, "address_hex": f"{self.address:#x}", "values": list(self.values),
                 "up": self.up, "score": round(self.score, 4), "consistency": round(self.consistency, 4),
@@ -101,6 +111,7 @@ def _terms(moves: list[MoveRecord], vertical: int) -> dict[str, np.ndarray]:
     square: list[np.ndarray] = []
     even: list[np.ndarray] = []
     rotation: list[np.ndarray] = []
+    right_turn: list[np.ndarray] = []
     for steps in rounds.values():
         for a, b in (("forward", "back"), ("right", "left")):
             if a in steps and b in steps:
@@ -113,6 +124,9 @@ def _terms(moves: list[MoveRecord], vertical: int) -> dict[str, np.ndarray]:
             cosine = (hf * hr).sum(axis=1) / (magnitude[:, steps["forward"]] * magnitude[:, steps["right"]] + _TINY)
             both = (magnitude[:, steps["forward"]] > 0) & (magnitude[:, steps["right"]] > 0)
             square.append(np.where(both, 1.0 - np.abs(cosine), 0.0))
+            sine = (hf[:, 0] * hr[:, 1] - hf[:, 1] * hr[:, 0]) / \
+                (magnitude[:, steps["forward"]] * magnitude[:, steps["right"]] + _TINY)
+            right_turn.append(np.where(both, sine, 0.0))
     ordered = [rounds[r] for r in sorted(rounds)]
     for first, second in itertools.pairwise(ordered):
         if all(name in first and name in second for name in ("forward", "right")):
@@ -128,7 +142,7 @@ def _terms(moves: list[MoveRecord], vertical: int) -> dict[str, np.ndarray]:
         return np.mean(parts, axis=0) if parts else np.full(n, np.nan)  # NaN: not measured, not weighed
 
     return {"moved": moved, "returns": mean(returns), "square": mean(square), "even": mean(even),
-            "rotation": mean(rotation), "level": level, "typical": typical}
+            "rotation": mean(rotation), "level": level, "typical": typical, "right_turn": mean(right_turn)}
 
 
 def speed_plausibility(speed: np.ndarray) -> np.ndarray:
@@ -260,6 +274,8 @@ def rank(addresses: np.ndarray, now: np.ndarray, moves: list[MoveRecord], move_s
         terms["double_view"] = float(double_view[rank_index])
         terms["coarse_copy"] = float(coarse[rank_index])
         terms["not_float"] = float(not_float[rank_index])
+        if not np.isnan(by_axis[v]["right_turn"][i]):
+            terms["right_turn"] = float(by_axis[v]["right_turn"][i])
         values = cast("tuple[float, float, float]", tuple(float(x) for x in now[i]))  # a row of the triples
         ranked.append(RankedTriple(int(addresses[i]), values, v, float(final[rank_index]),
                                    float(chosen[i]), float(speed[i]), int(copies[rank_index]),

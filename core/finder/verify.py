@@ -5,7 +5,14 @@ camera turns or the player stands).
 A real-time game on a loaded machine can miss a move: a key pressed and released between two of its frames
 is never seen (Minetest beside two busy processes lost one move in eight verifications). A round in which a
 move went nowhere is walked once more, and the profile passes only if that round follows every move; a
-profile reading the wrong value fails both."""
+profile reading the wrong value fails both.
+
+Given the found candidate's `right_turn` (core/finder/ranking.py), the position read must also turn the same way
+from walking forward to strafing right: a signature that, in a fresh process, lands on a window holding the same
+values in the other order (on Minetest [z of one object, 1.0, x of the next], between two copies of the position)
+reads a mirror image that follows every move as well as the position does. Its x and y are the position's y and
+x, and its height a constant; one such profile passed two verifications and then read the wrong axes.
+"""
 
 from __future__ import annotations
 
@@ -23,6 +30,7 @@ from core.memory.readers import MemoryReader, open_reader
 from core.memory.regions import MemoryAccessError
 
 PASS_FIT = 0.8
+MIRROR_SINE = 0.5  # |right_turn| from which the turn is taken as measured (strafing is square to forward: ~1)
 
 
 @dataclass
@@ -45,7 +53,8 @@ class VerifyResult:
 
 
 def verify_profile(game: Drivable, profile: Profile, plan: MotionPlan | None = None,
-                   reader: MemoryReader | None = None, expected_speed: float | None = None) -> VerifyResult:
+                   reader: MemoryReader | None = None, expected_speed: float | None = None,
+                   expected_right_turn: float | None = None) -> VerifyResult:
     plan = plan or MotionPlan()
     own = reader is None
     try:
@@ -53,14 +62,21 @@ def verify_profile(game: Drivable, profile: Profile, plan: MotionPlan | None = N
     except (ProcessLookupError, MemoryAccessError) as exc:
         return VerifyResult(False, str(exc), game.pid)
     try:
-        return _verify(game, profile, plan, reader, expected_speed)
+        return _verify(game, profile, plan, reader, expected_speed, expected_right_turn)
     finally:
         if own:
             reader.close()
 
 
+def mirrored(measured: float | None, expected: float | None) -> bool:
+    """Whether two right_turn readings, both clearly measured, turn opposite ways."""
+    if measured is None or expected is None or np.isnan(measured) or np.isnan(expected):
+        return False
+    return abs(measured) >= MIRROR_SINE and abs(expected) >= MIRROR_SINE and (measured > 0) != (expected > 0)
+
+
 def _verify(game: Drivable, profile: Profile, plan: MotionPlan, reader: MemoryReader,
-            expected_speed: float | None) -> VerifyResult:
+            expected_speed: float | None, expected_right_turn: float | None) -> VerifyResult:
     game.hold(PadState(), plan.settle_seconds)
     found = candidates(reader, profile)
     if not found:
@@ -125,6 +141,12 @@ def _verify(game: Drivable, profile: Profile, plan: MotionPlan, reader: MemoryRe
     if ok and expected_speed and not 0.5 <= speed / expected_speed <= 2.0:
         ok = False
         message = f"the position moves at {speed:.3f} units/s, but the found one moved at {expected_speed:.3f}"
+    right_turn = float(terms["right_turn"][0])
+    if ok and mirrored(right_turn, expected_right_turn):
+        ok = False
+        message = (f"the position read is a mirror image of the found one (strafing right turns {right_turn:+.2f} "
+                   f"from forward here, {expected_right_turn:+.2f} there): the signature located a window holding "
+                   "the same values in another order, not the found copy")
     if ok and len(found) > 1:
         message += f"; note: {len(found)} valid blocks matched, the evaluator takes the first"
     if ok and found[0].mismatches:

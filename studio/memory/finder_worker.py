@@ -130,21 +130,24 @@ class FinderWorker(QObject):
                                    finder=FinderOptions(plan=backend.plan))
             builder = SignatureBuilder(launcher, options, self._progress, self.cancel)
             try:
-                self.sig_built.emit(builder.build(game, candidate.address, candidate.vertical, candidate.speed))
+                self.sig_built.emit(builder.build(game, candidate.address, candidate.vertical, candidate.speed,
+                                                  candidate.right_turn))
             finally:
                 backend.close()
 
         self._on_world("signature", job)
 
-    def verify(self, profile: Profile) -> None:
+    def verify(self, profile: Profile, right_turn: float | None = None) -> None:
         """On a fresh process: the live one proves nothing about restarts. A fresh headless world for the
-        built-in world; a restart of the live game for an external one."""
+        built-in world; a restart of the live game for an external one. `right_turn`: the found copy's, when the
+        profile was just built from it (the position read must not be its mirror image)."""
         backend = self._backend()
         if backend.realtime:
             def on_live(_game: ObservedGame) -> None:
                 self.sig_progress.emit("restarting the game to verify on a fresh process", 0.1, 0)
                 fresh = LiveRestarts(self.host)()
-                self.sig_verified.emit(verify_profile(fresh, profile, backend.plan))
+                self.sig_verified.emit(verify_profile(fresh, profile, backend.plan,
+                                                      expected_right_turn=right_turn))
 
             self._on_world("verify", on_live)
             return
@@ -154,7 +157,8 @@ class FinderWorker(QObject):
             with backend:
                 game = backend.launch()
                 try:
-                    self.sig_verified.emit(verify_profile(game, profile, backend.plan))
+                    self.sig_verified.emit(verify_profile(game, profile, backend.plan,
+                                                          expected_right_turn=right_turn))
                 finally:
                     game.close()
 

@@ -249,6 +249,8 @@ class MemoryView(QWidget):
     def verify(self) -> None:
         """The profile just built, or else the one saved or opened."""
         profile = self.built.profile if self.built is not None and self.built.ok else None
+        # The built profile's own copy turned one way from forward to strafing right; a fresh process must agree
+        right_turn = self.built.right_turn if profile is not None and self.built is not None else None
         if profile is None and self.saved is not None:
             try:
                 profile = load_profile(self.saved)
@@ -257,7 +259,7 @@ class MemoryView(QWidget):
                 return
         if profile is not None:
             self._set_busy(True, "verify")
-            self.finder.verify(profile)
+            self.finder.verify(profile, right_turn)
 
     @Slot()
     def choose_profile_file(self) -> None:

@@ -10,6 +10,7 @@ import threading
 import time
 
 import pytest
+import yaml
 
 from core.evaluation.client import EvaluatorClient
 from core.evaluation.profile import load_profile
@@ -45,6 +46,10 @@ def test_the_real_position_ranks_first_among_lagging_mirrored_scaled_and_orbitin
     for decoy in ("render", "minimap", "units"):  # lagging, mirrored, scaled by 1/1000
         assert decoy_rank(ranked, truth[decoy]) > 0
     assert best.speed == pytest.approx(5.0, rel=0.05)  # the target walks 5 units/s
+    # Strafing right turns one way from forward on the position's ground axes, the other way on the mirror's
+    minimap = next(c for c in result.candidates if c.address == truth["minimap"])
+    assert best.right_turn is not None and minimap.right_turn is not None
+    assert abs(best.right_turn) > 0.9 and minimap.right_turn == pytest.approx(-best.right_turn, abs=0.1)
 
 
 def decoy_rank(ranked: list[int], address: int) -> int:
@@ -234,6 +239,19 @@ def test_a_signature_is_built_from_two_processes_and_verified_on_two_fresh_ones(
         assert check.ok and "on a second round (in the first, 25% of the moves went nowhere" in check.message
         never = verify_profile(MissesMoves(fresh, missed=1_000), profile)
         assert not never.ok and "does not follow the moves on a second round" in never.message
+        # A signature that lands on a window holding the values in another order (on Minetest, [z, 1.0, x]
+        # between two copies) reads a mirror image, which follows every move as well as the position does: only
+        # the way strafing right turns from forward, against the found copy's, tells them apart.
+        mirrored = tmp_path / "mirrored.yaml"
+        data = yaml.safe_load(written.read_text())
+        data["fields"]["x"]["offset"], data["fields"]["y"]["offset"] = (data["fields"]["y"]["offset"],
+                                                                        data["fields"]["x"]["offset"])
+        mirrored.write_text(yaml.safe_dump(data))
+        assert result.right_turn is not None and abs(result.right_turn) > 0.9
+        assert verify_profile(fresh, load_profile(mirrored)).ok  # the moves alone pass it
+        caught = verify_profile(fresh, load_profile(mirrored), expected_right_turn=result.right_turn)
+        assert not caught.ok and "mirror image of the found one" in caught.message, caught.message
+        assert verify_profile(fresh, profile, expected_right_turn=result.right_turn).ok
 
 
 class MissesMoves:

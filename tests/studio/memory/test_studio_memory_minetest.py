@@ -357,6 +357,10 @@ def test_a_signature_from_the_chosen_address_is_built_across_two_processes_and_v
     assert not aside or "was set aside" in result.message
     assert result.verifications and all(v.ok for v in result.verifications)
     assert result.verifications[-1].pid not in pids
+    # The feet's copy reads as a map does (x east, z north: right is clockwise from forward), and every fresh
+    # process read it so, not the mirrored window [z, 1.0, x] beside it (core/finder/verify.py)
+    assert result.right_turn is not None and result.right_turn < -0.9, said
+    assert all(v.terms["right_turn"] < -0.9 for v in result.verifications), said
     profile = load_profile(built.path)  # the evaluator's own loader, the file as the tab saved it
     assert profile.signature is not None and profile.game_version == "5.6.1"
     assert profile.fields["x"].scale == 0.1 and profile.fields["x"].units == "nodes"
