@@ -120,6 +120,9 @@ class Profile(_Model):
     fields: dict[str, FieldSpec]
     flag_field: str | None = None
     flags: list[str] = []
+    # How strafing right turns from walking forward on x, y seen from above (z up): clockwise on a map's axes
+    # (x east, y north), counterclockwise where they are mirrored. Written by the finder; checked by `verify`.
+    ground_turn: Literal["clockwise", "counterclockwise"] | None = None
     # Ignored: the action set moved to the backend file (docs/backend-format.md#actions). Profiles written before
     # that still load, whatever they hold here.
     actions: object = None

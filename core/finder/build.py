@@ -371,7 +371,8 @@ class SignatureBuilder:
         self._report(f"{why}: falling back to the pointer search", 0.0)
         draft = ProfileDraft(options.name, options.game, options.game_version, None, first.vertical, first.values,
                              options.scale, options.units, scan_perms=options.finder.region_filter.perms,
-                             provenance=[f"No signature: {why} (pids {', '.join(str(o.pid) for o in observations)})."])
+                             provenance=[f"No signature: {why} (pids {', '.join(str(o.pid) for o in observations)})."],
+                             right_turn=first.right_turn)
         expected = first.speed * abs(options.scale) if first.speed else None
         fallback = to_pointers(self.launcher, options.finder, draft, options.verify, expected, self.progress,
                                first.right_turn)
@@ -397,7 +398,8 @@ class SignatureBuilder:
         perms = options.finder.region_filter.perms
         return ProfileDraft(options.name, options.game, options.game_version, pick, first.vertical, first.values,
                             options.scale, options.units, options.flags, scan_perms=perms,
-                            path_contains=options.finder.region_filter.path_contains, provenance=provenance)
+                            path_contains=options.finder.region_filter.path_contains, provenance=provenance,
+                            right_turn=first.right_turn)
 
 
 def choose_from_subsets(observations: list[Observation],

@@ -18,6 +18,7 @@ from typing import Any
 import yaml
 
 from core.evaluation.profile import PROFILE_FORMAT_VERSION, Profile, ProfileError
+from core.finder.ranking import MIRROR_SINE
 from core.finder.signature import VALUE_BYTES, Pick
 
 
@@ -45,6 +46,7 @@ class ProfileDraft:
     scan_perms: str = "rw"
     path_contains: str | None = None
     provenance: list[str] = field(default_factory=list[str])
+    right_turn: float | None = None    # the found copy's (core/finder/ranking.py), written as `ground_turn`
 
 
 def coordinate_range(observed: tuple[float, float, float], scale: float) -> list[float]:
@@ -52,6 +54,13 @@ def coordinate_range(observed: tuple[float, float, float], scale: float) -> list
     largest = max(abs(v * scale) for v in observed)
     bound = 10.0 ** max(4, math.ceil(math.log10(largest * 100 + 1000)))
     return [-bound, bound]
+
+
+def ground_turn(right_turn: float | None) -> str | None:
+    """The profile's `ground_turn` for a measured right_turn: how strafing right turns from forward, seen from above."""
+    if right_turn is None or math.isnan(right_turn) or abs(right_turn) < MIRROR_SINE:
+        return None
+    return "clockwise" if right_turn < 0 else "counterclockwise"
 
 
 def build(draft: ProfileDraft) -> dict[str, Any]:
@@ -98,6 +107,9 @@ def build(draft: ProfileDraft) -> dict[str, Any]:
         fields["flags"] = {"offset": draft.flags.relative - block_start, "type": draft.flags.type}
         data["flag_field"] = "flags"
         data["flags"] = list(draft.flags.names)
+    turn = ground_turn(draft.right_turn)
+    if turn is not None:
+        data["ground_turn"] = turn
     data["notes"] = " ".join(draft.provenance)
     return data
 

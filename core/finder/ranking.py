@@ -49,6 +49,7 @@ NOT_FLOAT_BELOW = 1e-30
 COARSEST_FIXED_POINT = 1 / 4   # a grid this fine or finer is a fixed-point encoding, not round coordinates
 FINEST_FIXED_POINT = 1 / 256
 _TINY = 1e-12
+MIRROR_SINE = 0.5  # |right_turn| from which a turn counts as measured (strafing is square to forward: about 1)
 VERTICAL_NAMES = {1: "y", 2: "z"}
 
 

@@ -7,7 +7,8 @@ is never seen (Minetest beside two busy processes lost one move in eight verific
 move went nowhere is walked once more, and the profile passes only if that round follows every move; a
 profile reading the wrong value fails both.
 
-Given the found candidate's `right_turn` (core/finder/ranking.py), the position read must also turn the same way
+Given the found candidate's `right_turn` (core/finder/ranking.py), or else the profile's `ground_turn` (the
+finder writes it from the same measurement), the position read must also turn the same way
 from walking forward to strafing right: a signature that, in a fresh process, lands on a window holding the same
 values in the other order (on Minetest [z of one object, 1.0, x of the next], between two copies of the position)
 reads a mirror image that follows every move as well as the position does. Its x and y are the position's y and
@@ -23,14 +24,13 @@ import numpy as np
 from core.evaluation.locate import candidates, read_block
 from core.evaluation.profile import BlockInvalid, Profile
 from core.finder.motion import Drivable, MotionPlan
-from core.finder.ranking import fit
+from core.finder.ranking import MIRROR_SINE, fit
 from core.finder.track import MoveRecord
 from core.game.pad import PadState
 from core.memory.readers import MemoryReader, open_reader
 from core.memory.regions import MemoryAccessError
 
 PASS_FIT = 0.8
-MIRROR_SINE = 0.5  # |right_turn| from which the turn is taken as measured (strafing is square to forward: ~1)
 
 
 @dataclass
@@ -142,6 +142,8 @@ def _verify(game: Drivable, profile: Profile, plan: MotionPlan, reader: MemoryRe
         ok = False
         message = f"the position moves at {speed:.3f} units/s, but the found one moved at {expected_speed:.3f}"
     right_turn = float(terms["right_turn"][0])
+    if expected_right_turn is None and profile.ground_turn is not None:  # what the finder saw, as the file says
+        expected_right_turn = -1.0 if profile.ground_turn == "clockwise" else 1.0
     if ok and mirrored(right_turn, expected_right_turn):
         ok = False
         message = (f"the position read is a mirror image of the found one (strafing right turns {right_turn:+.2f} "

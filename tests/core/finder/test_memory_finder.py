@@ -242,12 +242,17 @@ def test_a_signature_is_built_from_two_processes_and_verified_on_two_fresh_ones(
         # A signature that lands on a window holding the values in another order (on Minetest, [z, 1.0, x]
         # between two copies) reads a mirror image, which follows every move as well as the position does: only
         # the way strafing right turns from forward, against the found copy's, tells them apart.
-        mirrored = tmp_path / "mirrored.yaml"
         data = yaml.safe_load(written.read_text())
+        assert result.right_turn is not None and abs(result.right_turn) > 0.9
+        assert data["ground_turn"] == ("clockwise" if result.right_turn < 0 else "counterclockwise")
         data["fields"]["x"]["offset"], data["fields"]["y"]["offset"] = (data["fields"]["y"]["offset"],
                                                                         data["fields"]["x"]["offset"])
+        mirrored = tmp_path / "mirrored.yaml"
         mirrored.write_text(yaml.safe_dump(data))
-        assert result.right_turn is not None and abs(result.right_turn) > 0.9
+        caught = verify_profile(fresh, load_profile(mirrored))  # the file's ground_turn says which way
+        assert not caught.ok and "mirror image of the found one" in caught.message, caught.message
+        del data["ground_turn"]
+        mirrored.write_text(yaml.safe_dump(data))
         assert verify_profile(fresh, load_profile(mirrored)).ok  # the moves alone pass it
         caught = verify_profile(fresh, load_profile(mirrored), expected_right_turn=result.right_turn)
         assert not caught.ok and "mirror image of the found one" in caught.message, caught.message

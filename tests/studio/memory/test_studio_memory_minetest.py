@@ -363,6 +363,7 @@ def test_a_signature_from_the_chosen_address_is_built_across_two_processes_and_v
     assert all(v.terms["right_turn"] < -0.9 for v in result.verifications), said
     profile = load_profile(built.path)  # the evaluator's own loader, the file as the tab saved it
     assert profile.signature is not None and profile.game_version == "5.6.1"
+    assert profile.ground_turn == "clockwise"  # what the finder saw, for later checks of the saved file
     assert profile.fields["x"].scale == 0.1 and profile.fields["x"].units == "nodes"
     lowest, highest = profile.fields["x"].range
     assert lowest <= -31000 and highest >= 31000  # Minetest's whole map (sized on the values seen)
