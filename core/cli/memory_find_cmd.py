@@ -278,7 +278,7 @@ def _pointers(args: argparse.Namespace) -> int:
         draft = profile_writer.ProfileDraft(args.name or args.out.stem, backend.game, backend.game_version, None,
                                             report.vertical, report.values,
                                             pointer=report.surviving[0].to_profile(), scan_perms=args.perms,
-                                            provenance=[report.provenance()])
+                                            provenance=[report.provenance()], right_turn=report.right_turn)
         profile_writer.write(args.out, profile_writer.build(draft), draft)
         wrote = str(args.out)
     if args.json:  # "next" last: what to try next ends the output, whatever the outcome

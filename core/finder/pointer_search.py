@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from core.finder.motion import Drivable, GameLauncher, MotionPlan, Progress
 from core.finder.pointers import TRIPLE, PointerChain, keep_resolving, reverse_scan, static_copies
 from core.finder.position import FinderOptions, PositionFinder
+from core.finder.ranking import RankedTriple
 from core.game.pad import PadState
 from core.memory.readers import MemoryReader, open_reader
 
@@ -31,6 +32,7 @@ class PointerReport:
     static_roots: int = 0        # of `found`, roots with no pointer (they come first)
     depth: int = 4
     max_offset: int = 0x1000
+    right_turn: float | None = None  # the found position's (core/finder/ranking.py), for the profile's ground_turn
 
     def provenance(self) -> str:
         return (f"Pointer chain from a reverse pointer scan in process {self.pids[0]}: {len(self.found)} chain(s) "
@@ -65,14 +67,12 @@ class PointerReport:
                 "left_after_each_process": self.per_process, "next": self.next_steps(game, out)}
 
 
-def _locate(game: Drivable, options: FinderOptions, progress: Progress | None
-            ) -> tuple[int, int, tuple[float, float, float]]:
+def _locate(game: Drivable, options: FinderOptions, progress: Progress | None) -> RankedTriple:
     finder = PositionFinder(game, options=options)
     try:
-        best = finder.run(progress).candidates[0]
+        return finder.run(progress).candidates[0]
     finally:
         finder.close()
-    return best.address, best.vertical, best.values
 
 
 def following_roots(game: Drivable, reader: MemoryReader, address: int, plan: MotionPlan) -> list[PointerChain]:
@@ -96,7 +96,8 @@ def search(launcher: GameLauncher, options: FinderOptions, fresh: int = 2, depth
            max_offset: int = 0x1000, progress: Progress | None = None) -> PointerReport:
     game = launcher()
     try:
-        address, vertical, values = _locate(game, options, progress)
+        best = _locate(game, options, progress)
+        address = best.address
         reader = open_reader(game.pid)
         try:
             if progress is not None:
@@ -108,8 +109,8 @@ def search(launcher: GameLauncher, options: FinderOptions, fresh: int = 2, depth
         finally:
             reader.close()
         found = roots + [c for c in chains if c not in roots]
-        report = PointerReport(found, list(found), [game.pid], vertical, values, static_roots=len(roots),
-                               depth=depth, max_offset=max_offset)
+        report = PointerReport(found, list(found), [game.pid], best.vertical, best.values, static_roots=len(roots),
+                               depth=depth, max_offset=max_offset, right_turn=best.right_turn)
     finally:
         game.close()
     for _ in range(fresh):
@@ -117,7 +118,7 @@ def search(launcher: GameLauncher, options: FinderOptions, fresh: int = 2, depth
             break
         game = launcher()
         try:
-            address, _, _ = _locate(game, options, progress)
+            address = _locate(game, options, progress).address
             reader = open_reader(game.pid)
             try:
                 report.surviving = keep_resolving(report.surviving, reader, address)

@@ -18,7 +18,7 @@ from typing import Any
 import yaml
 
 from core.evaluation.profile import PROFILE_FORMAT_VERSION, Profile, ProfileError
-from core.finder.ranking import MIRROR_SINE
+from core.finder.ranking import turn_sign
 from core.finder.signature import VALUE_BYTES, Pick
 
 
@@ -58,9 +58,7 @@ def coordinate_range(observed: tuple[float, float, float], scale: float) -> list
 
 def ground_turn(right_turn: float | None) -> str | None:
     """The profile's `ground_turn` for a measured right_turn: how strafing right turns from forward, seen from above."""
-    if right_turn is None or math.isnan(right_turn) or abs(right_turn) < MIRROR_SINE:
-        return None
-    return "clockwise" if right_turn < 0 else "counterclockwise"
+    return {-1: "clockwise", 1: "counterclockwise"}.get(turn_sign(right_turn))
 
 
 def build(draft: ProfileDraft) -> dict[str, Any]:

@@ -81,6 +81,13 @@ class RankedTriple:
                 "terms": {k: round(v, 3) for k, v in self.terms.items()}}
 
 
+def turn_sign(right_turn: float | None) -> int:
+    """-1 (clockwise: a map's axes) or +1 (mirrored) where a right_turn was clearly measured; 0 where it was not."""
+    if right_turn is None or math.isnan(right_turn) or abs(right_turn) < MIRROR_SINE:
+        return 0
+    return -1 if right_turn < 0 else 1
+
+
 def _horizontal(vectors: np.ndarray, vertical: int) -> np.ndarray:
     return vectors[..., [i for i in range(3) if i != vertical]]
 
@@ -127,7 +134,10 @@ def _terms(moves: list[MoveRecord], vertical: int) -> dict[str, np.ndarray]:
             square.append(np.where(both, 1.0 - np.abs(cosine), 0.0))
             sine = (hf[:, 0] * hr[:, 1] - hf[:, 1] * hr[:, 0]) / \
                 (magnitude[:, steps["forward"]] * magnitude[:, steps["right"]] + _TINY)
-            right_turn.append(np.where(both, sine, 0.0))
+            # A move that went nowhere (a real-time game can miss a key) or barely moved tells no turn: not
+            # counted, rather than counted as none (one missed move in three rounds read -0.67 for -1)
+            walked = (magnitude[:, steps["forward"]] > 0.25 * typical) & (magnitude[:, steps["right"]] > 0.25 * typical)
+            right_turn.append(np.where(walked, sine, np.nan))
     ordered = [rounds[r] for r in sorted(rounds)]
     for first, second in itertools.pairwise(ordered):
         if all(name in first and name in second for name in ("forward", "right")):
@@ -142,8 +152,13 @@ def _terms(moves: list[MoveRecord], vertical: int) -> dict[str, np.ndarray]:
     def mean(parts: list[np.ndarray]) -> np.ndarray:
         return np.mean(parts, axis=0) if parts else np.full(n, np.nan)  # NaN: not measured, not weighed
 
+    turns = np.full(n, np.nan)
+    if right_turn:
+        stacked = np.stack(right_turn, axis=1)
+        counted = np.isfinite(stacked).sum(axis=1)
+        turns = np.where(counted > 0, np.nansum(stacked, axis=1) / np.maximum(counted, 1), np.nan)
     return {"moved": moved, "returns": mean(returns), "square": mean(square), "even": mean(even),
-            "rotation": mean(rotation), "level": level, "typical": typical, "right_turn": mean(right_turn)}
+            "rotation": mean(rotation), "level": level, "typical": typical, "right_turn": turns}
 
 
 def speed_plausibility(speed: np.ndarray) -> np.ndarray:

@@ -24,7 +24,7 @@ import numpy as np
 from core.evaluation.locate import candidates, read_block
 from core.evaluation.profile import BlockInvalid, Profile
 from core.finder.motion import Drivable, MotionPlan
-from core.finder.ranking import MIRROR_SINE, fit
+from core.finder.ranking import fit, turn_sign
 from core.finder.track import MoveRecord
 from core.game.pad import PadState
 from core.memory.readers import MemoryReader, open_reader
@@ -70,9 +70,7 @@ def verify_profile(game: Drivable, profile: Profile, plan: MotionPlan | None = N
 
 def mirrored(measured: float | None, expected: float | None) -> bool:
     """Whether two right_turn readings, both clearly measured, turn opposite ways."""
-    if measured is None or expected is None or np.isnan(measured) or np.isnan(expected):
-        return False
-    return abs(measured) >= MIRROR_SINE and abs(expected) >= MIRROR_SINE and (measured > 0) != (expected > 0)
+    return turn_sign(measured) * turn_sign(expected) < 0
 
 
 def _verify(game: Drivable, profile: Profile, plan: MotionPlan, reader: MemoryReader,
@@ -142,13 +140,16 @@ def _verify(game: Drivable, profile: Profile, plan: MotionPlan, reader: MemoryRe
         ok = False
         message = f"the position moves at {speed:.3f} units/s, but the found one moved at {expected_speed:.3f}"
     right_turn = float(terms["right_turn"][0])
+    expected_from = "the found copy's"
     if expected_right_turn is None and profile.ground_turn is not None:  # what the finder saw, as the file says
         expected_right_turn = -1.0 if profile.ground_turn == "clockwise" else 1.0
+        expected_from = f"the profile's ground_turn ({profile.ground_turn})"
     if ok and mirrored(right_turn, expected_right_turn):
         ok = False
-        message = (f"the position read is a mirror image of the found one (strafing right turns {right_turn:+.2f} "
-                   f"from forward here, {expected_right_turn:+.2f} there): the signature located a window holding "
-                   "the same values in another order, not the found copy")
+        message = (f"the position read is a mirror image of the found one: strafing right turns {right_turn:+.2f} "
+                   f"from forward here, against {expected_from} {expected_right_turn:+.2f}. The signature located a "
+                   "window holding the same values in another order (x and y swapped), not the found copy; or, if "
+                   "the profile was edited by hand (one axis's scale negated), its ground_turn must be flipped too")
     if ok and len(found) > 1:
         message += f"; note: {len(found)} valid blocks matched, the evaluator takes the first"
     if ok and found[0].mismatches:

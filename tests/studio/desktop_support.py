@@ -103,3 +103,9 @@ def focus(display: str, window: str) -> None:
     tool(display, "xdotool", "mousemove", "--window", window, str(width // 2), str(height // 2))
     tool(display, "xdotool", "click", "1")
     tool(display, "xdotool", "windowfocus", "--sync", window)
+
+
+def logged_time(stamp: str) -> float:
+    """The studio log's asctime ("2026-12-07 12:22:07,123", local time) as a Unix time."""
+    whole, millis = stamp.split(",")
+    return time.mktime(time.strptime(whole, "%Y-%m-%d %H:%M:%S")) + int(millis) / 1000

@@ -19,7 +19,7 @@ import pytest
 
 from core.recording.reader import EpisodeReader
 from tests.minetest_support import minetest_missing, require_minetest_in_ci
-from tests.studio.desktop_support import Studio, focus, screenshot_path
+from tests.studio.desktop_support import Studio, focus, logged_time, screenshot_path
 from tests.xserver import screenshot, tool, xvfb
 
 require_minetest_in_ci()
@@ -35,12 +35,6 @@ def position_at(samples: dict[str, np.ndarray], when: float) -> tuple[float, flo
     index = int(np.searchsorted(samples["time"], when))
     index = min(max(index, 0), len(samples["time"]) - 1)
     return float(samples["x"][index]), float(samples["y"][index])
-
-
-def logged_time(stamp: str) -> float:
-    """The studio log's asctime ("2026-12-07 12:22:07,123", local time) as a Unix time."""
-    whole, millis = stamp.split(",")
-    return time.mktime(time.strptime(whole, "%Y-%m-%d %H:%M:%S")) + int(millis) / 1000
 
 
 def test_a_key_held_on_minetest_walks_while_held_and_at_most_one_step_after(tmp_path):

@@ -105,6 +105,8 @@ def test_a_rebuilt_profile_judges_tasks_as_the_shipped_one_does(tmp_path, builti
     profile = load_profile(found)  # exactly as written: no hand edits
     assert profile.signature.pattern.startswith("50 4B 47 59 4D")  # literal leading bytes
     assert profile.game_version and profile.flag_field == "flags"
+    # The town's x east, y north: strafing right turns clockwise from forward, as the shipped profile says
+    assert profile.ground_turn == builtin_profile.ground_turn == "clockwise" and report["right_turn"] < -0.9
     verified = run_main("memory", "verify", "--profile", str(found), "--backend", "builtin", "--json")
     assert verified.returncode == 0 and json.loads(verified.stdout)["ok"], verified.stdout + verified.stderr
     tasks = [TASKS_DIR / f"{name}.yaml" for name in ("q01_bread_navigation", "q04_clock_interaction")]
