@@ -5,7 +5,9 @@ reaches the window, and Start says why it cannot run."""
 from __future__ import annotations
 
 import functools
+import threading
 from pathlib import Path
+from typing import NoReturn
 
 import numpy as np
 import pytest
@@ -76,7 +78,16 @@ def test_restart_returns_at_once_and_pressed_during_start_up_leaves_one_world(qt
 
 
 def test_a_busy_world_connection_reaches_the_window(qtbot, settings, monkeypatch):
-    # The world never answers the handshake in time: the real ConnectionBusyError of core.game.ipc.
+    # The world never answers the handshake in time: the real ConnectionBusyError of core.game.ipc. The handshake
+    # is held, as a game serving another client leaves a new one in its listen backlog: with only a 0 s timeout, a
+    # busy machine once let the world's handshake finish first, and the evaluator's connection failed instead.
+    held = threading.Event()
+
+    def no_answer(*_args: object, **_kwargs: object) -> NoReturn:
+        held.wait()
+        raise ConnectionRefusedError("the test ended")
+
+    monkeypatch.setattr("core.game.ipc.Client", no_answer)
     monkeypatch.setattr("core.game.child.ipc.connect", functools.partial(ipc.connect, timeout=0.0))
     window = MainWindow(LiveSession())
     window.setProperty("quiet", True)
@@ -92,6 +103,7 @@ def test_a_busy_world_connection_reaches_the_window(qtbot, settings, monkeypatch
         assert "Cannot start" in said and busy in said
     finally:
         window.close()
+        held.set()  # the handshake threads end
 
 
 def test_an_evaluator_that_fails_after_the_world_starts_is_reported_and_start_says_why(qtbot, settings, tmp_path):
