@@ -7,6 +7,11 @@ Replay: a recorded stretch, ClipSource), turns it into spectrogram columns and l
 source, the volume and mute, and reads what was made. The sink lives and dies on this thread, inside a Qt
 event loop of its own.
 
+Every feeder still running when Python exits is stopped first (`_close_running`, an atexit hook registered
+after PySide's own): PySide's exit deletes every Qt object Python owns, and a feeder thread still delivering
+its timer's events then crashed the process (a segfault in QApplicationPrivate::notify_helper), e.g. when the
+studio's X server went away and it exited without closing its window.
+
 A live source's sound is never allowed to pile up: what waits for the sink is kept under MAX_BACKLOG_S (the
 oldest dropped), so a game running faster than real time (a lockstep world driven as fast as it runs)
 costs the gaps, never the latency. Each accepted chunk's latency is measured: from the moment its ticks
@@ -19,9 +24,11 @@ Where the machine has no audio output (CI, a server, Xvfb without a sound server
 
 from __future__ import annotations
 
+import atexit
 import logging
 import threading
 import time
+import weakref
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -93,6 +100,18 @@ def audio_output_problem() -> str | None:
     return None if QMediaDevices.audioOutputs() else NO_OUTPUT
 
 
+_running: weakref.WeakSet[AudioFeeder] = weakref.WeakSet()
+
+
+def _close_running() -> None:
+    for feeder in list(_running):
+        feeder.close()
+
+
+# Registered after PySide6.QtCore's import above, so it runs before PySide's own exit clean-up (atexit is LIFO).
+atexit.register(_close_running)
+
+
 class AudioFeeder:
     """One view's speaker: `set_source` to play, `set_volume`/`set_muted`; the pane pulls `take_columns()` and
     `levels`. `spectrum` False: no columns are made (Replay draws them from the recording itself)."""
@@ -121,6 +140,7 @@ class AudioFeeder:
         if self._thread is None:
             self._thread = threading.Thread(target=self._run, name=f"studio-audio-{self.name}", daemon=True)
             self._thread.start()
+            _running.add(self)
 
     def set_source(self, source: SoundSource | None) -> None:
         """Play this from now on (None: silence); what the sink still held of the previous one is dropped."""
@@ -148,6 +168,7 @@ class AudioFeeder:
         if self._thread is not None:
             self._thread.join(timeout)
             self._thread = None
+        _running.discard(self)
 
     # -- the feeder thread -------------------------------------------------------------------------
     def _run(self) -> None:

@@ -147,7 +147,9 @@ def test_a_studio_killed_with_its_x_server_leaves_nothing_in_dev_shm(tmp_path):
             studio.end()
             raise
     try:
-        assert studio.process.wait(60) != 0  # the X connection broke
+        # Qt ends it with status 1 (the X connection broke): an exit, not a crash (its sound feeder's thread, still
+        # delivering Qt events while PySide deleted them at exit, made it a segfault).
+        assert studio.process.wait(60) == 1
     finally:
         studio.end()
     deadline = time.monotonic() + 30
