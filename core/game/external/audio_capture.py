@@ -15,6 +15,7 @@ surplus dropped, and counted.
 
 from __future__ import annotations
 
+import logging
 import os
 import select
 import shutil
@@ -32,6 +33,8 @@ from core.game.audio_ring import AudioFormat, AudioRing, AudioUnavailableError
 from core.game.errors import GameStartError
 from core.game.external.processes import end_process_group
 
+log = logging.getLogger(__name__)
+
 RING_SECONDS = 30.0       # how far back a step's sound can still be read (the built-in world keeps 30 s too)
 RESYNC_TICKS = 2          # drift, in ticks, between the sound's clock and ours before we realign
 START_TIMEOUT_S = 5.0
@@ -41,7 +44,7 @@ START_TIMEOUT_S = 5.0
 class CaptureCounts:
     ticks: int            # ticks published
     silent_filled: int    # ticks the recorder never delivered (filled with silence)
-    dropped: int          # ticks delivered early beyond the drift allowed (dropped)
+    dropped: int          # ticks delivered early beyond the drift allowed, or before the game's first frame
 
 
 def recorder_command(source: str, rate: int, channels: int, latency_ms: int) -> list[str]:
@@ -153,6 +156,9 @@ class AudioCapture:
                     self._publish(np.frombuffer(block, np.int16).reshape(-1, self.format.channels), ended)
         except OSError as exc:
             self.problem = f"reading the recorder failed: {exc}"
+        except Exception as exc:  # a defect of ours: said (the game goes on silent), never a thread dying unheard
+            log.exception("the sound capture stopped")
+            self.problem = f"the sound capture stopped ({type(exc).__name__}: {exc}; the log has its traceback)"
         finally:
             if not self._stopping and self.problem is None:
                 err = self._process.stderr.read().decode(errors="replace").strip() if self._process.stderr else ""
@@ -163,12 +169,22 @@ class AudioCapture:
     def _publish(self, pcm: np.ndarray, ended: float) -> None:
         with self._clock_lock:
             clock, resync = self._clock, self._resync
-            self._resync = False
         if clock is None:
             return  # no game process yet: nothing to key the sound by
         per_tick = self.format.samples_per_tick
         ticks = len(pcm) // per_tick
         first_due = clock(ended) - ticks + 1  # the tick the first of these samples belongs to, by our clock
+        if first_due < 0:
+            # Played before this game process's first frame (a block read just after a restart): no tick of its
+            # own to key it by. Dropped; the new epoch begins with the first sound of the process.
+            early = min(ticks, -first_due)
+            self._counts[2] += early
+            pcm, ticks, first_due = pcm[early * per_tick:], ticks - early, first_due + early
+            if ticks <= 0:
+                return
+        with self._clock_lock:
+            if self._clock is clock:  # (a newer process's clock keeps its own resync pending)
+                self._resync = False
         if resync:
             self.ring.begin_epoch()
             self._next_tick = first_due

@@ -76,6 +76,35 @@ def test_a_tone_played_into_the_private_server_is_captured_at_its_ticks(tmp_path
     assert sound.capture is None and sound.server is None
 
 
+def test_sound_recorded_before_a_new_game_process_s_first_frame_is_dropped_and_capture_goes_on(tmp_path: Path):
+    """A restart: the recorder's next block holds sound played before the new process's first frame (tick 0).
+    Those samples have no tick; the capture drops them and keys what follows from tick 0 (it once crashed its
+    thread on tick -1, and the game was silent from then on)."""
+    backend = load_backend("minetest")
+    assert backend.external is not None
+    launcher = Launcher(backend.external, backend.directory, tmp_path, 640, 360)
+    sound = GameSound.start(GameAudio(source="private", rate=RATE), tmp_path, FPS, None, launcher, "test game")
+    try:
+        assert sound.capture is not None
+        capture = sound.capture
+        origin = time.monotonic()
+        sound.use_clock(lambda moment: int((moment - origin) * FPS))  # the first process
+        assert capture.wait_for_tick(int((time.monotonic() - origin) * FPS) + 5, 10.0)  # its sound flows
+        first_epoch = capture.ring.epoch
+        first_frame = time.monotonic() + 0.5  # restarted: the new process's first frame is half a second away
+        sound.use_clock(lambda moment: int((moment - first_frame) * FPS) if moment >= first_frame
+                        else -1 - int((first_frame - moment) * FPS))
+        deadline = time.monotonic() + 10.0
+        while capture.ring.epoch == first_epoch and capture.problem is None and time.monotonic() < deadline:
+            capture.wait_for_tick(1 << 40, 0.05)  # (returns when sound arrives or the capture stops)
+        assert capture.ring.epoch != first_epoch and capture.wait_for_tick(15, 10.0), capture.problem
+        held = capture.ring.ticks_held()
+        assert capture.problem is None and held is not None and 0 <= held[0] <= 2, (held, capture.problem)
+        assert capture.counts().dropped > 0  # what came before the first frame
+    finally:
+        sound.close()
+
+
 def test_a_game_whose_sound_server_cannot_start_runs_silent_and_says_why(tmp_path: Path, monkeypatch, caplog):
     monkeypatch.setenv("PATH", "/nonexistent")  # as on a machine without PulseAudio
     backend = load_backend("minetest")
