@@ -115,6 +115,12 @@ def _direction(seen: Movement, spread: float, turn_spread: float) -> tuple[str, 
         kind = "turn" if spread <= turn_spread else "strafe"
         why = "a turn" if kind == "turn" else "parallax"
         return f"{kind}_{side}", halves + f"; corners disagree on its angle by {spread:.0%} ({why})"
+    if seen.level is False:
+        # Vertical, but the top and bottom did not move alike: depth at work, so a step with the camera pitched
+        # toward the ground (the near ground at the bottom moves the most), not a look.
+        top, bottom = seen.top_v or 0.0, seen.bottom_v or 0.0
+        return ("forward" if bottom > top else "back"), halves + (
+            f"; the picture's top moved {top:+.1f} px down and its bottom {bottom:+.1f} (unlike: a step, not a look)")
     return ("look_up" if seen.ty > 0 else "look_down"), halves
 
 
@@ -126,7 +132,8 @@ def pair_up(first: KeyEffect, second: KeyEffect, turn_spread: float) -> tuple[Ke
     if a is None or b is None or "jump" in (first.role, second.role):
         return first, second
     half = replace(a, tx=(a.tx - b.tx) / 2, ty=(a.ty - b.ty) / 2, expansion_px=(a.expansion_px - b.expansion_px) / 2,
-                   left_u=_half_difference(a.left_u, b.left_u), right_u=_half_difference(a.right_u, b.right_u))
+                   left_u=_half_difference(a.left_u, b.left_u), right_u=_half_difference(a.right_u, b.right_u),
+                   top_v=_half_difference(a.top_v, b.top_v), bottom_v=_half_difference(a.bottom_v, b.bottom_v))
     role, how = _direction(half, max(first.spread or 0.0, second.spread or 0.0), turn_spread)
     together = (f"; judged with its opposite: half of {first.key} minus {second.key} is {half.tx:+.1f} px across, "
                 f"{half.ty:+.1f} px down, {half.expansion_px:+.1f} px outward{how}")

@@ -6,6 +6,8 @@ or things too far away to tell. What the moving ones did says how the view moved
 
 * walking forward spreads them away from the centre (radial flow > 0), walking back draws them in;
 * a strafe or a turn shifts them sideways (a strafe moves near things more than far ones: parallax);
+* looking up or down shifts them all vertically by about the same; walking with a camera pitched toward the
+  ground shifts them vertically too, but near things (the bottom of the picture) far more than far ones;
 * a jump shifts them vertically, and they come back when it lands.
 """
 
@@ -22,6 +24,7 @@ MOVING_PX = 0.5         # a corner moved when it travelled farther than this (an
 MIN_MOVING = 6          # fewer moving corners than this: nothing moved
 MIN_HALF = 3            # a half of the picture with fewer moving corners than this says nothing on its own
 SAME_WAY_SHARE = 0.2    # halves moving the same way, one at less than this share of the other: not a shift
+LEVEL_SHARE = 0.6       # top and bottom moving vertically, the slower at least this share of the faster: a look
 MAX_CORNERS = 400
 CORNER_QUALITY = 0.001   # of the strongest corner: low, so that a snowfield still gives corners to follow
 ROUND_TRIP_PX = 0.5     # tracking back must land this close to where it began
@@ -63,6 +66,11 @@ class Movement:
     # the same way, however unevenly (a near wall on one side also fits an expansion: parallax).
     left_u: float | None = None
     right_u: float | None = None
+    # The same for the vertical motion of the corners above and below the centre. A look turns the camera: every
+    # corner moves by about the same angle, whatever its depth. A step moves near ones more: a camera pitched
+    # toward the ground (a third-person view) moves the ground at the bottom far more than what is at the top.
+    top_v: float | None = None
+    bottom_v: float | None = None
 
     @property
     def halves_apart(self) -> bool | None:
@@ -74,6 +82,17 @@ class Movement:
             return True
         slower, faster = sorted((abs(self.left_u), abs(self.right_u)))
         return False if faster > 0 and slower >= SAME_WAY_SHARE * faster else None
+
+    @property
+    def level(self) -> bool | None:
+        """True: the top and bottom of the picture moved vertically alike (a look); False: unlike, or opposite
+        ways (depth at work: a step); None: not known (a half without moving corners, or neither moving)."""
+        if self.top_v is None or self.bottom_v is None:
+            return None
+        slower, faster = sorted((abs(self.top_v), abs(self.bottom_v)))
+        if faster < MOVING_PX:
+            return None
+        return self.top_v * self.bottom_v > 0 and slower >= LEVEL_SHARE * faster
 
     @property
     def moved(self) -> bool:
@@ -157,15 +176,18 @@ def movement(before: np.ndarray, after: np.ndarray) -> Movement:
     spread = float(np.median(np.abs(flow[:, 0] - u)))
     tx, ty, expansion = fit_motion(where, flow)
     left, right = half_motions(where, flow)
+    top, bottom = half_motions(where, flow, axis=1)
     return Movement(seen.tracked, len(flow), u, float(np.median(flow[:, 1])), float(np.median(radial)),
-                    spread / max(abs(u), MOVING_PX), tx, ty, expansion * float(np.median(distance)), left, right)
+                    spread / max(abs(u), MOVING_PX), tx, ty, expansion * float(np.median(distance)), left, right,
+                    top, bottom)
 
 
-def half_motions(where: np.ndarray, flow: np.ndarray) -> tuple[float | None, float | None]:
-    """The median horizontal motion of the corners left of the centre and of those right of it."""
+def half_motions(where: np.ndarray, flow: np.ndarray, axis: int = 0) -> tuple[float | None, float | None]:
+    """The median motion along `axis` (0: across, 1: down) of the corners before the centre on that axis (left,
+    or above) and of those after it (right, or below)."""
     medians: list[float | None] = []
-    for side in (where[:, 0] < 0, where[:, 0] > 0):
-        medians.append(float(np.median(flow[side, 0])) if int(side.sum()) >= MIN_HALF else None)
+    for side in (where[:, axis] < 0, where[:, axis] > 0):
+        medians.append(float(np.median(flow[side, axis])) if int(side.sum()) >= MIN_HALF else None)
     return medians[0], medians[1]
 
 

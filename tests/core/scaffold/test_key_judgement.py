@@ -40,7 +40,7 @@ def _role(where: np.ndarray, flow: np.ndarray) -> str:
     tx, ty, expansion = fit_motion(where, flow)
     distance = float(np.median(np.linalg.norm(where, axis=1)))
     seen = Movement(len(where), len(where), 0.0, 0.0, 0.0, 0.0, tx, ty, expansion * distance,
-                    *half_motions(where, flow))
+                    *half_motions(where, flow), *half_motions(where, flow, axis=1))
     return _direction(seen, 1.0, 0.0)[0]  # with mouse look: a sideways shift is a strafe
 
 
@@ -68,6 +68,42 @@ def test_walking_forward_and_back_past_the_same_walls_spreads_and_draws_in_the_c
             depth = scene(where)
             assert _role(where, _walk(where, depth, STEP_M)) == "forward", (scene.__name__, seed)
             assert _role(where, _walk(where, depth, -STEP_M)) == "back", (scene.__name__, seed)
+
+
+def _ground_seen_from_above(where: np.ndarray, pitch: float) -> np.ndarray:
+    """Depths: a third-person camera 3 m above the ground, pitched `pitch` radians toward it; far hills above the
+    horizon."""
+    below = where[:, 1].astype(np.float64) * np.cos(pitch) / FOCAL + np.sin(pitch)
+    return np.where(below > 0.02, 3.0 / np.maximum(below, 0.02), 200.0)
+
+
+def _walk_pitched(where: np.ndarray, depth: np.ndarray, pitch: float, metres_forward: float) -> np.ndarray:
+    """A step along the ground (not along the camera's axis): toward the ground as well as ahead, for the camera."""
+    x, y = where[:, 0].astype(np.float64), where[:, 1].astype(np.float64)
+    ahead, down = metres_forward * np.cos(pitch), metres_forward * np.sin(pitch)
+    return np.stack([x * ahead / depth, (y * ahead + FOCAL * down) / depth], axis=1).astype(np.float32)
+
+
+def _look(where: np.ndarray, radians_up: float) -> np.ndarray:
+    """The camera pitched up: every corner moves down by about the same, whatever its depth."""
+    x, y = where[:, 0].astype(np.float64), where[:, 1].astype(np.float64)
+    flow = [x * y * radians_up / FOCAL, FOCAL * radians_up * (1 + (y / FOCAL) ** 2)]
+    return np.stack(flow, axis=1).astype(np.float32)
+
+
+def test_a_step_with_the_camera_pitched_toward_the_ground_is_a_step_and_a_look_is_a_look():
+    """`backend new` on the built-in world's window (its camera looks down on the character) once read W and S as
+    looking up and down: a step along the ground moves the picture down more than out. The near ground at the
+    bottom moves far more than the far ground at the top; a look moves both alike."""
+    for degrees in (0, 15, 30, 45):
+        pitch = np.radians(degrees)
+        for seed in range(5):
+            where = _corners(seed)
+            depth = _ground_seen_from_above(where, pitch)
+            assert _role(where, _walk_pitched(where, depth, pitch, STEP_M)) == "forward", (degrees, seed)
+            assert _role(where, _walk_pitched(where, depth, pitch, -STEP_M)) == "back", (degrees, seed)
+            assert _role(where, _look(where, 0.02)) == "look_up", (degrees, seed)
+            assert _role(where, _look(where, -0.02)) == "look_down", (degrees, seed)
 
 
 def _effects(**roles: str | None) -> dict[str, KeyEffect]:
