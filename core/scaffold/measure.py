@@ -21,6 +21,8 @@ TURN_SPREAD = 0.15      # without mouse look, corners that agree on a sideways k
 ROLES = ("forward", "back", "strafe_left", "strafe_right", "turn_left", "turn_right", "look_up", "look_down", "jump")
 OPPOSITES = (("w", "s"), ("a", "d"), ("Up", "Down"), ("Left", "Right"))   # by convention
 PAIR_RETRIES = 2        # opposite keys that alone did not move opposite ways are tried again this often
+PAIR_MIN_PX = 1.5       # judged together, what the two keys do differently must move the picture this far (analysed
+                        # pixels): less is a bob or the picture's own motion at rest, not a direction
 OPPOSITE_ROLE = {"forward": "back", "back": "forward", "strafe_left": "strafe_right", "strafe_right": "strafe_left",
                  "turn_left": "turn_right", "turn_right": "turn_left", "look_up": "look_down", "look_down": "look_up"}
 
@@ -134,9 +136,15 @@ def pair_up(first: KeyEffect, second: KeyEffect, turn_spread: float) -> tuple[Ke
     half = replace(a, tx=(a.tx - b.tx) / 2, ty=(a.ty - b.ty) / 2, expansion_px=(a.expansion_px - b.expansion_px) / 2,
                    left_u=_half_difference(a.left_u, b.left_u), right_u=_half_difference(a.right_u, b.right_u),
                    top_v=_half_difference(a.top_v, b.top_v), bottom_v=_half_difference(a.bottom_v, b.bottom_v))
-    role, how = _direction(half, max(first.spread or 0.0, second.spread or 0.0), turn_spread)
     together = (f"; judged with its opposite: half of {first.key} minus {second.key} is {half.tx:+.1f} px across, "
-                f"{half.ty:+.1f} px down, {half.expansion_px:+.1f} px outward{how}")
+                f"{half.ty:+.1f} px down, {half.expansion_px:+.1f} px outward")
+    if max(abs(half.tx), abs(half.ty), abs(half.expansion_px)) < PAIR_MIN_PX:
+        # OpenArena facing far walls and sky: its arrow keys' bobs, taken together, read as a step forward and back.
+        weak = together + f", too little to judge (under {PAIR_MIN_PX:g} px): face near, textured things and run again"
+        return (replace(first, role=None, evidence=first.evidence.split("; ")[0] + weak),
+                replace(second, role=None, evidence=second.evidence.split("; ")[0] + weak))
+    role, how = _direction(half, max(first.spread or 0.0, second.spread or 0.0), turn_spread)
+    together += how
     return (replace(first, role=role, evidence=first.evidence.split("; ")[0] + together),
             replace(second, role=OPPOSITE_ROLE[role], evidence=second.evidence.split("; ")[0] + together))
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from core.scaffold.measure import OPPOSITES, KeyEffect, _clashing_pairs, _direction
+from core.scaffold.measure import OPPOSITES, KeyEffect, _clashing_pairs, _direction, pair_up
 from core.scaffold.motion import MOVING_PX, Movement, fit_motion, half_motions
 
 FOCAL = 200.0
@@ -154,3 +154,18 @@ def test_of_several_keys_that_seem_to_jump_only_one_that_stands_out_is_the_jump(
     assert all(effect.role is None for effect in alike.values())
     alone = {"space": jump("space", 33.6)}
     assert one_jump(alone) == alone
+
+
+def test_opposite_keys_judged_together_on_too_little_motion_get_no_role():
+    """OpenArena facing far walls and sky: Left and Right (which did nothing there) each bobbed the picture by about
+    a pixel; judged together they became a step forward and back. Too little motion names no direction."""
+    left = Movement(86, 20, 0.0, 0.0, 0.0, 0.0, tx=1.1, ty=0.9, expansion_px=-0.4)
+    right = Movement(70, 51, 0.0, 0.0, 0.0, 0.0, tx=-0.3, ty=-0.1, expansion_px=1.4)
+    judged = pair_up(KeyEffect("Left", "look_up", "bob", 0.3, left), KeyEffect("Right", "look_down", "bob", 0.3, right),
+                     0.15)
+    assert [e.role for e in judged] == [None, None]
+    assert all("too little to judge" in e.evidence for e in judged)
+    # The same keys with a real difference between them (a strafe seen past a bob) are judged.
+    left_strafe = Movement(86, 80, 0.0, 0.0, 0.0, 0.0, tx=4.1, ty=0.9, expansion_px=-0.4)
+    judged = pair_up(KeyEffect("a", "look_up", "", 0.3, left_strafe), KeyEffect("d", "look_up", "", 0.3, right), 0.0)
+    assert [e.role for e in judged] == ["strafe_left", "strafe_right"]
