@@ -167,6 +167,8 @@ class AudioFeeder:
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout)
+            if self._thread.is_alive():
+                return  # still stopping: kept in _running, so that exit waits for it again
             self._thread = None
         _running.discard(self)
 

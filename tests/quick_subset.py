@@ -44,6 +44,7 @@ QUICK_MODULES = frozenset({
     "tests/studio/memory/test_studio_memory.py",
     "tests/studio/replay/test_playback_clock.py",
     "tests/studio/replay/test_studio_damaged.py",
+    "tests/studio/test_audio_feeder_exit.py",
     "tests/studio/test_gui_thread_gc.py",
     "tests/studio/test_human_driver.py",
     "tests/studio/test_qt_bindings.py",

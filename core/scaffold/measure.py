@@ -21,6 +21,8 @@ TURN_SPREAD = 0.15      # without mouse look, corners that agree on a sideways k
 ROLES = ("forward", "back", "strafe_left", "strafe_right", "turn_left", "turn_right", "look_up", "look_down", "jump")
 OPPOSITES = (("w", "s"), ("a", "d"), ("Up", "Down"), ("Left", "Right"))   # by convention
 PAIR_RETRIES = 2        # opposite keys that alone did not move opposite ways are tried again this often
+KEY_MIN_PX = 1.0        # a key whose fitted motion stays under this (analysed pixels) named no direction: a picture
+                        # that moves at rest (OpenArena's, 0.5% of pixels) gives idle keys a few tenths of a pixel
 PAIR_MIN_PX = 1.5       # judged together, what the two keys do differently must move the picture this far (analysed
                         # pixels): less is a bob or the picture's own motion at rest, not a direction
 OPPOSITE_ROLE = {"forward": "back", "back": "forward", "strafe_left": "strafe_right", "strafe_right": "strafe_left",
@@ -88,6 +90,11 @@ def classify(probe: Probe, focal: float, turn_spread: float) -> KeyEffect:
         # and a still fit would read as a step back.
         return KeyEffect(probe.what, None, f"the picture moved only while the key was held and came back where it "
                          f"began ({back.describe()} after)", settle)
+    strongest = max(abs(shown.tx), abs(shown.ty), abs(shown.expansion_px), abs(shown.left_u or 0.0),
+                    abs(shown.right_u or 0.0))
+    if strongest < KEY_MIN_PX:
+        return KeyEffect(probe.what, None, f"the picture moved too little to tell a direction ({shown.describe()}; "
+                         f"under {KEY_MIN_PX:g} px)", settle)
     turned = yaw(probe.before, frame, focal)
     spread = turned.spread if turned is not None else 1.0
     role, how = _direction(shown, spread, turn_spread)

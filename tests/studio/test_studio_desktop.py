@@ -152,6 +152,8 @@ def test_a_studio_killed_with_its_x_server_leaves_nothing_in_dev_shm(tmp_path):
         assert studio.process.wait(60) == 1
     finally:
         studio.end()
+    crashed = [line for line in studio.lines if "Traceback" in line or "Fatal Python error" in line]
+    assert not crashed, studio.lines[-40:]
     deadline = time.monotonic() + 30
     while (any(folder.exists() for folder in folders) or any(pid_alive(pid) for pid in children)) \
             and time.monotonic() < deadline:

@@ -75,13 +75,15 @@ def test_a_key_held_on_minetest_walks_while_held_and_at_most_one_step_after(tmp_
     assert human and all(r["macro"][0][0]["left_y"] == 1.0 for r in human)
     walked_while_held = math.dist(position_at(samples, after_down), position_at(samples, before_up))
     walked_after = math.dist(position_at(samples, after_up), position_at(samples, after_up + WATCH_S))
-    cadence = float(np.max(np.diff(ended_at))) if len(ended_at) > 1 else HOLD_S
+    gaps = np.diff(ended_at)
+    cadence = float(np.median(gaps)) if len(gaps) else HOLD_S
     facts = (round(walked_while_held, 2), round(walked_after, 2), len(human), round(cadence, 2),
              round(after_up - before_down, 2), [round(t - before_down, 2) for t in ended_at])
     # It walked until the key went up, not one tap: steps one after another until the release, the last ending no
     # earlier than one step's cadence before it. A step's wall time is the machine's (hold, settle, capture: about
     # 0.5 s idle, 1 s under four test workers), so the steps' own ends are checked, and the walk by the steps made.
-    assert len(human) >= 2 and ended_at[-1] >= before_up - cadence - 0.1, facts
+    assert len(human) >= 2 and ended_at[-1] >= before_up - cadence - 0.25, facts
+    assert float(np.max(gaps)) <= 3 * cadence + 0.25, facts  # and steadily: no stall while it was held
     assert walked_while_held >= 0.5 * len(human), facts  # each 0.25 s step walks about 1 node (0.7 from standing)
     # ... and no longer: what was waiting at the release is withdrawn; only the step in progress plays out.
     assert walked_after <= ONE_STEP_NODES, facts

@@ -78,7 +78,8 @@ def _ground_seen_from_above(where: np.ndarray, pitch: float) -> np.ndarray:
 
 
 def _walk_pitched(where: np.ndarray, depth: np.ndarray, pitch: float, metres_forward: float) -> np.ndarray:
-    """A step along the ground (not along the camera's axis): toward the ground as well as ahead, for the camera."""
+    """A step along the ground, not along the camera's axis (which points below the path): for the camera, ahead
+    and up, so the picture moves down as well as out."""
     x, y = where[:, 0].astype(np.float64), where[:, 1].astype(np.float64)
     ahead, down = metres_forward * np.cos(pitch), metres_forward * np.sin(pitch)
     return np.stack([x * ahead / depth, (y * ahead + FOCAL * down) / depth], axis=1).astype(np.float32)
@@ -135,6 +136,30 @@ def test_a_key_whose_picture_moved_only_for_a_moment_has_no_role():
     probe = Probe("key a", rest, [Seen(0.1, shaken), Seen(0.2, rest.copy())], rest.copy(), 0.1)
     effect = classify(probe, FOCAL, 0.0)
     assert effect.role is None and "came back where it began" in effect.evidence
+
+
+def test_a_key_that_moved_the_picture_a_fraction_of_a_pixel_has_no_role():
+    """OpenArena facing far walls: its picture moves at rest, and Left and Right, idle there, were read as looking
+    down and up from 0.4 and 0.5 px. Under a pixel names no direction; three pixels do."""
+    import cv2
+
+    from core.scaffold.measure import classify
+    from core.scaffold.probes import Probe, Seen
+
+    rng = np.random.default_rng(5)
+    rest = cv2.GaussianBlur((rng.random((180, 320)) * 255).astype(np.uint8), (5, 5), 0)
+
+    def shifted(down_px: float) -> np.ndarray:
+        matrix = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, down_px]], np.float32)
+        return cv2.warpAffine(rest, matrix, (320, 180), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
+
+    def judged(down_px: float) -> KeyEffect:
+        moved = shifted(down_px)
+        return classify(Probe("key Left", rest, [Seen(0.2, moved)], moved.copy(), 0.1), FOCAL, 0.0)
+
+    faint = judged(0.6)
+    assert faint.role is None and "too little to tell a direction" in faint.evidence, faint.evidence
+    assert judged(3.0).role == "look_up"
 
 
 def test_of_several_keys_that_seem_to_jump_only_one_that_stands_out_is_the_jump():
