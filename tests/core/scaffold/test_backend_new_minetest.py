@@ -66,7 +66,7 @@ def test_it_finds_wasd_space_and_mouse_look_and_writes_a_file_that_validates(sca
     spec = backend.external
     assert spec is not None and spec.input.keyboard is not None and spec.input.keyboard.left_stick is not None
     stick = spec.input.keyboard.left_stick
-    assert (stick.up, stick.down, stick.left, stick.right) == ("w", "s", "a", "d")
+    assert (stick.up, stick.down, stick.left, stick.right) == ("w", "s", "a", "d"), done.stdout
     assert spec.input.keyboard.buttons.get("A") == "space"
     assert spec.input.mouse is not None, done.stdout  # what it measured, on failure
     # minetest.conf's mouse_sensitivity 0.2 is 0.2 degrees per pixel; the 72 deg vertical field of view converts.

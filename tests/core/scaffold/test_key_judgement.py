@@ -162,26 +162,6 @@ def test_a_key_that_moved_the_picture_a_fraction_of_a_pixel_has_no_role():
     assert judged(3.0).role == "look_up"
 
 
-def test_a_key_is_judged_by_where_the_picture_rests_not_by_the_bob_it_was_caught_in():
-    """OpenArena: the key-up frame caught a walk's view bob (the picture 1.8 px down) and A read as looking up. Once the
-    picture rests the bob is gone and what is left is the walk: here 3 px to the right, a strafe left."""
-    import cv2
-
-    from core.scaffold.measure import classify
-    from core.scaffold.probes import Probe, Seen
-
-    rng = np.random.default_rng(7)
-    rest = cv2.GaussianBlur((rng.random((180, 320)) * 255).astype(np.uint8), (5, 5), 0)
-
-    def moved(right_px: float, down_px: float) -> np.ndarray:
-        matrix = np.array([[1.0, 0.0, right_px], [0.0, 1.0, down_px]], np.float32)
-        return cv2.warpAffine(rest, matrix, (320, 180), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
-
-    probe = Probe("key a", rest, [Seen(0.2, moved(0.5, 1.0)), Seen(0.4, moved(1.0, 1.8))], moved(3.0, 0.0), 0.3)
-    effect = classify(probe, FOCAL, 0.0)
-    assert effect.role == "strafe_left", effect.evidence
-
-
 def test_of_several_keys_that_seem_to_jump_only_one_that_stands_out_is_the_jump():
     """OpenArena at a spawn facing the sky: every walking key and arrow bobbed the view 7 to 17 px and back, and
     space jumped 34 px; the file got five jump keys and no walk. One jump at most, and only one that stands out."""
