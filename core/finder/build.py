@@ -294,8 +294,12 @@ class SignatureBuilder:
                                            f"{len(result.rejected)} fresh process(es), which were added to the build)")
                     return result
                 if len(observations) >= options.max_processes:
-                    result.message = f"the signature failed on a fresh process: {failed.message}"
-                    return result
+                    # Every pattern the processes allowed failed on the next fresh one: none is reliably unique.
+                    if game is not None:
+                        game.close()
+                        game = None
+                    return self._fall_back(result, f"the signature failed on a fresh process: {failed.message}",
+                                           observations)
                 # The failing process becomes one more observation: rebuild with it.
         finally:
             if game is not None:

@@ -102,6 +102,31 @@ def test_where_no_pattern_can_be_unique_the_builder_falls_back_to_a_static_root(
         assert (sample.x, sample.y, sample.z) == pytest.approx(SPAWN["third-person"])
 
 
+class EachLaunchNewer(Launcher):
+    """Every launch after the second a newer build: the Client words nearest the Entity differ from all before."""
+
+    def __call__(self) -> ForeignGame:
+        self.launched.append(ForeignGame(self.binary, *self.args, "--launch", str(len(self.launched) + 1)))
+        return self.launched[-1]
+
+
+def test_a_signature_that_fails_on_every_fresh_process_falls_back_to_a_static_root(ring_binary, tmp_path):
+    """Unique in the processes it was built from, each pattern failed on the next fresh one, until the processes
+    were spent: no pattern is reliably unique, so the builder searches pointer roots by itself (it once stopped
+    there, "the signature failed on a fresh process", on Minetest in CI)."""
+    launcher = EachLaunchNewer(ring_binary)
+    options = BuildOptions(name="ring", game="ring_game", max_processes=4)
+    result = SignatureBuilder(launcher, options).build()
+    assert all(g.process.poll() is not None for g in launcher.launched)  # every process it started, it closed
+    assert len(result.rejected) >= 2, result.message  # patterns that failed on a fresh process, more than once
+    assert "the signature failed on a fresh process" in result.message, result.message
+    assert "fell back to the pointer search" in result.message, result.message
+    assert result.ok, result.message
+    data = result.profile_data
+    assert data is not None and data["signature"] is None and data["pointer"]["chain"] == []
+    assert data["pointer"]["module"] == "ring_game"
+
+
 def test_the_pointer_search_proposes_the_static_root_first_and_ends_with_what_to_try_next(ring_binary):
     report = search(Launcher(ring_binary), FinderOptions(), fresh=1)
     assert report.static_roots == 1
