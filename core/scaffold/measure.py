@@ -92,9 +92,7 @@ def classify(probe: Probe, focal: float, turn_spread: float) -> KeyEffect:
         # and a still fit would read as a step back.
         return KeyEffect(probe.what, None, f"the picture moved only while the key was held and came back where it "
                          f"began ({back.describe()} after)", settle)
-    strongest = max(abs(shown.tx), abs(shown.ty), abs(shown.expansion_px), abs(shown.left_u or 0.0),
-                    abs(shown.right_u or 0.0))
-    if strongest < KEY_MIN_PX:
+    if shown.strongest_px < KEY_MIN_PX:
         return KeyEffect(probe.what, None, f"the picture moved too little to tell a direction ({shown.describe()}; "
                          f"under {KEY_MIN_PX:g} px)", settle)
     turned = yaw(probe.before, frame, focal)
@@ -147,7 +145,7 @@ def pair_up(first: KeyEffect, second: KeyEffect, turn_spread: float) -> tuple[Ke
                    top_v=_half_difference(a.top_v, b.top_v), bottom_v=_half_difference(a.bottom_v, b.bottom_v))
     together = (f"; judged with its opposite: half of {first.key} minus {second.key} is {half.tx:+.1f} px across, "
                 f"{half.ty:+.1f} px down, {half.expansion_px:+.1f} px outward")
-    if max(abs(half.tx), abs(half.ty), abs(half.expansion_px)) < PAIR_MIN_PX:
+    if half.strongest_px < PAIR_MIN_PX:
         # OpenArena facing far walls and sky: its arrow keys' bobs, taken together, read as a step forward and back.
         weak = together + f", too little to judge (under {PAIR_MIN_PX:g} px): face near, textured things and run again"
         return (replace(first, role=None, evidence=first.evidence.split("; ")[0] + weak),

@@ -95,6 +95,12 @@ class Movement:
         return self.top_v * self.bottom_v > 0 and slower >= LEVEL_SHARE * faster
 
     @property
+    def strongest_px(self) -> float:
+        """The largest motion it can be judged by (analysed pixels): the fit's shift or expansion, or a half's."""
+        return max(abs(self.tx), abs(self.ty), abs(self.expansion_px), abs(self.left_u or 0.0),
+                   abs(self.right_u or 0.0))
+
+    @property
     def moved(self) -> bool:
         return self.moving >= MIN_MOVING
 
