@@ -247,14 +247,16 @@ def rank(addresses: np.ndarray, now: np.ndarray, moves: list[MoveRecord], move_s
     eligible = np.flatnonzero((walked >= MIN_WALKED_SHARE) & np.isfinite(base))
     if len(eligible) == 0:
         return []
+    # Overlapping windows (4 or 8 bytes apart) stay in the pool until their whole score is known: kept by the fit
+    # alone, a mirrored window [z, 1.0, x] between two vec4 copies (x, y, z, 1.0) beat them on uneven ground (its
+    # constant middle is perfectly level) and dropped both, before their copies or its mirroring could count.
     order = eligible[np.argsort(-base[eligible], kind="stable")[:pool]]
-    order = _one_window_per_struct(addresses, base, order)
     pooled = [m.select(order) for m in moves]
     with np.errstate(invalid="ignore"):  # a value sampled mid-move may be a signalling NaN (not a position)
         lead = _lead(pooled, vertical[order])
         steady = _steadiness(pooled, vertical[order])
     directions = _directions(moves, order, vertical[order])
-    agree = directions @ directions.T > 0.98
+    agree = (directions @ directions.T > 0.98) & ~_overlapping(addresses[order])  # one struct is no copy of itself
     np.fill_diagonal(agree, False)
     copies = agree.sum(axis=1)
     group_lead = np.array([max(lead[i], lead[agree[i]].max()) if copies[i] else lead[i] for i in range(len(order))])
@@ -279,7 +281,8 @@ def rank(addresses: np.ndarray, now: np.ndarray, moves: list[MoveRecord], move_s
              * np.where(not_float, NOT_FLOAT_WEIGHT, 1.0))
     ranked: list[RankedTriple] = []
     finite = np.flatnonzero(np.isfinite(final))
-    for rank_index in finite[np.argsort(-final[finite], kind="stable")][:top]:
+    best_first = finite[np.argsort(-final[finite], kind="stable")]
+    for rank_index in _one_window_per_struct(addresses[order], best_first)[:top]:
         i = order[rank_index]
         v = int(vertical[i])
         terms = {k: float(by_axis[v][k][i]) for k in ("moved", *_WEIGHTS) if not np.isnan(by_axis[v][k][i])}
@@ -397,10 +400,16 @@ def _permuted_copies(values: np.ndarray, vertical: np.ndarray, copies: np.ndarra
     return np.asarray((other_order & better_supported).any(axis=1))
 
 
-def _one_window_per_struct(addresses: np.ndarray, score: np.ndarray, order: np.ndarray) -> np.ndarray:
-    """Triples starting 4 or 8 bytes apart share values; keep the best-scoring window of each run."""
+def _overlapping(addresses: np.ndarray) -> np.ndarray:
+    """Pairs of triples that share a float (starting under 12 bytes apart): windows on one struct."""
+    signed = addresses.astype(np.int64)
+    return np.asarray(np.abs(signed[:, None] - signed[None, :]) < 12)
+
+
+def _one_window_per_struct(addresses: np.ndarray, best_first: np.ndarray) -> np.ndarray:
+    """Of `best_first` (indices into `addresses`), the best window of each run of overlapping ones."""
     taken: list[int] = []
-    for i in order.tolist():
+    for i in best_first.tolist():
         address = int(addresses[i])
         if all(abs(address - int(addresses[j])) >= 12 for j in taken):
             taken.append(i)

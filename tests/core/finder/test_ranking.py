@@ -73,6 +73,31 @@ def test_the_position_with_its_ground_axes_swapped_ranks_below_the_position_it_m
     assert mirrored.score < 0.6 * ranked[0].score
 
 
+def test_copies_kept_as_vec4s_in_an_array_outrank_the_mirrored_windows_between_them():
+    """Minetest keeps copies of the position as (x, y, z, 1.0) in arrays: between two of them lies the window
+    [z, 1.0, x], 8 bytes from each, mirrored and perfectly level. On uneven ground its bare fit beat theirs, and
+    keeping one window per struct by that fit dropped every copy beside it: a full run ranked only the mirror
+    (score 0.785) and not one of the 17 copies. Overlapping windows are now weighed on their whole score."""
+    _, moves = walks(3, ["walker"])
+    heights = [0.3 * (number % 2) for number in range(len(moves) + 1)]  # uneven ground
+    vec4s = 4
+    joined: list[MoveRecord] = []
+    for number, move in enumerate(moves):
+        rows = []
+        for values, height in ((move.before[0], heights[number]), (move.after[0], heights[number + 1])):
+            floats = np.tile([values[0], values[1] + height, values[2], 1.0], vec4s).astype(np.float32)
+            rows.append(np.stack([floats[i:i + 3] for i in range(len(floats) - 2)]))  # every window, 4 bytes apart
+        joined.append(MoveRecord(move.round, move.name, rows[0], rows[1], None))
+    addresses = 0x7000 + 4 * np.arange(len(joined[0].before), dtype=np.uint64)
+    ranked = rank(addresses, joined[-1].after, joined, move_seconds=0.6)
+    offsets = [int(r.address) - 0x7000 for r in ranked]
+    assert offsets[0] % 16 == 0, [r.to_json() for r in ranked]  # an (x, y, z) at the start of a vec4
+    copies = [offset for offset in offsets if offset % 16 == 0]
+    assert len(copies) >= 2 and ranked[0].copies >= 1
+    mirrors = [r for r in ranked if (int(r.address) - 0x7000) % 16 == 8]
+    assert all(m.score < 0.6 * ranked[0].score for m in mirrors)
+
+
 def test_a_window_on_a_double_copy_of_the_position_ranks_below_the_position():
     """A program may keep the position as doubles too (the built-in world's sound keeps its listener's poses
     so, 14 rows of them): three floats read out of such a row walk with the position, at about a tenth of its
