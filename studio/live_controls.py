@@ -31,6 +31,7 @@ PACES = {"as fast as it runs": None, "0.5× real time": 0.5, "1× real time": 1.
 DEFAULT_PACE = "1× real time"
 HEARING = {"hears nothing": "none", "hears: spectrogram picture": "spectrogram", "hears: audio clip": "clip"}
 CLOCKS = {"Lockstep (the game waits for the agent)": "lockstep", "Real time (30 fps, like an emulator)": "realtime"}
+REALTIME_CAPTION = next(caption for caption, mode in CLOCKS.items() if mode == "realtime")
 
 
 @dataclass(frozen=True)
@@ -129,6 +130,7 @@ class LiveControls(QWidget):
         seed.addWidget(self.seed, 1)
         self.clock = QComboBox()
         self.clock.addItems(list(CLOCKS))
+        self._chosen_clock: str | None = None  # the built-in world's choice, while an external game shows its own
         self.pace = QComboBox()
         self.pace.addItems(list(PACES))
         self.pace.setCurrentText(DEFAULT_PACE)
@@ -181,7 +183,24 @@ class LiveControls(QWidget):
 
     @property
     def clock_mode(self) -> str:
-        return CLOCKS[self.clock.currentText()]
+        """The built-in world's clock, as chosen (an external game runs in real time whatever it says)."""
+        return CLOCKS[self._chosen_clock or self.clock.currentText()]
+
+    def show_game_clock(self, builtin: bool) -> None:
+        """An external game runs in real time whatever was chosen: the box says so, greyed out, and gives the
+        built-in world's choice back when the user returns to it (neither change restarts anything)."""
+        self.clock.blockSignals(True)
+        if not builtin and self._chosen_clock is None:
+            self._chosen_clock = self.clock.currentText()
+            self.clock.setCurrentText(REALTIME_CAPTION)
+        elif builtin and self._chosen_clock is not None:
+            self.clock.setCurrentText(self._chosen_clock)
+            self._chosen_clock = None
+        self.clock.blockSignals(False)
+        self.clock.setEnabled(builtin)
+        self.clock.setToolTip("" if builtin else "This game runs in real time: only the built-in world can wait "
+                              "for the agent (lockstep).")
+        self.pace.setEnabled(builtin and self.clock_mode == "lockstep")
 
     def choices(self) -> LiveChoices:
         return LiveChoices(
@@ -199,7 +218,8 @@ class LiveControls(QWidget):
     def save(self, settings: QSettings) -> None:
         """Values, not captions: a reworded caption (or a translation) leaves the saved choice valid."""
         for key, box in self._boxes().items():
-            settings.setValue(f"live/{key}", setting_value(self._values(key), box.currentText()))
+            shown = self._chosen_clock if box is self.clock and self._chosen_clock else box.currentText()
+            settings.setValue(f"live/{key}", setting_value(self._values(key), shown))
         for key, check in self._checks().items():
             settings.setValue(f"live/{key}", check.isChecked())
         for key, spin in self._spins().items():
@@ -209,7 +229,9 @@ class LiveControls(QWidget):
     def restore(self, settings: QSettings) -> None:
         for key, box in self._boxes().items():
             caption = caption_for(self._values(key), settings.value(f"live/{key}"))
-            if caption is not None and box.findText(caption) >= 0:
+            if caption is not None and box is self.clock and self._chosen_clock is not None:
+                self._chosen_clock = caption  # for the built-in world; the game on show runs in real time
+            elif caption is not None and box.findText(caption) >= 0:
                 box.setCurrentText(caption)
         for key, check in self._checks().items():
             check.setChecked(str(settings.value(f"live/{key}", False)).lower() == "true")
@@ -218,7 +240,7 @@ class LiveControls(QWidget):
             if value is not None and str(value).lstrip("-").isdigit():
                 spin.setValue(max(spin.minimum(), min(spin.maximum(), int(value))))
         self.model_id.setText(str(settings.value("live/model_id", "") or ""))
-        self.pace.setEnabled(self.clock_mode == "lockstep")
+        self.pace.setEnabled(self.clock.isEnabled() and self.clock_mode == "lockstep")
 
     def _boxes(self) -> dict[str, QComboBox]:
         return {"task": self.task, "granularity": self.granularity, "agent": self.agent, "paradigm": self.paradigm,

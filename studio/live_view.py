@@ -277,7 +277,7 @@ class LiveView(QMainWindow):
         self.session.restart_world(backend=backend)
         self.authoring.use_backend(backend)
         self.trajectory.set_backdrop([])
-        self.controls.clock.setEnabled(self.host.is_builtin)  # external games run in real time only
+        self.controls.show_game_clock(self.host.is_builtin)  # external games run in real time only
         self.controls.set_tasks([t.id for t in self.host.tasks])
         self.tasks.set_tasks(self.host.tasks)
 

@@ -6,6 +6,7 @@ grid, text that wraps, and lists and plots that give up height first."""
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QDoubleSpinBox,
     QGridLayout,
@@ -21,7 +22,7 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
-from core.finder.ranking import RankedTriple
+from core.finder.ranking import RankedTriple, turn_sign
 from widgets.trajectory_plot import TrajectoryPlot
 
 
@@ -36,6 +37,8 @@ class FinderPanel(QGroupBox):
 
     def __init__(self) -> None:
         super().__init__("Position, signature, profile")
+        # The game's own profile's ground_turn, where it has one: a candidate turning the other way is marked.
+        self.ground_turn: str | None = None
         self.find_button = QPushButton("Find position automatically")
         self.cancel_button = QPushButton("Cancel")
         self.progress = QProgressBar()
@@ -117,14 +120,27 @@ class FinderPanel(QGroupBox):
         self.candidates.clear()
         for index, c in enumerate(candidates, 1):
             values = ", ".join(f"{v:.1f}" for v in c.values)
-            item = QListWidgetItem(f"{index}. {c.address:#x}  ({values})  {c.up} up  {c.score:.2f}")
+            mirrored = self._mirrored(c)
+            item = QListWidgetItem(f"{index}. {c.address:#x}  ({values})  {c.up} up  {c.score:.2f}"
+                                   + ("  mirrored" if mirrored else ""))
             terms = ", ".join(f"{k} {v:.2f}" for k, v in c.terms.items())
             item.setToolTip(f"{c.address:#x}: ({', '.join(f'{v:.3f}' for v in c.values)}), {c.up} up\n"
                             f"score {c.score:.3f}, walking {c.speed:.2f} units/s, {c.copies} agreeing copies, "
-                            f"lead {c.lead:.2f}\n{terms}")
+                            f"lead {c.lead:.2f}\n{terms}"
+                            + (f"\nMirrored: its ground axes turn the other way from the game's own profile "
+                               f"(ground_turn {self.ground_turn}), most likely the position's values in the other "
+                               "order (docs/finding-memory.md, section 5); a signature built from it reads x and "
+                               "y swapped" if mirrored else ""))
+            if mirrored:
+                item.setForeground(QColor("#b45309"))
             self.candidates.addItem(item)
         if candidates:
             self.candidates.setCurrentRow(0)
+
+    def _mirrored(self, candidate: RankedTriple) -> bool:
+        """Whether the candidate's ground axes turn the other way from the game's own profile's (when it has one)."""
+        sign = turn_sign(candidate.right_turn)
+        return self.ground_turn is not None and sign != 0 and sign != (-1 if self.ground_turn == "clockwise" else 1)
 
     def show_progress(self, what: str, fraction: float, left: int) -> None:
         self.progress.setValue(int(fraction * 1000))

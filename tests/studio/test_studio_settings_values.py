@@ -29,3 +29,24 @@ def test_live_choices_round_trip_as_values_and_old_caption_settings_convert(qtbo
     assert controls.pace.currentText() == pace_before  # ignored safely
     controls.save(settings)
     assert settings.value("live/granularity") == "goal_only" and settings.value("live/clock") == "realtime"
+
+
+def test_an_external_game_shows_real_time_and_the_built_in_worlds_choice_comes_back(qtbot, tmp_path):
+    """Minetest runs in real time whatever the box said: it says so, greyed out, without restarting anything; back
+    on the built-in world the user's lockstep is there again, and it is what the settings keep meanwhile."""
+    controls = LiveControls(["q01"])
+    qtbot.addWidget(controls)
+    restarts: list[str] = []
+    controls.sig_clock_changed.connect(restarts.append)
+    controls.clock.setCurrentText(caption_for(CLOCKS, "lockstep"))
+    restarts.clear()
+    controls.show_game_clock(builtin=False)
+    assert controls.clock.currentText() == caption_for(CLOCKS, "realtime")
+    assert not controls.clock.isEnabled() and not controls.pace.isEnabled()
+    settings = QSettings(str(tmp_path / "studio.ini"), QSettings.Format.IniFormat)
+    controls.save(settings)
+    assert settings.value("live/clock") == "lockstep"
+    controls.show_game_clock(builtin=True)
+    assert controls.clock.currentText() == caption_for(CLOCKS, "lockstep") and controls.clock.isEnabled()
+    assert controls.pace.isEnabled() and controls.clock_mode == "lockstep"
+    assert restarts == []  # the game's own clock changed nothing

@@ -252,6 +252,7 @@ def test_the_studio_drives_minetest_chosen_in_its_game_menu(qtbot, tmp_path, mon
     try:
         window.choose_backend("minetest")
         assert live.controls.task.currentText().startswith("mt0") and not live.controls.clock.isEnabled()
+        assert live.controls.clock.currentText().startswith("Real time")  # what the game runs in, not "Lockstep"
         starts = [live.authoring.form.start.itemText(i) for i in range(live.authoring.form.start.count())]
         assert starts == ["spawn", "spawn_east"]  # Minetest's own start states, not the built-in world's plaza
         qtbot.waitUntil(lambda: "Connected" in live.status.full_text() or "Error" in live.status.full_text(),
