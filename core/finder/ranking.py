@@ -24,6 +24,7 @@ the feet).
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import math
 import warnings
@@ -228,8 +229,9 @@ def _steadiness(moves: list[MoveRecord], vertical: np.ndarray) -> np.ndarray:
 
 def rank(addresses: np.ndarray, now: np.ndarray, moves: list[MoveRecord], move_seconds: float,
          top: int = 20, pool: int = 400) -> list[RankedTriple]:
-    """The best `top` candidates, best first (overlapping windows of one struct count once); none when no
-    candidate moved in at least MIN_WALKED_SHARE of the walking steps."""
+    """The best `top` candidates, best first (overlapping windows of one struct count once), weighed among the
+    `pool` structs that fit the moves best; none when no candidate moved in at least MIN_WALKED_SHARE of the
+    walking steps."""
     if len(addresses) == 0 or not moves:
         return []
     fits = {v: fit(moves, v) for v in VERTICAL_NAMES}
@@ -250,7 +252,7 @@ def rank(addresses: np.ndarray, now: np.ndarray, moves: list[MoveRecord], move_s
     # Overlapping windows (4 or 8 bytes apart) stay in the pool until their whole score is known: kept by the fit
     # alone, a mirrored window [z, 1.0, x] between two vec4 copies (x, y, z, 1.0) beat them on uneven ground (its
     # constant middle is perfectly level) and dropped both, before their copies or its mirroring could count.
-    order = eligible[np.argsort(-base[eligible], kind="stable")[:pool]]
+    order = first_structs(addresses, eligible[np.argsort(-base[eligible], kind="stable")], pool)
     pooled = [m.select(order) for m in moves]
     with np.errstate(invalid="ignore"):  # a value sampled mid-move may be a signalling NaN (not a position)
         lead = _lead(pooled, vertical[order])
@@ -404,6 +406,21 @@ def _overlapping(addresses: np.ndarray) -> np.ndarray:
     """Pairs of triples that share a float (starting under 12 bytes apart): windows on one struct."""
     signed = addresses.astype(np.int64)
     return np.asarray(np.abs(signed[:, None] - signed[None, :]) < 12)
+
+
+def first_structs(addresses: np.ndarray, by_fit: np.ndarray, structs: int) -> np.ndarray:
+    """The windows of `by_fit` (indices, best fit first) up to the one that begins the `structs`-th run of
+    overlapping windows: a pool of that many structs, each with every window of it that fitted as well."""
+    anchors: list[int] = []  # sorted: one address per struct seen
+    for taken, i in enumerate(by_fit.tolist()):
+        address = int(addresses[i])
+        at = bisect.bisect_left(anchors, address)
+        near = anchors[max(0, at - 1):at + 1]
+        if all(abs(address - other) >= 12 for other in near):
+            if len(anchors) == structs:
+                return by_fit[:taken]
+            anchors.insert(at, address)
+    return by_fit
 
 
 def _one_window_per_struct(addresses: np.ndarray, best_first: np.ndarray) -> np.ndarray:

@@ -98,6 +98,16 @@ def test_copies_kept_as_vec4s_in_an_array_outrank_the_mirrored_windows_between_t
     assert all(m.score < 0.6 * ranked[0].score for m in mirrors)
 
 
+def test_the_pool_counts_structs_not_windows():
+    """Every window of a struct that fits stays in the pool with it: the pool's size is in structs."""
+    from core.finder.ranking import first_structs
+
+    addresses = np.array([0x100, 0x104, 0x200, 0x108, 0x300, 0x204], np.uint64)
+    by_fit = np.arange(len(addresses))
+    assert first_structs(addresses, by_fit, 2).tolist() == [0, 1, 2, 3]  # 0x300 would begin a third
+    assert first_structs(addresses, by_fit, 3).tolist() == [0, 1, 2, 3, 4, 5]
+
+
 def test_a_window_on_a_double_copy_of_the_position_ranks_below_the_position():
     """A program may keep the position as doubles too (the built-in world's sound keeps its listener's poses
     so, 14 rows of them): three floats read out of such a row walk with the position, at about a tenth of its
