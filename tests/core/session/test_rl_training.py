@@ -3,15 +3,19 @@ in subprocesses, a tiny step count. Skipped, with the reason, where the `train` 
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import sys
 
 import pytest
 
-pytest.importorskip("stable_baselines3", reason="needs the train extra and PyTorch: see docs/rl.md")
-
 from core.paths import PROJECT_ROOT
+
+# Looked up, not imported: PyTorch and Stable-Baselines3 take seconds to import, and every test worker collects
+# this module though one runs it (the script imports them in its own process).
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("stable_baselines3") is None,
+                                reason="needs the train extra and PyTorch: see docs/rl.md")
 
 
 def test_the_documented_ppo_script_trains_on_two_worlds_and_saves_a_model(tmp_path):
