@@ -41,6 +41,7 @@ QUICK_MODULES = frozenset({
     "tests/core/world/test_collision.py",
     "tests/core/world/test_world_behaviour.py",
     "tests/core/world/test_world_content.py",
+    "tests/studio/memory/test_candidate_marks.py",
     "tests/studio/memory/test_studio_memory.py",
     "tests/studio/replay/test_playback_clock.py",
     "tests/studio/replay/test_studio_damaged.py",
