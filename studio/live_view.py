@@ -77,6 +77,7 @@ class LiveView(QMainWindow):
             column.addWidget(widget, stretch)
         self.setCentralWidget(central)
         self.controls = LiveControls([t.id for t in host.tasks])
+        self.controls.show_game_clock(host.is_builtin)  # `--backend minetest`: real time from the start
         self.reasoning = ReasoningPanel()
         self.trajectory = TrajectoryPlot()
         self.metrics = MetricsBar()

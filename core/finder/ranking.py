@@ -252,7 +252,7 @@ def rank(addresses: np.ndarray, now: np.ndarray, moves: list[MoveRecord], move_s
     # Overlapping windows (4 or 8 bytes apart) stay in the pool until their whole score is known: kept by the fit
     # alone, a mirrored window [z, 1.0, x] between two vec4 copies (x, y, z, 1.0) beat them on uneven ground (its
     # constant middle is perfectly level) and dropped both, before their copies or its mirroring could count.
-    order = first_structs(addresses, eligible[np.argsort(-base[eligible], kind="stable")], pool)
+    order = first_structs(addresses, eligible[np.argsort(-base[eligible], kind="stable")], pool, 3 * pool)
     pooled = [m.select(order) for m in moves]
     with np.errstate(invalid="ignore"):  # a value sampled mid-move may be a signalling NaN (not a position)
         lead = _lead(pooled, vertical[order])
@@ -284,7 +284,7 @@ def rank(addresses: np.ndarray, now: np.ndarray, moves: list[MoveRecord], move_s
     ranked: list[RankedTriple] = []
     finite = np.flatnonzero(np.isfinite(final))
     best_first = finite[np.argsort(-final[finite], kind="stable")]
-    for rank_index in _one_window_per_struct(addresses[order], best_first)[:top]:
+    for rank_index in _one_window_per_struct(addresses[order], best_first, top):
         i = order[rank_index]
         v = int(vertical[i])
         terms = {k: float(by_axis[v][k][i]) for k in ("moved", *_WEIGHTS) if not np.isnan(by_axis[v][k][i])}
@@ -408,28 +408,36 @@ def _overlapping(addresses: np.ndarray) -> np.ndarray:
     return np.asarray(np.abs(signed[:, None] - signed[None, :]) < 12)
 
 
-def first_structs(addresses: np.ndarray, by_fit: np.ndarray, structs: int) -> np.ndarray:
-    """The windows of `by_fit` (indices, best fit first) up to the one that begins the `structs`-th run of
-    overlapping windows: a pool of that many structs, each with every window of it that fitted as well."""
-    anchors: list[int] = []  # sorted: one address per struct seen
-    for taken, i in enumerate(by_fit.tolist()):
+def first_structs(addresses: np.ndarray, by_fit: np.ndarray, structs: int, most_windows: int) -> np.ndarray:
+    """Of `by_fit` (indices, best fit first), the windows of the first `structs` runs of overlapping windows to
+    appear, each with every window of it that fitted at all (at most `most_windows` in all, the best fits): a
+    mirrored window [z, 1.0, x] that fits better than the copies beside it must not leave them out of the pool."""
+    anchors: list[int] = []  # sorted: the first window seen of each struct
+    pooled: list[int] = []
+    for i in by_fit.tolist():
         address = int(addresses[i])
         at = bisect.bisect_left(anchors, address)
-        near = anchors[max(0, at - 1):at + 1]
-        if all(abs(address - other) >= 12 for other in near):
-            if len(anchors) == structs:
-                return by_fit[:taken]
+        if any(abs(address - other) < 12 for other in anchors[max(0, at - 1):at + 1]):
+            pooled.append(i)
+        elif len(anchors) < structs:
             anchors.insert(at, address)
-    return by_fit
+            pooled.append(i)
+        if len(pooled) == most_windows:
+            break
+    return np.array(pooled, dtype=np.int64)
 
 
-def _one_window_per_struct(addresses: np.ndarray, best_first: np.ndarray) -> np.ndarray:
-    """Of `best_first` (indices into `addresses`), the best window of each run of overlapping ones."""
+def _one_window_per_struct(addresses: np.ndarray, best_first: np.ndarray, top: int) -> np.ndarray:
+    """Of `best_first` (indices into `addresses`), the best window of each run of overlapping ones, `top` at most."""
     taken: list[int] = []
+    kept: list[int] = []
     for i in best_first.tolist():
         address = int(addresses[i])
-        if all(abs(address - int(addresses[j])) >= 12 for j in taken):
+        if all(abs(address - other) >= 12 for other in kept):
             taken.append(i)
+            kept.append(address)
+            if len(taken) == top:
+                break
     return np.array(taken, dtype=np.int64)
 
 

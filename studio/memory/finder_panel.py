@@ -5,6 +5,8 @@ grid, text that wraps, and lists and plots that give up height first."""
 
 from __future__ import annotations
 
+from typing import Literal
+
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
@@ -38,7 +40,7 @@ class FinderPanel(QGroupBox):
     def __init__(self) -> None:
         super().__init__("Position, signature, profile")
         # The game's own profile's ground_turn, where it has one: a candidate turning the other way is marked.
-        self.ground_turn: str | None = None
+        self.ground_turn: Literal["clockwise", "counterclockwise"] | None = None
         self.find_button = QPushButton("Find position automatically")
         self.cancel_button = QPushButton("Cancel")
         self.progress = QProgressBar()

@@ -125,7 +125,8 @@ class MemoryView(QWidget):
             self._units_for = self.host.backend.name
             x = self.host.profile.fields.get("x") if self.host.profile is not None else None
             self.finder_panel.set_units(x.scale if x is not None else 1.0, x.units if x is not None else None)
-            self.finder_panel.ground_turn = self.host.profile.ground_turn if self.host.profile is not None else None
+        # Always the game's profile as it is now (a profile saved since may say it where none did)
+        self.finder_panel.ground_turn = self.host.profile.ground_turn if self.host.profile is not None else None
 
     def _follow_process(self) -> None:
         """The game's process changed (restarted, or another game): candidates of the old one are void."""

@@ -50,3 +50,21 @@ def test_an_external_game_shows_real_time_and_the_built_in_worlds_choice_comes_b
     assert controls.clock.currentText() == caption_for(CLOCKS, "lockstep") and controls.clock.isEnabled()
     assert controls.pace.isEnabled() and controls.clock_mode == "lockstep"
     assert restarts == []  # the game's own clock changed nothing
+
+
+def test_settings_restored_while_an_external_game_shows_keep_the_built_in_worlds_choice(qtbot, tmp_path):
+    """Restored while Minetest shows real time: the box keeps saying so, and the restored lockstep waits for the
+    built-in world; nothing restarts."""
+    settings = QSettings(str(tmp_path / "studio.ini"), QSettings.Format.IniFormat)
+    settings.setValue("live/clock", "lockstep")
+    controls = LiveControls(["q01"])
+    qtbot.addWidget(controls)
+    controls.clock.setCurrentText(caption_for(CLOCKS, "realtime"))
+    restarts: list[str] = []
+    controls.sig_clock_changed.connect(restarts.append)
+    controls.show_game_clock(builtin=False)
+    controls.restore(settings)
+    assert controls.clock.currentText() == caption_for(CLOCKS, "realtime") and not controls.clock.isEnabled()
+    assert controls.clock_mode == "lockstep" and not controls.pace.isEnabled() and restarts == []
+    controls.show_game_clock(builtin=True)
+    assert controls.clock.currentText() == caption_for(CLOCKS, "lockstep")

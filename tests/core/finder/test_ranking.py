@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from core.finder.ranking import rank
+from core.finder.ranking import first_structs, rank
 from core.finder.track import MoveRecord
 
 STEPS = {"forward": (0.0, 3.0), "back": (0.0, -3.0), "right": (3.0, 0.0), "left": (-3.0, 0.0)}
@@ -73,21 +73,27 @@ def test_the_position_with_its_ground_axes_swapped_ranks_below_the_position_it_m
     assert mirrored.score < 0.6 * ranked[0].score
 
 
+def vec4_walks(copies: int) -> list[MoveRecord]:
+    """Three rounds of walks read from every window, 4 bytes apart, of an array of `copies` (x, y, z, 1.0) copies
+    of the position, on uneven ground."""
+    _, moves = walks(3, ["walker"])
+    heights = [0.3 * (number % 2) for number in range(len(moves) + 1)]
+    joined: list[MoveRecord] = []
+    for number, move in enumerate(moves):
+        rows = []
+        for values, height in ((move.before[0], heights[number]), (move.after[0], heights[number + 1])):
+            floats = np.tile([values[0], values[1] + height, values[2], 1.0], copies).astype(np.float32)
+            rows.append(np.stack([floats[i:i + 3] for i in range(len(floats) - 2)]))
+        joined.append(MoveRecord(move.round, move.name, rows[0], rows[1], None))
+    return joined
+
+
 def test_copies_kept_as_vec4s_in_an_array_outrank_the_mirrored_windows_between_them():
     """Minetest keeps copies of the position as (x, y, z, 1.0) in arrays: between two of them lies the window
     [z, 1.0, x], 8 bytes from each, mirrored and perfectly level. On uneven ground its bare fit beat theirs, and
     keeping one window per struct by that fit dropped every copy beside it: a full run ranked only the mirror
     (score 0.785) and not one of the 17 copies. Overlapping windows are now weighed on their whole score."""
-    _, moves = walks(3, ["walker"])
-    heights = [0.3 * (number % 2) for number in range(len(moves) + 1)]  # uneven ground
-    vec4s = 4
-    joined: list[MoveRecord] = []
-    for number, move in enumerate(moves):
-        rows = []
-        for values, height in ((move.before[0], heights[number]), (move.after[0], heights[number + 1])):
-            floats = np.tile([values[0], values[1] + height, values[2], 1.0], vec4s).astype(np.float32)
-            rows.append(np.stack([floats[i:i + 3] for i in range(len(floats) - 2)]))  # every window, 4 bytes apart
-        joined.append(MoveRecord(move.round, move.name, rows[0], rows[1], None))
+    joined = vec4_walks(copies=4)
     addresses = 0x7000 + 4 * np.arange(len(joined[0].before), dtype=np.uint64)
     ranked = rank(addresses, joined[-1].after, joined, move_seconds=0.6)
     offsets = [int(r.address) - 0x7000 for r in ranked]
@@ -99,13 +105,34 @@ def test_copies_kept_as_vec4s_in_an_array_outrank_the_mirrored_windows_between_t
 
 
 def test_the_pool_counts_structs_not_windows():
-    """Every window of a struct that fits stays in the pool with it: the pool's size is in structs."""
-    from core.finder.ranking import first_structs
-
+    """Every window of a pooled struct stays in the pool with it, however late it comes in fit order."""
     addresses = np.array([0x100, 0x104, 0x200, 0x108, 0x300, 0x204], np.uint64)
     by_fit = np.arange(len(addresses))
-    assert first_structs(addresses, by_fit, 2).tolist() == [0, 1, 2, 3]  # 0x300 would begin a third
-    assert first_structs(addresses, by_fit, 3).tolist() == [0, 1, 2, 3, 4, 5]
+    assert first_structs(addresses, by_fit, 2, 100).tolist() == [0, 1, 2, 3, 5]  # not 0x300, a third struct
+    assert first_structs(addresses, by_fit, 3, 100).tolist() == [0, 1, 2, 3, 4, 5]
+    assert first_structs(addresses, by_fit, 3, 4).tolist() == [0, 1, 2, 3]  # the best fits, when windows run out
+
+
+def test_a_small_pool_of_vec4_copies_still_ranks_a_copy_above_the_mirrors():
+    """Pooled by fit, the mirrors come first (perfectly level): the copies beside them must come in with them."""
+    joined = vec4_walks(copies=4)
+    addresses = 0x7000 + 4 * np.arange(len(joined[0].before), dtype=np.uint64)
+    ranked = rank(addresses, joined[-1].after, joined, move_seconds=0.6, pool=2)
+    assert (int(ranked[0].address) - 0x7000) % 16 == 0, [r.to_json() for r in ranked]
+
+
+def test_two_windows_of_one_struct_are_not_counted_as_copies_of_each_other():
+    """(x, x, z, c): the windows at +0 (y up) and +4 (z up) both walk on (x, z); they are one struct read twice."""
+    _, moves = walks(3, ["walker"])
+    joined = []
+    for move in moves:
+        rows = []
+        for values in (move.before[0], move.after[0]):
+            floats = np.array([values[0], values[0], values[2], 7.0], np.float32)
+            rows.append(np.stack([floats[0:3], floats[1:4]]))
+        joined.append(MoveRecord(move.round, move.name, rows[0], rows[1], None))
+    ranked = rank(np.array([0x5000, 0x5004], np.uint64), joined[-1].after, joined, move_seconds=0.6)
+    assert len(ranked) == 1 and ranked[0].address == 0x5004 and ranked[0].copies == 0, [r.to_json() for r in ranked]
 
 
 def test_a_window_on_a_double_copy_of_the_position_ranks_below_the_position():

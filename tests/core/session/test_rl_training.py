@@ -14,7 +14,7 @@ from core.paths import PROJECT_ROOT
 
 # Looked up, not imported: PyTorch and Stable-Baselines3 take seconds to import, and every test worker collects
 # this module though one runs it (the script imports them in its own process).
-pytestmark = pytest.mark.skipif(importlib.util.find_spec("stable_baselines3") is None,
+pytestmark = pytest.mark.skipif(any(importlib.util.find_spec(name) is None for name in ("stable_baselines3", "torch")),
                                 reason="needs the train extra and PyTorch: see docs/rl.md")
 
 
