@@ -123,8 +123,9 @@ class FinderPanel(QGroupBox):
         for index, c in enumerate(candidates, 1):
             values = ", ".join(f"{v:.1f}" for v in c.values)
             mirrored = self._mirrored(c)
-            item = QListWidgetItem(f"{index}. {c.address:#x}  ({values})  {c.up} up  {c.score:.2f}"
-                                   + ("  mirrored" if mirrored else ""))
+            # The mark first: a narrow list scrolls sideways rather than show a row's end
+            item = QListWidgetItem(f"{index}. {'MIRRORED  ' if mirrored else ''}{c.address:#x}  ({values})  "
+                                   f"{c.up} up  {c.score:.2f}")
             terms = ", ".join(f"{k} {v:.2f}" for k, v in c.terms.items())
             item.setToolTip(f"{c.address:#x}: ({', '.join(f'{v:.3f}' for v in c.values)}), {c.up} up\n"
                             f"score {c.score:.3f}, walking {c.speed:.2f} units/s, {c.copies} agreeing copies, "
