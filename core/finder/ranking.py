@@ -39,6 +39,7 @@ SPEED_RANGE = (0.05, 2000.0)
 MIN_WALKED_SHARE = 0.5   # of the walking steps a candidate must have moved in to be ranked at all
 _WEIGHTS = {"returns": 2.0, "square": 1.5, "even": 1.0, "rotation": 1.5, "level": 1.0}
 PERMUTED_WEIGHT = 0.5  # a permuted copy still ranks, far below the position it mirrors
+PERMUTED_FIT_SHARE = 0.8  # what it mirrors fits the moves at least this share as well (a swap changes no term)
 DOUBLE_VIEW_WEIGHT = 0.5  # so does a triple read out of a double's bytes that holds a coordinate
 COARSE_COPY_WEIGHT = 0.5  # and a copy rounded to a fixed-point grid, beside a copy that is not
 NOT_FLOAT_WEIGHT = 0.5  # and a triple with a slot that held no float a game computes (see NOT_FLOAT_BELOW)
@@ -258,7 +259,9 @@ def rank(addresses: np.ndarray, now: np.ndarray, moves: list[MoveRecord], move_s
         lead = _lead(pooled, vertical[order])
         steady = _steadiness(pooled, vertical[order])
     directions = _directions(moves, order, vertical[order])
-    agree = (directions @ directions.T > 0.98) & ~_overlapping(addresses[order])  # one struct is no copy of itself
+    # Windows of one struct share floats: none is a copy, a permutation or a double view of another
+    overlap = _overlapping(addresses[order])
+    agree = (directions @ directions.T > 0.98) & ~overlap
     np.fill_diagonal(agree, False)
     copies = agree.sum(axis=1)
     group_lead = np.array([max(lead[i], lead[agree[i]].max()) if copies[i] else lead[i] for i in range(len(order))])
@@ -273,8 +276,8 @@ def rank(addresses: np.ndarray, now: np.ndarray, moves: list[MoveRecord], move_s
     equal = (np.abs(values[:, None, :] - values[None, :, :])
              <= 1e-4 * np.maximum(1.0, np.abs(values[:, None, :]))).all(axis=2) & agree
     common = np.where(copies > 0, equal.sum(axis=1) / np.maximum(copies, 1), 1.0)
-    permuted = _permuted_copies(values, vertical[order], copies)
-    double_view = _double_views(addresses[order], now[order])
+    permuted = _permuted_copies(values, vertical[order], copies, overlap, base[order])
+    double_view = _double_views(addresses[order], now[order], overlap)
     coarse = _coarse_copies(pooled, values, agree)
     not_float = _not_floats(pooled, values)
     final = (base[order] * (0.75 + 0.25 * support) * (0.8 + 0.2 * relative_lead) * (0.9 + 0.1 * steady)
@@ -358,7 +361,7 @@ def _coarse_copies(moves: list[MoveRecord], values: np.ndarray, agree: np.ndarra
     return coarse
 
 
-def _double_views(addresses: np.ndarray, now: np.ndarray) -> np.ndarray:
+def _double_views(addresses: np.ndarray, now: np.ndarray, overlap: np.ndarray) -> np.ndarray:
     """Per candidate: whether the two of its floats that share an 8-byte aligned word, read together as one
     double, hold a value another candidate holds as a float. Then the triple is a window on a double
     (float64) copy of the position, not a position: a double's high half moves with it (monotonically, at
@@ -379,11 +382,12 @@ def _double_views(addresses: np.ndarray, now: np.ndarray) -> np.ndarray:
     with np.errstate(invalid="ignore", over="ignore"):
         close = np.abs(held[None, :, :] - doubles[:, None, None]) <= 1e-6 * np.abs(doubles)[:, None, None]
         meaningful = np.isfinite(doubles) & (np.abs(doubles) >= 1e-3) & (np.abs(doubles) <= 1e9)
-    close[rows, rows] = False  # its own floats do not count
+    close[overlap] = False  # its own floats do not count, nor those of windows overlapping it
     return meaningful & close.any(axis=(1, 2))
 
 
-def _permuted_copies(values: np.ndarray, vertical: np.ndarray, copies: np.ndarray) -> np.ndarray:
+def _permuted_copies(values: np.ndarray, vertical: np.ndarray, copies: np.ndarray, overlap: np.ndarray,
+                     fitness: np.ndarray) -> np.ndarray:
     """Per candidate: whether its two ground values are another, better supported candidate's in the other
     order. Such a triple is the position with its axes swapped, not the game's own: a sound library's
     listener (OpenAL keeps one), or on Minetest a window straddling two structs ([z of one, 1.0, x of the
@@ -399,7 +403,11 @@ def _permuted_copies(values: np.ndarray, vertical: np.ndarray, copies: np.ndarra
     same_order = close(ground[:, None, :], ground[None, :, :])
     other_order = close(ground[:, None, :], swapped[None, :, :]) & ~same_order
     better_supported = copies[None, :] > copies[:, None]
-    return np.asarray((other_order & better_supported).any(axis=1))
+    # A mirror walks as well as what it mirrors; a triple that merely ends on the swapped values does not (in the
+    # built-in world, 15 windows (y, z, yaw) read z up, ground (y, z), stood at the position's (x, y) swapped and
+    # halved it). A window overlapping it is the same floats read from another start, no copy at all.
+    as_good = fitness[None, :] >= PERMUTED_FIT_SHARE * fitness[:, None]
+    return np.asarray((other_order & better_supported & as_good & ~overlap).any(axis=1))
 
 
 def _overlapping(addresses: np.ndarray) -> np.ndarray:

@@ -135,6 +135,22 @@ def test_two_windows_of_one_struct_are_not_counted_as_copies_of_each_other():
     assert len(ranked) == 1 and ranked[0].address == 0x5004 and ranked[0].copies == 0, [r.to_json() for r in ranked]
 
 
+def test_triples_that_only_end_on_the_positions_values_swapped_do_not_make_it_a_mirror():
+    """Three copies of (z, c, 10) end on the ground values (20, 10) of a position at (10, 20), swapped, but move only
+    when it walks forward or back: no mirror walks so, and the position keeps its whole score (the built-in world's
+    (y, z, yaw) windows halved it and ranked nonsense first)."""
+    _, moves = walks(3, ["walker"] * 4)
+    for move in moves:
+        for values in (move.before, move.after):
+            values[1:, 0] = values[1:, 2]  # z into the first slot,
+            values[1:, 1] = 1.0
+            values[1:, 2] = 10.0            # and the position's x, constant, into the last
+    addresses = np.array([0x1000, 0x2000, 0x3000, 0x4000], np.uint64)
+    ranked = rank(addresses, moves[-1].after, moves, move_seconds=0.6)
+    position = next(r for r in ranked if r.address == 0x1000)
+    assert position.terms["permuted"] == 0.0 and ranked[0].address == 0x1000, [r.to_json() for r in ranked]
+
+
 def test_a_window_on_a_double_copy_of_the_position_ranks_below_the_position():
     """A program may keep the position as doubles too (the built-in world's sound keeps its listener's poses
     so, 14 rows of them): three floats read out of such a row walk with the position, at about a tenth of its
