@@ -108,8 +108,10 @@ def measure_mouse(prober: Mouse, focal: float, say: Callable[[str], None]) -> Mo
             # as almost none cannot be told from a move too small to read: halved. But below a step that has read
             # cleanly, too little turn means too small a move, or a game that ignored the mouse for a moment (a
             # loaded machine: halving through such a spell left 1 px moves, under what is read, in a CI run).
-            clean = max((r.step for r in rounds if r.per_px is not None), default=0)
-            step = min(clean, step * 2) if done.too_small and step < clean else max(STEP_MIN_PX, step // 2)
+            # A step that turned the view at all, read alike or not, was big enough: a smaller one that reads too
+            # little is grown back toward it (a CI run halved 5 px, not read alike, to 2 and 1 px, both too little).
+            turned = max((r.step for r in rounds if not r.too_small), default=0)
+            step = min(turned, step * 2) if done.too_small and step < turned else max(STEP_MIN_PX, step // 2)
         else:
             failed = 0
     agreeing = _agreeing(_readings(rounds))
