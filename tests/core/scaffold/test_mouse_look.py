@@ -54,6 +54,20 @@ class SnowGame:
         return Probe(f"mouse {dx:+d},{dy:+d} px", before, [], self.picture(), 0.05)
 
 
+class CountedTurns:
+    """A turn per mouse motion that depends on how many motions came before (a game ignoring the mouse a while)."""
+
+    def __init__(self, turn: Callable[[int, int], float]) -> None:
+        self.turn = turn
+        self.count = 0
+
+    def __call__(self, dx: int) -> float:
+        if dx == 0:
+            return 0.0
+        self.count += 1
+        return self.turn(self.count, dx)
+
+
 @pytest.mark.parametrize("degrees_per_px", [0.2, 0.4, 0.8])  # 0.4, 0.8: the first nudge is misread too
 def test_a_big_turn_misread_on_a_repeating_texture_does_not_make_the_reading(degrees_per_px, monkeypatch):
     monkeypatch.setattr(mouse, "REWARM_REST_S", 0.0)
@@ -84,20 +98,11 @@ def test_a_spell_in_which_the_game_ignores_the_mouse_does_not_leave_the_moves_to
     (0.2 deg, under what is read) for good, and `backend new` wrote no mouse look in a CI run. A move too small to
     read is grown back, up to the first step."""
     monkeypatch.setattr(mouse, "REWARM_REST_S", 0.0)
-    moves = 0
-
-    def turn(dx: int) -> float:
-        nonlocal moves
-        if dx == 0:
-            return 0.0
-        moves += 1
-        ignored = 8 < moves <= 24   # the warm-up's nudge and its return, one clean round of 6 moves, then a spell
-        return 0.0 if ignored else 0.2 * dx
-
-    game = SnowGame(turn)
+    # the warm-up's nudge and its return, one clean round of 6 moves, then a spell
+    moves = CountedTurns(lambda move, dx: 0.0 if 8 < move <= 24 else 0.2 * dx)
     said: list[str] = []
-    look = measure_mouse(game, FOCAL, said.append)
-    assert moves > 24  # the spell happened while measuring
+    look = measure_mouse(SnowGame(moves), FOCAL, said.append)
+    assert moves.count > 24  # the spell happened while measuring
     assert look.degrees_per_px == pytest.approx(0.2, rel=0.05), said
 
 
@@ -107,21 +112,14 @@ def test_after_a_first_round_not_read_alike_a_move_too_small_to_read_is_grown_ba
     read too little, and halving again left 1 px moves (0.2 deg, under what is read) for every round after. A move
     too small to read is grown back toward the step that did turn the view."""
     monkeypatch.setattr(mouse, "REWARM_REST_S", 0.0)
-    moves = 0
 
-    def turn(dx: int) -> float:
-        nonlocal moves
-        if dx == 0:
-            return 0.0
-        moves += 1
-        if 2 < moves <= 4 and dx < 0:   # the first round's first return: only half way back
+    def turn(move: int, dx: int) -> float:
+        if 2 < move <= 4 and dx < 0:   # the first round's first return: only half way back
             return 0.1 * dx
-        if 4 < moves <= 10:             # then a spell in which the game ignores the mouse
-            return 0.0
-        return 0.2 * dx
+        return 0.0 if 4 < move <= 10 else 0.2 * dx  # then a spell in which the game ignores the mouse
 
-    game = SnowGame(turn)
+    moves = CountedTurns(turn)
     said: list[str] = []
-    look = measure_mouse(game, FOCAL, said.append)
-    assert moves > 10
+    look = measure_mouse(SnowGame(moves), FOCAL, said.append)
+    assert moves.count > 10
     assert look.degrees_per_px == pytest.approx(0.2, rel=0.05), said
