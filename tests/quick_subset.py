@@ -26,6 +26,7 @@ QUICK_MODULES = frozenset({
     "tests/core/export/test_export_dataset.py",
     "tests/core/finder/test_ranking.py",
     "tests/core/finder/test_signature_bytes.py",
+    "tests/core/finder/test_still_drops.py",
     "tests/core/game/external/test_ryujinx_fake.py",
     "tests/core/game/test_frames.py",
     "tests/core/game/test_physical_pad.py",

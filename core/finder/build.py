@@ -28,7 +28,7 @@ from core.finder.motion import Closable, FinderCancelled, FinderError, GameLaunc
 from core.finder.pointer_search import PointerReport
 from core.finder.position import FinderOptions, PositionFinder
 from core.finder.profile_writer import FlagField, ProfileDraft, build, validate
-from core.finder.ranking import RankedTriple
+from core.finder.ranking import RankedTriple, turn_sign
 from core.finder.signature import (
     AFTER,
     BEFORE,
@@ -62,6 +62,16 @@ LIKEST_KEPT = 5      # the candidates most like process 1's, kept in the result 
 # is too few where the position has many copies: on a loaded machine Minetest's 20 best were all other
 # structs' copies (79% alike at best), the signature found none unique, and the pointer search failed.
 LOCATE_CANDIDATES = 100
+# Structs holding the position that the builder sets aside for another before it settles for a weak pattern (one
+# not clear of every other place by signature.MARGIN bytes) or gives up on patterns. On Minetest the finder's best
+# copy was at times the player's scene node: every pattern around it told it from the other scene nodes by a byte
+# or two (their scale 1.0 floats and flags are the same), and in later launches 4 to 6 other nodes matched it
+# exactly; the Player object and another struct holding the position gave patterns of 46 literal bytes, clear.
+OTHER_STRUCTS = 2
+
+
+class _NoOtherStruct(Exception):
+    """No candidate of this process holds the position outside the structs set aside."""
 
 
 class _Unmatched(Exception):
@@ -153,6 +163,18 @@ class _Found:
     right_turn: float | None = None  # the candidate's (core/finder/ranking.py): verification must turn the same way
 
 
+@dataclass
+class _WeakPick:
+    """A pattern settled for in a struct that was then set aside for another (OTHER_STRUCTS), with what its
+    verification and its result need."""
+
+    pick: Pick
+    draft: ProfileDraft
+    pids: list[int]
+    wildcards: dict[str, int]
+    first: _Found | None
+
+
 class SignatureBuilder:
     def __init__(self, launcher: GameLauncher, options: BuildOptions | None = None,
                  progress: Progress | None = None, cancel: threading.Event | None = None) -> None:
@@ -161,6 +183,10 @@ class SignatureBuilder:
         self.progress = progress
         self.cancel = cancel
         self._first: _Found | None = None
+        # Process 1's surroundings in each struct set aside (OTHER_STRUCTS), and the first of those structs' copy
+        self._unlike: list[Observation] = []
+        self._set_aside_first: _Found | None = None
+        self._weak: _WeakPick | None = None   # the best pattern settled for in a struct set aside
 
     def _report(self, what: str, fraction: float) -> None:
         if self.cancel is not None and self.cancel.is_set():
@@ -186,6 +212,11 @@ class SignatureBuilder:
                     game = self.launcher()
                 try:
                     found, observation = self._observe(game, observations, known)
+                except _NoOtherStruct as exc:
+                    game.close()
+                    game = None
+                    aside = "; ".join(entry["because"] for entry in result.skipped if entry.get("set_aside"))
+                    return self._settle(result, f"{aside}; {exc}" if aside else str(exc), observations)
                 except _Unmatched as exc:
                     if len(observations) == 1 and len(result.skipped) < options.max_processes:
                         # Process 1's copy may be the odd one: on Minetest the finder once ranked a copy in a
@@ -196,7 +227,9 @@ class SignatureBuilder:
                             dropped.image.delete()
                         first = result.processes.pop()
                         result.skipped.append({"pid": first["pid"], "likest": [], "address": first["address"],
-                                               "set_aside": True,
+                                               "set_aside": True, "because": "the next process had nothing like it",
+                                               "summary": f"the first process's copy ({hex(first['address'])}) was "
+                                                          "set aside: the next process had nothing like it",
                                                "reason": f"nothing in process {game.pid} was like its copy ({exc}); "
                                                          "started over from that process"})
                         self._first = None
@@ -208,9 +241,9 @@ class SignatureBuilder:
                     game.close()
                     game = None
                     if len(result.skipped) > options.max_processes:
-                        return self._fall_back(result, f"in {len(result.skipped)} processes the position found did "
-                                                       "not sit in surroundings like process 1's; the value may live "
-                                                       "in a structure that differs between runs", observations)
+                        return self._settle(result, f"in {len(result.skipped)} processes the position found did "
+                                                    "not sit in surroundings like process 1's; the value may live "
+                                                    "in a structure that differs between runs", observations)
                     continue
                 known = None
                 result.right_turn = self._first.right_turn if self._first is not None else None
@@ -238,7 +271,23 @@ class SignatureBuilder:
                                "struct per process, and no window around it tells the game's own apart"
                                if hopeless else
                                f"no pattern around the value was unique in all {len(observations)} processes")
-                        return self._fall_back(result, why, observations)
+                        if self._may_set_aside(result):
+                            self._set_aside(result, observations, why)
+                            continue
+                        return self._settle(result, why, observations)
+                    continue
+                kin = widened.copies // len(used)   # other places per process like the struct around the value
+                if pick.margin < MARGIN and kin >= 1 and self._may_set_aside(result):
+                    # Told apart from other objects of its kind by a byte or two that are theirs to change: another
+                    # struct holding the position may give a pattern clear of everything. This one is kept in case.
+                    why = (f"its struct has about {kin} others like it in each process, and its best pattern "
+                           f"({pick.literals} literal bytes) was not clear of every other place by {MARGIN} bytes")
+                    weak = _WeakPick(pick, self._draft(pick, used), [o.pid for o in used], widened.model.reasons,
+                                     self._first)
+                    if self._weak is None or (pick.margin, pick.literals) > (self._weak.pick.margin,
+                                                                             self._weak.pick.literals):
+                        self._weak = weak
+                    self._set_aside(result, observations, why)
                     continue
                 result.pick = pick
                 result.built_from = [o.pid for o in used]
@@ -270,22 +319,14 @@ class SignatureBuilder:
                     last = result.verifications[-1].message if result.verifications else "not verified"
                     draft.provenance.append(f"Verified on {options.verify} fresh process(es): {last}.")
                     result.profile_data, result.draft = build(draft), draft
-                    result.ok, result.message = True, (f"signature of {len(pick.pattern)} bytes ({pick.literals} "
-                                                       f"literal, {pick.tolerance} may differ) unique in "
-                                                       f"{len(used)} processes and verified on "
-                                                       f"{options.verify} more")
-                    if pick.margin < MARGIN:
-                        result.message += (f"; warning: no pattern was clear of every other place by {MARGIN} "
-                                           "bytes, so another object may match it in some launch: check it on more "
-                                           "restarts")
+                    result.ok, result.message = True, _signature_message(pick, len(used), options.verify)
                     if len(used) < len(observations):
                         result.message += (f"; built from {len(used)} of the {len(observations)} processes (pids "
                                            f"{', '.join(str(o.pid) for o in used)}): no pattern was common to all, "
                                            "their copies of the value were in different structs")
                     aside = [entry for entry in result.skipped if entry.get("set_aside")]
-                    if aside:
-                        result.message += (f"; the first process's copy ({hex(aside[0]['address'])}) was set aside: "
-                                           "the next process had nothing like it")
+                    for entry in aside:
+                        result.message += f"; {entry['summary']}"
                     if len(result.skipped) > len(aside):
                         result.message += (f"; {len(result.skipped) - len(aside)} process(es) skipped: the position "
                                            "found there was another structure's copy")
@@ -298,8 +339,8 @@ class SignatureBuilder:
                     if game is not None:
                         game.close()
                         game = None
-                    return self._fall_back(result, f"the signature failed on a fresh process: {failed.message}",
-                                           observations)
+                    return self._settle(result, f"the signature failed on a fresh process: {failed.message}",
+                                        observations)
                 # The failing process becomes one more observation: rebuild with it.
         finally:
             if game is not None:
@@ -307,6 +348,83 @@ class SignatureBuilder:
             for observation in observations:
                 if observation.image is not None:
                     observation.image.delete()
+
+    def _may_set_aside(self, result: BuildResult) -> bool:
+        return (self._first is not None and len(self._unlike) < OTHER_STRUCTS
+                and len(result.skipped) < self.options.max_processes)
+
+    def _set_aside(self, result: BuildResult, observations: list[Observation], why: str) -> None:
+        """Start over from another struct holding the position: the next process is searched by the motion
+        finder for its best candidate unlike every struct set aside."""
+        assert self._first is not None
+        reference = observations[0]
+        self._unlike.append(reference)   # its windows stay, for telling the struct again in later processes
+        self._set_aside_first = self._set_aside_first or self._first
+        result.skipped.append({"pid": reference.pid, "address": reference.address, "likest": [], "set_aside": True,
+                               "pids": [entry["pid"] for entry in result.processes],
+                               "because": why,
+                               "summary": f"the copy at {reference.address:#x} was set aside: {why}; built from "
+                                          "another struct holding the position",
+                               "reason": f"{why}: its kind of struct has others like it; started over from "
+                                         "another struct holding the position"})
+        for observation in observations:
+            if observation.image is not None:
+                observation.image.delete()
+                observation.image = None
+        observations.clear()
+        result.processes.clear()
+        self._first = None
+        self._report(f"{why}: looking for another struct holding the position", 0.0)
+
+    def _other_struct(self, pid: int, reader: MemoryReader, candidates: list[RankedTriple]) -> _Found:
+        """The best-ranked candidate at the height of the struct(s) set aside, turning the same way, in
+        surroundings unlike each of theirs (another kind of struct, not one more of theirs)."""
+        before = self._set_aside_first
+        assert before is not None
+        for rank, candidate in enumerate(candidates, 1):
+            if candidate.vertical != before.vertical or not _same_height(candidate.values, before):
+                continue
+            if turn_sign(candidate.right_turn) * turn_sign(before.right_turn) < 0:
+                continue
+            likeness = max(_similarity(reader, candidate.address, reference) for reference in self._unlike)
+            if likeness < MIN_SIMILARITY:
+                how = f"motion finder, rank {rank}: the best unlike the struct(s) set aside ({likeness:.0%} like)"
+                return _Found(candidate.address, candidate.vertical, candidate.speed, candidate.values, how,
+                              right_turn=candidate.right_turn)
+        raise _NoOtherStruct(f"no other struct in process {pid} holds the position (of {len(candidates)} "
+                             "candidates, each was like a struct set aside, or at another height)")
+
+    def _settle(self, result: BuildResult, why: str, observations: list[Observation]) -> BuildResult:
+        """No pattern from the struct at hand: the weak pattern of a struct set aside if it verifies, else the
+        pointer search."""
+        weak, self._weak = self._weak, None
+        self._first = self._first or self._set_aside_first
+        if weak is None:
+            return self._fall_back(result, why, observations)
+        profile = validate(build(weak.draft))
+        first = weak.first or self._first
+        expected = first.speed * abs(self.options.scale) if first is not None and first.speed else None
+        checks: list[VerifyResult] = []
+        for index in range(self.options.verify):
+            self._report(f"verifying the pattern settled for on fresh process {index + 1}", 0.9)
+            game = self.launcher()
+            try:
+                checks.append(verify_profile(game, profile, self.options.plan, expected_speed=expected,
+                                             expected_right_turn=first.right_turn if first else None))
+            finally:
+                game.close()
+            if not checks[-1].ok:
+                result.rejected.append(checks[-1])
+                return self._fall_back(result, f"{why}; the pattern settled for before failed on a fresh process: "
+                                               f"{checks[-1].message}", observations)
+        weak.draft.provenance.append(f"Verified on {len(checks)} fresh process(es): {checks[-1].message}.")
+        result.ok, result.pick, result.built_from = True, weak.pick, weak.pids
+        result.wildcards, result.verifications = weak.wildcards, checks
+        result.profile_data, result.draft = build(weak.draft), weak.draft
+        result.right_turn = first.right_turn if first else None
+        result.message = (_signature_message(weak.pick, len(weak.pids), len(checks))
+                          + f"; kept because no other struct holding the position did better ({why})")
+        return result
 
     def _observe(self, game: Closable, observations: list[Observation],
                  known: _Found | None) -> tuple[_Found, Observation]:
@@ -336,12 +454,14 @@ class SignatureBuilder:
                               right_turn=self._first.right_turn)
         self._report(f"finding the position in process {len(observations) + 1}", 0.0)
         options = self.options.finder
-        if observations:
+        if observations or self._unlike:
             options = replace(options, top=max(options.top, LOCATE_CANDIDATES))
         finder = PositionFinder(game, reader, options)
         result = finder.run(self.progress, self.cancel)
         if not result.candidates:
             raise FinderError("the motion finder found no position in this process")
+        if not observations and self._unlike:
+            return self._other_struct(game.pid, reader, result.candidates)
         best = result.candidates[0]
         how = "motion finder"
         if observations:
@@ -358,7 +478,8 @@ class SignatureBuilder:
                 top = result.candidates[0]
                 own = _Found(top.address, top.vertical, top.speed, top.values,
                              "motion finder (the first process's copy had no like here: built from this one)",
-                             right_turn=top.right_turn)
+                             right_turn=top.right_turn) if not self._unlike else \
+                    self._other_struct(game.pid, reader, result.candidates)
                 raise _Unmatched(f"the best of {len(scored)} candidates has surroundings only {similarity:.0%} like "
                                  f"process 1's (needs {MIN_SIMILARITY:.0%})", likest, own)
             how = f"motion finder, surroundings {similarity:.0%} like process 1"
@@ -404,6 +525,15 @@ class SignatureBuilder:
                             options.scale, options.units, options.flags, scan_perms=perms,
                             path_contains=options.finder.region_filter.path_contains, provenance=provenance,
                             right_turn=first.right_turn)
+
+
+def _signature_message(pick: Pick, processes: int, verified: int) -> str:
+    message = (f"signature of {len(pick.pattern)} bytes ({pick.literals} literal, {pick.tolerance} may differ) unique "
+               f"in {processes} processes and verified on {verified} more")
+    if pick.margin < MARGIN:
+        message += (f"; warning: no pattern was clear of every other place by {MARGIN} bytes, so another object may "
+                    "match it in some launch: check it on more restarts")
+    return message
 
 
 def choose_from_subsets(observations: list[Observation],

@@ -18,9 +18,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
 
+import numpy as np
+
 from core.finder.motion import Drivable, FinderError, MotionPlan, Pacer, Progress, Step
 from core.finder.ranking import RankedTriple, rank
-from core.finder.track import Tracker
+from core.finder.track import StillDrop, Tracker
 from core.finder.triples import TripleScan
 from core.game.pad import PadState
 from core.memory.readers import MemoryReader, open_reader
@@ -51,6 +53,19 @@ class PositionResult:
     seconds: float
     narrowing: list[tuple[str, int]]   # (step, candidates left) in order
     bytes_read: int
+    drops: list[StillDrop] = field(default_factory=list[StillDrop])   # what the sparse stage's still steps dropped
+
+    def dropped_near(self, point: tuple[float, float, float], radius: float) -> list[str]:
+        """The still steps that dropped triples holding about `point` (stored units and order), each with a few
+        of them: where a position's copies were lost, when the search ranked none."""
+        said: list[str] = []
+        for drop in self.drops:
+            rows = np.flatnonzero(drop.near(point, radius))
+            if len(rows):
+                shown = "; ".join(f"{int(drop.addresses[i]):#x} ({_floats(drop.before[i])}) -> "
+                                  f"({_floats(drop.after[i])})" for i in rows[:3])
+                said.append(f"{drop.step}: {len(rows)} dropped, e.g. {shown}")
+        return said
 
     @property
     def warning(self) -> str | None:
@@ -180,7 +195,7 @@ class PositionFinder:
         if not candidates:
             raise FinderError(self._never_walked(tracker.count, len(tracker.moves)))
         return PositionResult(candidates, time.perf_counter() - started, narrowing,
-                              scan.bytes_read)
+                              scan.bytes_read, tracker.drops)
 
     def _settle(self) -> None:
         self.game.hold(PadState(), self.options.plan.settle_seconds)
@@ -207,7 +222,7 @@ class PositionFinder:
         end = tracker.sample_end() if step.kind == "moved" else None
         self._settle()
         if step.kind == "still":
-            return tracker.still()
+            return tracker.still(f"{step.name} (round {round_number + 1})")
         return tracker.moved(round_number, step.name, end)
 
     @staticmethod
@@ -231,3 +246,7 @@ class PositionFinder:
     def close(self) -> None:
         if self._own_reader:
             self.reader.close()
+
+
+def _floats(values: np.ndarray) -> str:
+    return ", ".join(f"{value:g}" for value in values.tolist())

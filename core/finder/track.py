@@ -30,6 +30,29 @@ class MoveRecord:
                           None if self.end is None else self.end[keep])
 
 
+# Rows of dropped triples kept for diagnosis (StillDrop), over a whole search: the sparse stage follows a few
+# hundred thousand triples at most, and a still step drops a fraction of them.
+DROP_LOG_ROWS = 400_000
+
+
+@dataclass
+class StillDrop:
+    """Triples a still step dropped, with their values before and after it: where a position's true copies were
+    lost (a height still settling while the character stood drops every copy holding it, and keeps a window
+    beside them that holds no height)."""
+
+    step: str
+    addresses: np.ndarray    # uint64
+    before: np.ndarray       # (n, 3)
+    after: np.ndarray        # (n, 3)
+
+    def near(self, point: tuple[float, float, float], radius: float) -> np.ndarray:
+        """Which rows held, before the step, a triple within `radius` of `point` on every axis."""
+        with np.errstate(invalid="ignore"):
+            close: np.ndarray = np.abs(self.before - np.asarray(point, np.float32)) <= radius
+        return np.all(close, axis=1)
+
+
 @dataclass
 class Tracker:
     reader: MemoryReader
@@ -38,6 +61,7 @@ class Tracker:
     still_tolerance: float = 1e-5
     moves: list[MoveRecord] = field(default_factory=list[MoveRecord])
     still_checks: int = 0
+    drops: list[StillDrop] = field(default_factory=list[StillDrop])
 
     @property
     def count(self) -> int:
@@ -52,10 +76,13 @@ class Tracker:
         self.now = self.now[keep]
         self.moves = [move.select(keep) for move in self.moves]
 
-    def still(self) -> int:
+    def still(self, step: str = "still") -> int:
         """Checkpoint after a step that must not move the player: drop whatever moved."""
         values, ok = self.read()
         ok &= unchanged(values, self.now, self.still_tolerance).all(axis=1)
+        lost = ~ok
+        if lost.any() and sum(len(drop.addresses) for drop in self.drops) + int(lost.sum()) <= DROP_LOG_ROWS:
+            self.drops.append(StillDrop(step, self.addresses[lost], self.now[lost], values[lost]))
         self.now = values
         self.still_checks += 1
         self._keep(ok)

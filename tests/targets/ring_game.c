@@ -15,6 +15,12 @@
  *   --launch K      the K-th launch of a run: from the third on, the K - 2 words of the Client's header and
  *                   footer nearest the Entity differ from every earlier launch's (a build number, a session
  *                   id): a pattern that reaches the nearest words still alike fails on the next launch.
+ *   --scene-nodes   also a pool of NODES SceneNodes, as a renderer keeps: one, at a random slot, copies the
+ *                   position after each tick (it never lags); the others hold (0, 0.05, 0.05), and every node's
+ *                   bytes but its id are alike (scale 1.0, flags, a kind pointer): a pattern around the player's
+ *                   node tells it from the others by one byte of its id.
+ *   --twin-node     with --scene-nodes: one other node has the player's node's id too, as a later launch may
+ *                   have (another object of the kind): a pattern from the scene node matches it as well.
  *   --first-person  the camera is the player: x and y on the ground, z up, the feet at z = 64, an eye
  *                   copy 56 units above the feet, walking 340 units a second; turning turns the player.
  *                   Otherwise: x and z on the ground, y up, 5 units a second, as foreign_game.c.
@@ -61,6 +67,19 @@ typedef struct Client {
     char server[16];
 } Client;
 
+#define NODES 64
+#define PLAYER_NODE_ID 0x0511
+typedef struct SceneNode {
+    const void *kind;         /* a static address: what kind of node (pointer-like, never literal) */
+    float pos[3];             /* the player's node: the position, copied after each tick */
+    float rot[3];
+    float scale[3];           /* 1.0 in every node */
+    uint16_t id;              /* PLAYER_NODE_ID in the player's node, the next value in the others */
+    uint8_t visible, culled;
+    struct SceneNode *parent;
+    uint32_t spare[2];
+} SceneNode;
+
 typedef struct Camera { float eye[3]; float yaw; float pitch; float fov; } Camera;
 
 Entity g_view;               /* a static copy, in .bss */
@@ -90,9 +109,11 @@ static void spawn(Entity *e, float *cam_yaw) {
 }
 
 int main(int argc, char **argv) {
-    int pooled = 0, launch = 1;
+    int pooled = 0, launch = 1, scene_nodes = 0, twin_node = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--pooled")) pooled = 1;
+        if (!strcmp(argv[i], "--scene-nodes")) scene_nodes = 1;
+        if (!strcmp(argv[i], "--twin-node")) twin_node = 1;
         if (!strcmp(argv[i], "--launch") && i + 1 < argc) launch = atoi(argv[i + 1]);
         if (!strcmp(argv[i], "--first-person")) first_person = 1;
     }
@@ -121,9 +142,30 @@ int main(int argc, char **argv) {
         if (i != own_slot && k < RING) ring[k++] = &pool[i];
     g_player = own;
 
+    /* Scene nodes: the player's away from the pool's ends, so that every node within the signature builder's
+     * widest reach (1024 bytes) of it is another node. */
+    SceneNode *nodes = calloc(NODES, sizeof(SceneNode)), *node = NULL;
+    junk(1024);
+    if (scene_nodes) {
+        int slot = 20 + rand() % (NODES - 40);
+        for (int i = 0; i < NODES; i++) {
+            SceneNode *n = &nodes[i];
+            n->kind = &g_view;
+            n->pos[0] = 0.0f; n->pos[1] = 0.05f; n->pos[2] = 0.05f;
+            n->scale[0] = n->scale[1] = n->scale[2] = 1.0f;
+            n->id = PLAYER_NODE_ID + 1;
+            n->visible = 1;
+            n->parent = &nodes[0];
+        }
+        node = &nodes[slot];
+        node->id = PLAYER_NODE_ID;
+        if (twin_node) nodes[slot + 7].id = PLAYER_NODE_ID;
+    }
+
     float cam_yaw;
     fill(own);
     spawn(own, &cam_yaw);
+    if (node) memcpy(node->pos, own->pos, sizeof node->pos);
     for (int i = 0; i < RING; i++) *ring[i] = *own;
     *shadow = *own;
     g_view = *own;
@@ -131,10 +173,11 @@ int main(int argc, char **argv) {
     uint64_t tick = 0;
 
     printf("{\"pid\": %d, \"pos\": %lu, \"static\": %lu, \"shadow\": %lu, \"eye\": %lu, \"ring\": %lu, "
-           "\"g_player\": %lu, \"entity_size\": %lu, \"pos_offset\": %lu}\n",
+           "\"g_player\": %lu, \"entity_size\": %lu, \"pos_offset\": %lu, \"node\": %lu}\n",
            (int)getpid(), (unsigned long)own->pos, (unsigned long)g_view.pos, (unsigned long)shadow->pos,
            (unsigned long)camera->eye, (unsigned long)ring[0]->pos, (unsigned long)&g_player,
-           (unsigned long)sizeof(Entity), (unsigned long)((char *)own->pos - (char *)own));
+           (unsigned long)sizeof(Entity), (unsigned long)((char *)own->pos - (char *)own),
+           (unsigned long)(node ? node->pos : 0));
     fflush(stdout);
 
     float speed = first_person ? 340.0f : 5.0f;
@@ -169,6 +212,7 @@ int main(int argc, char **argv) {
                 own->moving = (uint32_t)moving;
                 own->serial = (uint32_t)tick;
                 camera->yaw = cam_yaw;
+                if (node) { memcpy(node->pos, own->pos, sizeof node->pos); node->rot[1] = cam_yaw; }
                 camera->eye[0] = own->pos[0];
                 camera->eye[1] = own->pos[1] + (first_person ? 0.0f : 2.0f);
                 camera->eye[2] = own->pos[2] + (first_person ? EYE : 0.0f);
@@ -181,6 +225,7 @@ int main(int argc, char **argv) {
             printf("ok %lu\n", (unsigned long)tick);
         } else if (!strncmp(line, "reset", 5)) {
             spawn(own, &cam_yaw);
+            if (node) memcpy(node->pos, own->pos, sizeof node->pos);
             printf("ok %lu\n", (unsigned long)tick);
         } else if (!strncmp(line, "where", 5)) {
             printf("ok %.4f %.4f %.4f\n", own->pos[0], own->pos[1], own->pos[2]);

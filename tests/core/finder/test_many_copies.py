@@ -17,6 +17,7 @@ from core.finder import profile_writer
 from core.finder.build import BuildOptions, BuildResult, SignatureBuilder
 from core.finder.pointer_search import search
 from core.finder.position import FinderOptions
+from core.finder.signature import MARGIN
 from core.memory.readers import LinuxReader
 from tests.foreign import ForeignGame
 from tests.foreign_connection import RingConnection
@@ -86,8 +87,12 @@ def test_the_signature_comes_from_the_games_own_copy_and_reaches_outside_the_str
 def test_where_no_pattern_can_be_unique_the_builder_falls_back_to_a_static_root(ring_binary, tmp_path):
     """--pooled: the game's own struct is a random slot of the snapshot pool; nothing around it tells it apart."""
     result, _, written = built(ring_binary, tmp_path, "--pooled")
-    assert len(result.processes) == 2  # it did not try more processes: no window could ever be unique
+    # It did not try more processes of that struct (no window could ever be unique), only another struct holding
+    # the position, of which there is none: every other copy is of the same pool.
+    aside = [entry for entry in result.skipped if entry.get("set_aside")]
+    assert len(aside) == 1 and len(aside[0]["pids"]) == 2 and not result.processes, result.to_json()
     assert "no window around it tells the game's own apart" in result.message
+    assert "no other struct in process" in result.message
     assert "fell back to the pointer search" in result.message
     data = yaml.safe_load(written.read_text())
     assert data["signature"] is None and data["pointer"]["chain"] == []
@@ -97,6 +102,39 @@ def test_where_no_pattern_can_be_unique_the_builder_falls_back_to_a_static_root(
             EvaluatorClient.launch(fresh.pid, profile=written) as evaluator:
         base = module_base(LinuxReader(fresh.pid).regions(), "ring_game")
         assert base is not None and base + data["pointer"]["offset"] == fresh.truth["static"]
+        evaluator.wait_locked()
+        sample = evaluator.latest()
+        assert (sample.x, sample.y, sample.z) == pytest.approx(SPAWN["third-person"])
+
+
+def test_a_struct_told_from_others_of_its_kind_by_a_byte_is_set_aside_for_one_clear_of_everything(ring_binary,
+                                                                                                   tmp_path):
+    """--scene-nodes: the copy chosen (as the Memory tab's user or the finder's best may) is the player's scene node,
+    which every pattern tells from the other nodes by one byte of its id. On Minetest such a pattern verified on two
+    fresh processes, then matched 5 to 7 places in later ones (other nodes of the kind). The builder sets that struct
+    aside and builds from another holding the position, clear of every other place."""
+    launcher = Launcher(ring_binary, "--scene-nodes")
+    chosen = launcher()
+    node = chosen.truth["node"]
+    result = SignatureBuilder(launcher, BuildOptions(name="ring", game="ring_game")).build(
+        chosen, address=node, vertical=1, speed=5.0)
+    assert all(g.process.poll() is not None for g in launcher.launched)
+    said = str(result.to_json())
+    assert result.ok, said
+    aside = [entry for entry in result.skipped if entry.get("set_aside")]
+    assert [entry["address"] for entry in aside] == [node], said
+    assert f"the copy at {node:#x} was set aside: its struct has about 6" in result.message, result.message
+    assert "others like it in each process" in result.message and "built from another struct" in result.message
+    # Built from the game's own Entity (in its Client) in every process since, with the full margin.
+    truths = {g.pid: g.truth for g in launcher.launched}
+    assert [p["address"] for p in result.processes] == [truths[p["pid"]]["pos"] for p in result.processes], said
+    assert result.pick is not None and result.pick.margin >= MARGIN, said
+    assert "warning" not in result.message
+    written = tmp_path / "ring.yaml"
+    profile_writer.write(written, result.profile_data, result.draft)
+    # A launch with another node of the player's node's id: the profile still finds one block, the player's.
+    with ForeignGame(ring_binary, "--scene-nodes", "--twin-node") as fresh, \
+            EvaluatorClient.launch(fresh.pid, profile=written) as evaluator:
         evaluator.wait_locked()
         sample = evaluator.latest()
         assert (sample.x, sample.y, sample.z) == pytest.approx(SPAWN["third-person"])

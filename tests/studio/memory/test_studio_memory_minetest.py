@@ -333,7 +333,10 @@ def test_with_no_value_typed_in_the_true_position_ranks_in_the_top_five_within_9
           f"of the top {TOP}; narrowing {result.narrowing[:3]} ... {result.narrowing[-1]}")
     assert result.seconds <= FIND_BUDGET_S, result.narrowing
     # On failure, every ranked candidate with the terms behind its score, so the miss can be explained.
-    assert ranks, (f"truth {truth[:3]}; narrowing {result.narrowing}; ranked:\n"
+    # Where the position's copies were dropped, if the sparse stage had them: a still step that dropped triples
+    # holding about the logged position (stored as x, height, z in nodes x 10) names the step that lost them.
+    assert ranks, (f"truth {truth[:3]}; narrowing {result.narrowing}; dropped near it: "
+                   f"{result.dropped_near((truth[0] * 10, truth[2] * 10, truth[1] * 10), 50.0)}; ranked:\n"
                    + "\n".join(json.dumps(c.to_json()) for c in result.candidates))
     best = result.candidates[0]
     assert best.up == "y" and 30 <= best.speed <= 50, best  # Minetest walks 4 nodes/s, stored x 10
