@@ -66,7 +66,8 @@ LOCATE_CANDIDATES = 100
 # not clear of every other place by signature.MARGIN bytes) or gives up on patterns. On Minetest the finder's best
 # copy was at times the player's scene node: every pattern around it told it from the other scene nodes by a byte
 # or two (their scale 1.0 floats and flags are the same), and in later launches 4 to 6 other nodes matched it
-# exactly; the Player object and another struct holding the position gave patterns of 46 literal bytes, clear.
+# exactly (952 nodes like it per process); set aside, another struct holding the position (with the player's name)
+# gave a pattern of 45 literal bytes, clear of everything.
 OTHER_STRUCTS = 2
 
 
@@ -187,6 +188,7 @@ class SignatureBuilder:
         self._unlike: list[Observation] = []
         self._set_aside_first: _Found | None = None
         self._weak: _WeakPick | None = None   # the best pattern settled for in a struct set aside
+        self._alternatives: list[RankedTriple] = []   # process 1's other candidates (the finder's), best first
 
     def _report(self, what: str, fraction: float) -> None:
         if self.cancel is not None and self.cancel.is_set():
@@ -195,8 +197,11 @@ class SignatureBuilder:
             self.progress(what, fraction, 0)
 
     def build(self, game: Closable | None = None, address: int | None = None, vertical: int | None = None,
-              speed: float | None = None, right_turn: float | None = None) -> BuildResult:
-        """Build from `game` (closed here when done with) and a known `address`, or launch and find."""
+              speed: float | None = None, right_turn: float | None = None,
+              alternatives: list[RankedTriple] | None = None) -> BuildResult:
+        """Build from `game` (closed here when done with) and a known `address`, or launch and find.
+        `alternatives`: the finder's other candidates in `game`, for when `address`'s struct is crowded."""
+        self._alternatives = list(alternatives or [])
         options = self.options
         if options.processes < 2 or options.verify < 1:
             raise FinderError("a signature is built from at least 2 processes and verified on at least 1 more")
@@ -211,7 +216,8 @@ class SignatureBuilder:
                     self._report(f"starting game process {len(observations) + 1}", len(observations) / total)
                     game = self.launcher()
                 try:
-                    found, observation = self._observe(game, observations, known)
+                    found, observation, aside_here = self._observe(game, observations, known)
+                    result.skipped.extend(aside_here)
                 except _NoOtherStruct as exc:
                     game.close()
                     game = None
@@ -374,6 +380,7 @@ class SignatureBuilder:
         observations.clear()
         result.processes.clear()
         self._first = None
+        self._alternatives = []   # the next process's own, from its search
         self._report(f"{why}: looking for another struct holding the position", 0.0)
 
     def _other_struct(self, pid: int, reader: MemoryReader, candidates: list[RankedTriple]) -> _Found:
@@ -427,7 +434,9 @@ class SignatureBuilder:
         return result
 
     def _observe(self, game: Closable, observations: list[Observation],
-                 known: _Found | None) -> tuple[_Found, Observation]:
+                 known: _Found | None) -> tuple[_Found, Observation, list[dict[str, Any]]]:
+        """The value's copy in this process, observed; in process 1, another struct's copy in the same process where
+        its own struct is crowded (with what was set aside)."""
         reader = open_reader(game.pid)
         try:
             found = known if known is not None else self._locate(game, reader, observations)
@@ -440,9 +449,70 @@ class SignatureBuilder:
             self._report(f"observing process {len(observations) + 1}", 0.0)
             observation = observe(game, reader, found.address, self.options.plan,
                                   region_filter=self.options.finder.region_filter)
-            return found, observation
+            aside: list[dict[str, Any]] = []
+            if not observations and self._alternatives:
+                found, observation, aside = self._uncrowded(game, reader, found, observation)
+                self._first = found
+            return found, observation, aside
         finally:
             reader.close()
+
+    def _uncrowded(self, game: Closable, reader: MemoryReader, found: _Found,
+                   observation: Observation) -> tuple[_Found, Observation, list[dict[str, Any]]]:
+        """Process 1's copy, or, where its struct is crowded (_crowded), the next candidate of the same process that
+        is another kind of struct: observed now, without a restart or another search. One process is enough to
+        tell: more only make fewer bytes literal, so a pattern short of its margin in one is short in all."""
+        aside: list[dict[str, Any]] = []
+        while len(self._unlike) < OTHER_STRUCTS:
+            why = self._crowded(observation)
+            candidate = None if why is None else self._other_candidate(reader, found, [*self._unlike, observation])
+            if why is None or candidate is None:
+                break
+            self._unlike.append(observation)
+            self._set_aside_first = self._set_aside_first or found
+            if observation.image is not None:
+                observation.image.delete()
+                observation.image = None
+            aside.append({"pid": game.pid, "address": found.address, "likest": [], "set_aside": True,
+                          "pids": [game.pid], "because": why,
+                          "summary": f"the copy at {found.address:#x} was set aside: {why}; built from another struct "
+                                     "holding the position, found in the same process",
+                          "reason": f"{why}: its kind of struct has others like it; observed another struct holding "
+                                    "the position in the same process"})
+            self._report(f"{why}: observing another struct holding the position", 0.0)
+            found = candidate
+            observation = observe(game, reader, found.address, self.options.plan,
+                                  region_filter=self.options.finder.region_filter)
+        return found, observation, aside
+
+    def _crowded(self, observation: Observation) -> str | None:
+        """Why a struct is crowded, in one process: others like it (the best narrow patterns match elsewhere) and
+        no pattern of strong bytes clear of every other place by MARGIN; None where it is not."""
+        exclude = [] if self.options.flags is None else [(self.options.flags.relative, self.options.flags.relative + 8)]
+        widened = choose_widening([observation], exclude, STRONG_SWEEPS)
+        if widened.copies < 1 or (widened.pick is not None and widened.pick.margin >= MARGIN):
+            return None
+        return (f"its struct has about {widened.copies} others like it in the process, and no pattern around it was "
+                f"clear of every other place by {MARGIN} bytes")
+
+    def _other_candidate(self, reader: MemoryReader, found: _Found, unlike: list[Observation]) -> _Found | None:
+        """The best-ranked of the process's other candidates that holds the position now (at `found`'s height),
+        turns the same way, and sits in surroundings unlike each of `unlike`'s."""
+        for rank, candidate in enumerate(self._alternatives, 1):
+            if candidate.address == found.address or candidate.vertical != found.vertical:
+                continue
+            if turn_sign(candidate.right_turn) * turn_sign(found.right_turn) < 0:
+                continue
+            triple = np.frombuffer(reader.read(candidate.address, VALUE_BYTES), np.float32)
+            if len(triple) != 3 or not np.isfinite(triple).all() or not _same_height(triple.tolist(), found):
+                continue
+            likeness = max(_similarity(reader, candidate.address, reference) for reference in unlike)
+            if likeness < MIN_SIMILARITY:
+                values = (float(triple[0]), float(triple[1]), float(triple[2]))
+                how = f"motion finder, rank {rank}: the best unlike the struct(s) set aside ({likeness:.0%} like)"
+                return _Found(candidate.address, candidate.vertical, candidate.speed, values, how,
+                              right_turn=candidate.right_turn)
+        return None
 
     def _locate(self, game: Closable, reader: MemoryReader, observations: list[Observation]) -> _Found:
         if observations and self._first is not None:
@@ -460,6 +530,8 @@ class SignatureBuilder:
         result = finder.run(self.progress, self.cancel)
         if not result.candidates:
             raise FinderError("the motion finder found no position in this process")
+        if not observations:
+            self._alternatives = result.candidates
         if not observations and self._unlike:
             return self._other_struct(game.pid, reader, result.candidates)
         best = result.candidates[0]
@@ -480,6 +552,7 @@ class SignatureBuilder:
                              "motion finder (the first process's copy had no like here: built from this one)",
                              right_turn=top.right_turn) if not self._unlike else \
                     self._other_struct(game.pid, reader, result.candidates)
+                self._alternatives = result.candidates   # this process's, should it become process 1
                 raise _Unmatched(f"the best of {len(scored)} candidates has surroundings only {similarity:.0%} like "
                                  f"process 1's (needs {MIN_SIMILARITY:.0%})", likest, own)
             how = f"motion finder, surroundings {similarity:.0%} like process 1"
@@ -493,10 +566,12 @@ class SignatureBuilder:
         if not options.pointer_fallback:
             result.message = f"{why}; try a pointer chain: `memory pointers`"
             return result
+        pids = [o.pid for o in observations] or [pid for entry in result.skipped if entry.get("set_aside")
+                                                  for pid in entry.get("pids", [entry["pid"]])]
         self._report(f"{why}: falling back to the pointer search", 0.0)
         draft = ProfileDraft(options.name, options.game, options.game_version, None, first.vertical, first.values,
                              options.scale, options.units, scan_perms=options.finder.region_filter.perms,
-                             provenance=[f"No signature: {why} (pids {', '.join(str(o.pid) for o in observations)})."],
+                             provenance=[f"No signature: {why} (pids {', '.join(str(pid) for pid in pids)})."],
                              right_turn=first.right_turn)
         expected = first.speed * abs(options.scale) if first.speed else None
         fallback = to_pointers(self.launcher, options.finder, draft, options.verify, expected, self.progress,

@@ -159,12 +159,17 @@ def derive(observations: list[Observation], exclude: list[tuple[int, int]] | Non
     pointer_mask = np.zeros(length, bool)
     for o in observations:
         starts = np.array([a for a, _ in o.maps], dtype=np.uint64)
-        first_aligned = (-(o.address + low)) % 8
+        # Qwords are judged whole, in the observation's wider window: a pointer straddling either end of the model's
+        # range would otherwise leave its low bytes literal (the same in one process, a pointer's all the same).
+        first = (low - o.low) - ((o.address + low) % 8)
         for window in o.windows:
-            data = np.frombuffer(window, np.uint8)[low - o.low:high - o.low]
-            for i in range(first_aligned, length - 7, 8):
+            data = np.frombuffer(window, np.uint8)
+            for i in range(first, high - o.low, 8):
+                if i < 0 or i + 8 > len(data):
+                    continue
                 if _pointer_like(int.from_bytes(data[i:i + 8].tobytes(), "little"), o.maps, starts):
-                    pointer_mask[i:i + 8] = True
+                    at = i - (low - o.low)
+                    pointer_mask[max(0, at):max(0, min(length, at + 8))] = True
     reasons["pointer-like"] = int((pointer_mask & same & ~value_mask).sum())
     # A field that varied at all varies between launches in ways a few processes do not show: its bytes that
     # stayed the same did so by the values seen (the high byte of a float near the player's coordinates, the zero

@@ -118,9 +118,11 @@ class FinderWorker(QObject):
     def _backend(self) -> Backend:
         return resolve(str(self.host.backend.path))
 
-    def make_signature(self, candidate: RankedTriple, name: str, units: Units) -> None:
+    def make_signature(self, candidate: RankedTriple, name: str, units: Units,
+                       alternatives: list[RankedTriple] | None = None) -> None:
         """From the live game's candidate, then further processes: fresh headless worlds for the built-in
-        one, restarts of the live game for an external one."""
+        one, restarts of the live game for an external one. `alternatives`: the search's other candidates in the
+        live game, should the chosen one's struct be crowded (core/finder/build.py)."""
         backend = self._backend()
         launcher = backend.launch if not backend.realtime else LiveRestarts(self.host)
 
@@ -131,7 +133,7 @@ class FinderWorker(QObject):
             builder = SignatureBuilder(launcher, options, self._progress, self.cancel)
             try:
                 self.sig_built.emit(builder.build(game, candidate.address, candidate.vertical, candidate.speed,
-                                                  candidate.right_turn))
+                                                  candidate.right_turn, alternatives))
             finally:
                 backend.close()
 

@@ -76,6 +76,7 @@ class MemoryView(QWidget):
         self.rows: list[tuple[int, Any]] = []
         self.selected: int | None = None
         self.found: PositionResult | None = None
+        self._found_in: int | None = None   # the game process the search ran in
         self.built: BuildResult | None = None
         self.saved: Path | None = None
         self._busy = False
@@ -244,8 +245,10 @@ class MemoryView(QWidget):
         row = max(0, self.finder_panel.candidates.currentRow())
         scale, units = self.finder_panel.chosen_units()
         self._set_busy(True, "signature")
+        # The other candidates are addresses in the searched process: of use only while it still runs.
+        same_process = self._found_in is not None and self._found_in == self._attached_pid
         self.finder.make_signature(self.found.candidates[row], f"found_{self.host.backend.name}",
-                                   Units(scale, units))
+                                   Units(scale, units), self.found.candidates if same_process else None)
 
     @Slot()
     def verify(self) -> None:
@@ -308,6 +311,7 @@ class MemoryView(QWidget):
     @Slot(object)
     def _on_found(self, result: PositionResult) -> None:
         self.found = result
+        self._found_in = self._attached_pid   # its addresses hold only in that process
         self.finder_panel.show_candidates(result.candidates)
         self.finder_panel.status.setText(f"{len(result.candidates)} candidate(s) in {result.seconds:.1f} s; the "
                                          "first is the best. Make a signature from the one selected."

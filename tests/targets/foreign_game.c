@@ -14,7 +14,9 @@
  * At start it prints one JSON line of addresses, for the tests' assertions only: the finder never
  * reads it. --alloc-mib N also maps and fills N MiB (for the memory-bound test). --stray-copy also keeps a
  * copy of the position, one tick late, amid bytes that differ in every process (a thread's scratch buffer:
- * nothing around it repeats in another run).
+ * nothing around it repeats in another run). --lands-late K: after the K-th walk (a hold that moves the player)
+ * the player steps down a ledge and is still landing for LANDING_TICKS ticks, its height falling, as a character
+ * stepping off a node does: the next stand begins before it has landed.
  * Axes: x and z horizontal, y up (as Minetest); yaw 0 looks along +z, turning right decreases it.
  */
 #include <math.h>
@@ -30,6 +32,8 @@
 #define SPEED 5.0f          /* units per second */
 #define TURN_DEG 90.0f      /* camera degrees per second at full stick */
 #define DT (1.0f / 30.0f)
+#define LANDING_TICKS 20    /* 0.67 s: longer than the finder's 0.4 s settle after a walk */
+#define LANDING_DROP 0.5f   /* units of height lost while landing */
 
 typedef struct Inventory { int32_t slots[8]; } Inventory;
 
@@ -70,9 +74,10 @@ static void *junk(size_t most) { void *p = malloc(16 + (size_t)(rand() % (int)mo
 
 int main(int argc, char **argv) {
     size_t alloc_mib = 0;
-    int stray_copy = 0;
+    int stray_copy = 0, lands_late = 0, walks = 0, landing = 0;
     for (int i = 1; i < argc; i++) {
         if (i + 1 < argc && !strcmp(argv[i], "--alloc-mib")) alloc_mib = (size_t)atol(argv[i + 1]);
+        if (i + 1 < argc && !strcmp(argv[i], "--lands-late")) lands_late = atoi(argv[i + 1]);
         if (!strcmp(argv[i], "--stray-copy")) stray_copy = 1;
     }
     srand((unsigned)(time(NULL) ^ (getpid() << 8)));
@@ -168,6 +173,7 @@ int main(int argc, char **argv) {
                 p->pos[0] += sinf(dir) * step;
                 p->pos[2] += cosf(dir) * step;
                 if (moving) p->yaw = dir * 180.0f / (float)M_PI;
+                if (!moving && landing > 0) { p->pos[1] -= LANDING_DROP / LANDING_TICKS; landing--; }
                 p->moving = moving ? 1 : 0;
                 memcpy(render->pos, history[LAG_TICKS - 1], sizeof render->pos);
                 if (stray) memcpy(stray, history[0], sizeof p->pos);
@@ -183,6 +189,7 @@ int main(int argc, char **argv) {
                 for (int k = 0; k < 3; k++) walk[k] += ((float)(rand() % 1000) - 499.5f) * 0.001f;
                 memcpy(misc->noise, walk, sizeof walk);
             }
+            if (sqrtf(lx * lx + ly * ly) > 0.1f && ticks > 0 && ++walks == lands_late) landing = LANDING_TICKS;
             printf("ok %lu\n", (unsigned long)tick);
         } else if (!strncmp(line, "press", 5)) {
             progress->flags |= 1u << progress->next_bit;

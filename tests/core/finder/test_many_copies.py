@@ -16,7 +16,7 @@ from core.evaluation.tasks import parse_task
 from core.finder import profile_writer
 from core.finder.build import BuildOptions, BuildResult, SignatureBuilder
 from core.finder.pointer_search import search
-from core.finder.position import FinderOptions
+from core.finder.position import FinderOptions, PositionFinder
 from core.finder.signature import MARGIN
 from core.memory.readers import LinuxReader
 from tests.foreign import ForeignGame
@@ -107,24 +107,30 @@ def test_where_no_pattern_can_be_unique_the_builder_falls_back_to_a_static_root(
         assert (sample.x, sample.y, sample.z) == pytest.approx(SPAWN["third-person"])
 
 
+@pytest.mark.parametrize("searched", [True, False], ids=["searched-process", "chosen-address-only"])
 def test_a_struct_told_from_others_of_its_kind_by_a_byte_is_set_aside_for_one_clear_of_everything(ring_binary,
-                                                                                                   tmp_path):
+                                                                                                   tmp_path, searched):
     """--scene-nodes: the copy chosen (as the Memory tab's user or the finder's best may) is the player's scene node,
     which every pattern tells from the other nodes by one byte of its id. On Minetest such a pattern verified on two
     fresh processes, then matched 5 to 7 places in later ones (other nodes of the kind). The builder sets that struct
-    aside and builds from another holding the position, clear of every other place."""
+    aside and builds from another holding the position, clear of every other place: found among the search's other
+    candidates in the same process when it has them (as the Memory tab does), else by a search in a fresh one."""
     launcher = Launcher(ring_binary, "--scene-nodes")
     chosen = launcher()
     node = chosen.truth["node"]
+    others = PositionFinder(chosen).run().candidates if searched else None
     result = SignatureBuilder(launcher, BuildOptions(name="ring", game="ring_game")).build(
-        chosen, address=node, vertical=1, speed=5.0)
+        chosen, address=node, vertical=1, speed=5.0, alternatives=others)
     assert all(g.process.poll() is not None for g in launcher.launched)
     said = str(result.to_json())
     assert result.ok, said
     aside = [entry for entry in result.skipped if entry.get("set_aside")]
     assert [entry["address"] for entry in aside] == [node], said
     assert f"the copy at {node:#x} was set aside: its struct has about 6" in result.message, result.message
-    assert "others like it in each process" in result.message and "built from another struct" in result.message
+    assert "others like it in" in result.message and "built from another struct" in result.message
+    # With the search's candidates, process 1 stays the chosen one's: no restart, no search, before process 2.
+    assert (result.processes[0]["pid"] == chosen.pid) is searched, said
+    assert ("found in the same process" in result.message) is searched
     # Built from the game's own Entity (in its Client) in every process since, with the full margin.
     truths = {g.pid: g.truth for g in launcher.launched}
     assert [p["address"] for p in result.processes] == [truths[p["pid"]]["pos"] for p in result.processes], said

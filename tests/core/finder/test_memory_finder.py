@@ -53,6 +53,19 @@ def test_the_real_position_ranks_first_among_lagging_mirrored_scaled_and_orbitin
     assert minimap.right_turn is not None and minimap.right_turn < -0.9
 
 
+@pytest.mark.parametrize("walk", [1, 9])  # round 1's forward walk, round 3's
+def test_a_character_still_landing_when_a_stand_begins_keeps_its_position(foreign_binary, walk):
+    """--lands-late K: after walk K the player steps down a ledge and lands 0.67 s later, past the finder's 0.4 s
+    settle, so its height changes during the next stand, in every copy holding it. Dropped at that first change,
+    the position was lost and a window of the position beside zeros ([-40.25, 0, 0]) ranked first: on Minetest
+    only the mirror [z, 1.0, x], which holds no height, was left to rank, twice in CI."""
+    with ForeignGame(foreign_binary, "--lands-late", str(walk)) as game:
+        result = PositionFinder(game).run()
+        best = result.candidates[0]
+        assert best.address == game.truth["pos"], [c.to_json() for c in result.candidates[:5]]
+        assert best.values == pytest.approx((12.5, 1.0, -40.25), abs=1e-3)  # landed half a unit lower
+
+
 def decoy_rank(ranked: list[int], address: int) -> int:
     return ranked.index(address) if address in ranked else len(ranked)
 
