@@ -384,22 +384,14 @@ class SignatureBuilder:
         self._report(f"{why}: looking for another struct holding the position", 0.0)
 
     def _other_struct(self, pid: int, reader: MemoryReader, candidates: list[RankedTriple]) -> _Found:
-        """The best-ranked candidate at the height of the struct(s) set aside, turning the same way, in
-        surroundings unlike each of theirs (another kind of struct, not one more of theirs)."""
+        """In a fresh process: its best candidate that is another kind of struct than those set aside."""
         before = self._set_aside_first
         assert before is not None
-        for rank, candidate in enumerate(candidates, 1):
-            if candidate.vertical != before.vertical or not _same_height(candidate.values, before):
-                continue
-            if turn_sign(candidate.right_turn) * turn_sign(before.right_turn) < 0:
-                continue
-            likeness = max(_similarity(reader, candidate.address, reference) for reference in self._unlike)
-            if likeness < MIN_SIMILARITY:
-                how = f"motion finder, rank {rank}: the best unlike the struct(s) set aside ({likeness:.0%} like)"
-                return _Found(candidate.address, candidate.vertical, candidate.speed, candidate.values, how,
-                              right_turn=candidate.right_turn)
-        raise _NoOtherStruct(f"no other struct in process {pid} holds the position (of {len(candidates)} "
-                             "candidates, each was like a struct set aside, or at another height)")
+        found = _other_candidate(reader, candidates, before, self._unlike)
+        if found is None:
+            raise _NoOtherStruct(f"no other struct in process {pid} holds the position (of {len(candidates)} "
+                                 "candidates, each was like a struct set aside, or at another height)")
+        return found
 
     def _settle(self, result: BuildResult, why: str, observations: list[Observation]) -> BuildResult:
         """No pattern from the struct at hand: the weak pattern of a struct set aside if it verifies, else the
@@ -465,7 +457,8 @@ class SignatureBuilder:
         aside: list[dict[str, Any]] = []
         while len(self._unlike) < OTHER_STRUCTS:
             why = self._crowded(observation)
-            candidate = None if why is None else self._other_candidate(reader, found, [*self._unlike, observation])
+            candidate = None if why is None else _other_candidate(reader, self._alternatives, found,
+                                                                  [*self._unlike, observation])
             if why is None or candidate is None:
                 break
             self._unlike.append(observation)
@@ -494,25 +487,6 @@ class SignatureBuilder:
             return None
         return (f"its struct has about {widened.copies} others like it in the process, and no pattern around it was "
                 f"clear of every other place by {MARGIN} bytes")
-
-    def _other_candidate(self, reader: MemoryReader, found: _Found, unlike: list[Observation]) -> _Found | None:
-        """The best-ranked of the process's other candidates that holds the position now (at `found`'s height),
-        turns the same way, and sits in surroundings unlike each of `unlike`'s."""
-        for rank, candidate in enumerate(self._alternatives, 1):
-            if candidate.address == found.address or candidate.vertical != found.vertical:
-                continue
-            if turn_sign(candidate.right_turn) * turn_sign(found.right_turn) < 0:
-                continue
-            triple = np.frombuffer(reader.read(candidate.address, VALUE_BYTES), np.float32)
-            if len(triple) != 3 or not np.isfinite(triple).all() or not _same_height(triple.tolist(), found):
-                continue
-            likeness = max(_similarity(reader, candidate.address, reference) for reference in unlike)
-            if likeness < MIN_SIMILARITY:
-                values = (float(triple[0]), float(triple[1]), float(triple[2]))
-                how = f"motion finder, rank {rank}: the best unlike the struct(s) set aside ({likeness:.0%} like)"
-                return _Found(candidate.address, candidate.vertical, candidate.speed, values, how,
-                              right_turn=candidate.right_turn)
-        return None
 
     def _locate(self, game: Closable, reader: MemoryReader, observations: list[Observation]) -> _Found:
         if observations and self._first is not None:
@@ -600,6 +574,27 @@ class SignatureBuilder:
                             options.scale, options.units, options.flags, scan_perms=perms,
                             path_contains=options.finder.region_filter.path_contains, provenance=provenance,
                             right_turn=first.right_turn)
+
+
+def _other_candidate(reader: MemoryReader, candidates: list[RankedTriple], before: _Found,
+                     unlike: list[Observation]) -> _Found | None:
+    """The best-ranked of `candidates` that holds the position now (at `before`'s height), turns the same way, and
+    sits in surroundings unlike each of `unlike`'s: another kind of struct, not one more of theirs."""
+    for rank, candidate in enumerate(candidates, 1):
+        if candidate.address == before.address or candidate.vertical != before.vertical:
+            continue
+        if turn_sign(candidate.right_turn) * turn_sign(before.right_turn) < 0:
+            continue
+        triple = np.frombuffer(reader.read(candidate.address, VALUE_BYTES), np.float32)
+        if len(triple) != 3 or not np.isfinite(triple).all() or not _same_height(triple.tolist(), before):
+            continue
+        likeness = max(_similarity(reader, candidate.address, reference) for reference in unlike)
+        if likeness < MIN_SIMILARITY:
+            values = (float(triple[0]), float(triple[1]), float(triple[2]))
+            how = f"motion finder, rank {rank}: the best unlike the struct(s) set aside ({likeness:.0%} like)"
+            return _Found(candidate.address, candidate.vertical, candidate.speed, values, how,
+                          right_turn=candidate.right_turn)
+    return None
 
 
 def _signature_message(pick: Pick, processes: int, verified: int) -> str:
