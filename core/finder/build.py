@@ -522,10 +522,12 @@ class SignatureBuilder:
                       for s, c in sorted(scored, key=lambda pair: -pair[0])[:LIKEST_KEPT]]
             if similarity < MIN_SIMILARITY:
                 top = result.candidates[0]
-                own = _Found(top.address, top.vertical, top.speed, top.values,
-                             "motion finder (the first process's copy had no like here: built from this one)",
-                             right_turn=top.right_turn) if not self._unlike else \
-                    self._other_struct(game.pid, reader, result.candidates)
+                # Should this process become process 1: its best copy, of a struct not set aside where one was
+                other = None if self._set_aside_first is None else \
+                    _other_candidate(reader, result.candidates, self._set_aside_first, self._unlike)
+                own = other or _Found(top.address, top.vertical, top.speed, top.values,
+                                      "motion finder (the first process's copy had no like here: built from this one)",
+                                      right_turn=top.right_turn)
                 self._alternatives = result.candidates   # this process's, should it become process 1
                 raise _Unmatched(f"the best of {len(scored)} candidates has surroundings only {similarity:.0%} like "
                                  f"process 1's (needs {MIN_SIMILARITY:.0%})", likest, own)
