@@ -28,7 +28,9 @@ def main() -> None:
     session, memory = window.session, window.memory
     window.tabs.setCurrentWidget(memory)
     panel, finder = memory.scan_panel, memory.finder_panel
-    pitch = session.host.latest_sample().camera_pitch
+    sample, world, profile = session.host.latest_sample(), session.host.world, session.host.profile
+    assert sample is not None and world is not None and profile is not None, "the built-in world did not connect"
+    pitch = sample.camera_pitch
     panel.first_value.setText(f"{pitch:.1f}")
     panel.request_first()
     spin_until(lambda: "first scan" in panel.status.text(), 60)
@@ -45,7 +47,7 @@ def main() -> None:
         memory.save_profile(Path(folder) / "found.yaml")
         finder.try_button.click()
         spin_until(lambda: "followed the walk" in finder.status.text() or "try:" in finder.status.text(), 120)
-    block = candidates(LinuxReader(session.host.world.pid), session.host.profile)[0].address
+    block = candidates(LinuxReader(world.pid), profile)[0].address
     memory.table.selectRow([address for address, _ in memory.rows].index(block + 44))  # the camera pitch
     for pad in (PadState(), PadState(right_y=-1.0), PadState(), PadState(right_y=0.6), PadState(left_y=1.0),
                 PadState(right_y=-0.5), PadState()):
